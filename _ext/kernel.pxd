@@ -1,0 +1,58 @@
+# The kernel contract: the seam between games and search.
+#
+# Every game fills one GameKernel with pointers to C functions over a flat, fixed-size state
+# buffer (memcpy is the clone) and hands its address to the search in a PyCapsule named
+# KERNEL_CAPSULE_NAME. The search never cimports a game. Every function is noexcept nogil:
+# inputs reaching these functions have been validated while holding the GIL (decode checks
+# every field; apply is only ever called with an action returned by legal_actions or
+# chance_outcomes), so there is no failure to report.
+from libc.stdint cimport uint8_t, int32_t
+from hortus._ext.rng cimport Rng
+
+cdef enum:
+    CHANCE = -1        # current_player() at a chance node (as in OpenSpiel)
+    TERMINAL = -4      # current_player() once the game is over
+    MAX_PLAYERS = 4    # the largest seat count of any game; sizes per-seat arrays
+
+ctypedef struct GameKernel:
+    int state_bytes            # size of the whole buffer: serialized core + derived cache
+    int core_bytes             # the prefix that is serialized; the rest is rebuilt by rebuild()
+    int num_distinct_actions   # action ids are in [0, num_distinct_actions)
+    int max_players
+    int max_legal_actions      # bound on legal_actions() and chance_outcomes() counts
+    int max_game_length        # bound on decisions + chance events in one game (loop guard)
+
+    int (*num_players)(const uint8_t* s) noexcept nogil
+    # A seat in [0, num_players), CHANCE or TERMINAL. The seat is the owner of the decision,
+    # which may differ from the player whose turn it is.
+    int (*current_player)(const uint8_t* s) noexcept nogil
+    # Writes the legal actions in ascending order; returns their count (0 only at chance or
+    # terminal states).
+    int (*legal_actions)(const uint8_t* s, int32_t* out) noexcept nogil
+    # Writes chance outcomes (ascending actions) and positive weights (need not sum to 1).
+    int (*chance_outcomes)(const uint8_t* s, int32_t* out_actions, double* out_weights) noexcept nogil
+    void (*apply)(uint8_t* s, int32_t action) noexcept nogil
+    # Terminal only: win share per seat (1 for a sole winner, 1/k each for a k-way tie, else 0).
+    void (*returns)(const uint8_t* s, double* out) noexcept nogil
+    # Points per seat (final points at a terminal state, points so far otherwise).
+    void (*scores)(const uint8_t* s, double* out) noexcept nogil
+    # Resample in place everything `observer` cannot see, consistently with what it can see.
+    # The result must depend only on the observer's information and the rng (fairness).
+    void (*determinize)(uint8_t* s, int observer, Rng* rng) noexcept nogil
+    # Optional (NULL = uniform over legal actions): a cheap playout policy.
+    int32_t (*rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil
+    # Optional (NULL = no cache): recompute the derived cache after the core was written.
+    void (*rebuild)(uint8_t* s) noexcept nogil
+
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
+
+
+cdef inline object kernel_to_capsule(GameKernel* kernel):
+    """Wrap a game's static GameKernel for the search (capsule name "hortus.GameKernel")."""
+    return PyCapsule_New(<void*>kernel, b"hortus.GameKernel", NULL)
+
+
+cdef inline GameKernel* kernel_from_capsule(object capsule) except NULL:
+    if not PyCapsule_IsValid(capsule, b"hortus.GameKernel"):
+        raise TypeError("expected a hortus.GameKernel capsule")
+    return <GameKernel*>PyCapsule_GetPointer(capsule, b"hortus.GameKernel")

@@ -1,0 +1,334 @@
+# cython: language_level=3
+"""Single-observer information-set MCTS over any GameKernel, the whole loop without the GIL.
+
+One iteration:
+ 1. copy the root and determinize it for the searching seat (everything it cannot see is
+    resampled, so the tree only ever learns from the observer's information set);
+ 2. descend: at a chance node sample an outcome by weight and stay on the same tree node
+    (open loop: the tree is keyed by decisions only); at a decision node the children legal in
+    this determinization are "available" (their availability count grows) and the one with the
+    best UCB for the seat to move is taken; the first untried legal action is expanded;
+ 3. play out to the end (the game's rollout policy, else uniform);
+ 4. back up the reward vector (one value per seat: max^n) along the path.
+
+Nodes live in a realloc'ed arena of C structs, bounded by max_nodes: when the arena is full the
+search keeps iterating without expanding (it truncates, it does not fail).
+"""
+from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.string cimport memcpy, memset
+from libc.math cimport sqrt, log, tanh
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
+from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
+from hortus._ext.engine cimport KernelState
+
+
+ctypedef struct Node:
+    int32_t parent
+    int32_t first_child
+    int32_t next_sibling
+    int32_t action          # the action that leads from the parent to this node
+    int32_t mover           # the seat that chose `action` at the parent
+    uint32_t visits
+    uint32_t availability   # times this action was legal when its parent was visited
+    double reward[MAX_PLAYERS]   # sum of search rewards per seat
+    double win[MAX_PLAYERS]      # sum of win shares per seat
+    double score[MAX_PLAYERS]    # sum of final points per seat
+
+
+cdef double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef int32_t _sample_chance(GameKernel* k, const uint8_t* s, int32_t* acts, double* ws,
+                            Rng* rng) noexcept nogil:
+    cdef int n = k.chance_outcomes(s, acts, ws)
+    cdef double total = 0.0
+    cdef int i
+    for i in range(n):
+        total += ws[i]
+    cdef double x = rng_uniform(rng) * total
+    for i in range(n - 1):
+        x -= ws[i]
+        if x < 0.0:
+            return acts[i]
+    return acts[n - 1]
+
+
+cdef class Search:
+    """One ISMCTS tree for one root position and one observer (the seat to move at the root)."""
+
+    cdef GameKernel* kernel
+    cdef object capsule
+    cdef uint8_t* root
+    cdef uint8_t* work
+    cdef Node* nodes
+    cdef int32_t n_nodes
+    cdef int32_t cap_nodes
+    cdef int32_t max_nodes
+    cdef int32_t* legal
+    cdef double* weights
+    cdef uint32_t* legal_stamp     # per action id: stamp of the last visit where it was legal
+    cdef uint32_t* seen_stamp      # per action id: stamp of the last visit where a child had it
+    cdef uint32_t stamp
+    cdef int observer
+    cdef int players
+    cdef int cancelled
+    cdef public long iterations_done
+    cdef public bint truncated
+
+    def __cinit__(self, KernelState root, int max_nodes=1_000_000):
+        self.kernel = root.kernel
+        self.capsule = root.capsule
+        cdef GameKernel* k = self.kernel
+        cdef int p = k.current_player(root.buf)
+        if p < 0:
+            raise ValueError("the root must be a decision node (not chance, not terminal)")
+        if max_nodes < 1:
+            raise ValueError("max_nodes must be >= 1")
+        self.observer = p
+        self.players = k.num_players(root.buf)
+        self.max_nodes = max_nodes
+        self.root = <uint8_t*>malloc(k.state_bytes)
+        self.work = <uint8_t*>malloc(k.state_bytes)
+        self.legal = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
+        self.weights = <double*>malloc(k.max_legal_actions * sizeof(double))
+        self.legal_stamp = <uint32_t*>calloc(k.num_distinct_actions, sizeof(uint32_t))
+        self.seen_stamp = <uint32_t*>calloc(k.num_distinct_actions, sizeof(uint32_t))
+        self.cap_nodes = 1024 if max_nodes > 1024 else max_nodes
+        self.nodes = <Node*>malloc(self.cap_nodes * sizeof(Node))
+        if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
+                or self.legal_stamp == NULL or self.seen_stamp == NULL or self.nodes == NULL):
+            raise MemoryError()
+        memcpy(self.root, root.buf, k.state_bytes)
+        self.n_nodes = 1
+        memset(&self.nodes[0], 0, sizeof(Node))
+        self.nodes[0].parent = -1
+        self.nodes[0].first_child = -1
+        self.nodes[0].next_sibling = -1
+        self.nodes[0].action = -1
+        self.nodes[0].mover = -1
+        self.stamp = 0
+        self.cancelled = 0
+        self.iterations_done = 0
+        self.truncated = False
+
+    def __dealloc__(self):
+        free(self.root)
+        free(self.work)
+        free(self.legal)
+        free(self.weights)
+        free(self.legal_stamp)
+        free(self.seen_stamp)
+        free(self.nodes)
+
+    def cancel(self):
+        """Ask a running search to stop at its next iteration (safe from another thread)."""
+        self.cancelled = 1
+
+    cdef int32_t _new_child(self, int32_t parent, int32_t action, int mover) noexcept nogil:
+        cdef Node* grown
+        cdef int32_t new_cap
+        if self.n_nodes >= self.max_nodes:
+            return -1
+        if self.n_nodes == self.cap_nodes:
+            new_cap = self.cap_nodes * 2
+            if new_cap > self.max_nodes:
+                new_cap = self.max_nodes
+            grown = <Node*>realloc(self.nodes, new_cap * sizeof(Node))
+            if grown == NULL:
+                return -1
+            self.nodes = grown
+            self.cap_nodes = new_cap
+        cdef int32_t c = self.n_nodes
+        self.n_nodes += 1
+        memset(&self.nodes[c], 0, sizeof(Node))
+        self.nodes[c].parent = parent
+        self.nodes[c].first_child = -1
+        self.nodes[c].action = action
+        self.nodes[c].mover = mover
+        self.nodes[c].next_sibling = self.nodes[parent].first_child
+        self.nodes[parent].first_child = c
+        return c
+
+    cdef void _iterate(self, Rng* rng, double exploration, double margin_weight,
+                       double margin_scale) noexcept nogil:
+        cdef GameKernel* k = self.kernel
+        cdef uint8_t* s = self.work
+        cdef int32_t node = 0, child, best, chosen
+        cdef int p, n, i, untried, pick, j, steps = 0
+        cdef double ucb, best_ucb, log_avail
+        cdef Node* c
+        cdef bint expanded = False
+        cdef double[MAX_PLAYERS] win
+        cdef double[MAX_PLAYERS] pts
+        cdef double[MAX_PLAYERS] reward
+        cdef double best_other
+
+        memcpy(s, self.root, k.state_bytes)
+        k.determinize(s, self.observer, rng)
+
+        # Selection and expansion.
+        while steps < k.max_game_length:
+            p = k.current_player(s)
+            if p == TERMINAL:
+                break
+            steps += 1
+            if p == CHANCE:
+                k.apply(s, _sample_chance(k, s, self.legal, self.weights, rng))
+                continue
+            n = k.legal_actions(s, self.legal)
+            if n <= 0:
+                break   # contract violation guard: a decision node always has an action
+            self.stamp += 1
+            for i in range(n):
+                self.legal_stamp[self.legal[i]] = self.stamp
+            untried = n
+            best = -1
+            best_ucb = -1e300
+            child = self.nodes[node].first_child
+            while child != -1:
+                c = &self.nodes[child]
+                if self.legal_stamp[c.action] == self.stamp:
+                    c.availability += 1
+                    self.seen_stamp[c.action] = self.stamp
+                    untried -= 1
+                    if c.visits > 0:
+                        ucb = (c.reward[p] / c.visits
+                               + exploration * sqrt(log(<double>c.availability) / c.visits))
+                    else:
+                        ucb = 1e300
+                    if ucb > best_ucb:
+                        best_ucb = ucb
+                        best = child
+                child = c.next_sibling
+            if untried > 0:
+                # Expand one untried legal action, chosen uniformly.
+                pick = rng_below(rng, untried)
+                chosen = -1
+                j = 0
+                for i in range(n):
+                    if self.seen_stamp[self.legal[i]] != self.stamp:
+                        if j == pick:
+                            chosen = self.legal[i]
+                            break
+                        j += 1
+                child = self._new_child(node, chosen, p)
+                k.apply(s, chosen)
+                if child == -1:
+                    self.truncated = True   # arena full: play out from here
+                else:
+                    self.nodes[child].availability = 1
+                    node = child
+                break
+            node = best
+            k.apply(s, self.nodes[best].action)
+
+        # Playout.
+        while steps < k.max_game_length:
+            p = k.current_player(s)
+            if p == TERMINAL:
+                break
+            steps += 1
+            if p == CHANCE:
+                k.apply(s, _sample_chance(k, s, self.legal, self.weights, rng))
+            elif k.rollout_action != NULL:
+                k.apply(s, k.rollout_action(s, rng))
+            else:
+                n = k.legal_actions(s, self.legal)
+                if n <= 0:
+                    break
+                k.apply(s, self.legal[rng_below(rng, n)])
+
+        # Reward vector: win share plus a bounded score-margin term (see search/README).
+        for i in range(self.players):
+            win[i] = 0.0
+            pts[i] = 0.0
+        if k.current_player(s) == TERMINAL:
+            k.returns(s, win)
+        k.scores(s, pts)
+        for i in range(self.players):
+            best_other = -1e300
+            for j in range(self.players):
+                if j != i and pts[j] > best_other:
+                    best_other = pts[j]
+            if self.players == 1:
+                best_other = 0.0
+            reward[i] = win[i] + margin_weight * tanh((pts[i] - best_other) / margin_scale)
+
+        # Backup along the path, root included.
+        while node != -1:
+            c = &self.nodes[node]
+            c.visits += 1
+            for i in range(self.players):
+                c.reward[i] += reward[i]
+                c.win[i] += win[i]
+                c.score[i] += pts[i]
+            node = c.parent
+
+    def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
+            double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0):
+        """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
+
+        At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
+        iteration budget is deterministic.
+        """
+        if iterations <= 0 and time_ms <= 0.0:
+            raise ValueError("set an iteration or a time budget")
+        if margin_scale <= 0.0:
+            raise ValueError("margin_scale must be > 0")
+        cdef Rng rng
+        cdef long done = 0
+        cdef double deadline = 0.0
+        rng_seed(&rng, seed)
+        with nogil:
+            if time_ms > 0.0:
+                deadline = _now() + time_ms / 1000.0
+            while not self.cancelled:
+                if iterations > 0 and done >= iterations:
+                    break
+                # Checking the clock every few iterations keeps its cost invisible.
+                if time_ms > 0.0 and (done & 7) == 0 and _now() >= deadline:
+                    break
+                self._iterate(&rng, exploration, margin_weight, margin_scale)
+                done += 1
+        self.iterations_done += done
+        return done
+
+    @property
+    def node_count(self):
+        return self.n_nodes
+
+    @property
+    def observer(self):
+        return self.observer
+
+    def children(self, int32_t node=0):
+        """Statistics of a node's children: a list of dicts (sums, not means)."""
+        if not 0 <= node < self.n_nodes:
+            raise IndexError(node)
+        out = []
+        cdef int32_t child = self.nodes[node].first_child
+        cdef Node* c
+        cdef int i
+        while child != -1:
+            c = &self.nodes[child]
+            out.append({
+                "node": child,
+                "action": c.action,
+                "mover": c.mover,
+                "visits": c.visits,
+                "availability": c.availability,
+                "reward": [c.reward[i] for i in range(self.players)],
+                "win": [c.win[i] for i in range(self.players)],
+                "score": [c.score[i] for i in range(self.players)],
+            })
+            child = c.next_sibling
+        return out
+
+    def root_visits(self):
+        return self.nodes[0].visits

@@ -1,0 +1,284 @@
+"""The Python face every game shares: errors, the Game base class and the State object.
+
+A game subclasses :class:`Game` and supplies its compiled kernel (a ``GameKernel`` capsule),
+its initial core, its validator, its notation, its views and its text rendering. Everything
+else — encoding, legality checks, cloning, chance sampling — is done here, once.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import zlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from hortus._ext.engine import KernelState
+
+CHANCE = -1
+"""``current_player`` at a chance node."""
+TERMINAL = -4
+"""``current_player`` once the game is over."""
+
+MAGIC = b"HRTS"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<4sBBBBH")  # magic, format version, game id, variant, seats, core length
+_CHECKSUM = struct.Struct("<I")  # CRC-32 of everything before it
+
+
+class UnknownGameError(ValueError):
+    """No game is registered under that name."""
+
+
+class InvalidPositionError(ValueError):
+    """A position (bytes or view) is malformed; ``field`` names the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.reason = message
+
+
+class IllegalActionError(ValueError):
+    """An action (id or notation) is not legal in this position."""
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """A rule option (a FLAG of the game's decisions file): its default and allowed values."""
+
+    name: str
+    default: str
+    choices: tuple[str, ...]
+    doc: str
+
+
+class Game(ABC):
+    """A registered game: metadata plus the constructors of its states."""
+
+    name: str
+    game_id: int  # stable id written in every encoded position
+    min_players: int
+    max_players: int
+    variants: tuple[str, ...] = ()
+    options: Mapping[str, RuleOption] = {}
+
+    # --- hooks a game implements -------------------------------------------------------
+    @abstractmethod
+    def kernel_capsule(self) -> object:
+        """The PyCapsule holding this game's ``GameKernel``."""
+
+    @abstractmethod
+    def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
+        """The core bytes of a new game, at its first (setup) chance node."""
+
+    @abstractmethod
+    def validate_core(self, core: bytes, players: int, variant: int) -> None:
+        """Raise InvalidPositionError naming the field unless `core` is a consistent state."""
+
+    @abstractmethod
+    def action_to_string(self, state: "State", action: int) -> str:
+        """Readable notation of a legal action (or chance outcome) in `state`."""
+
+    @abstractmethod
+    def view(self, state: "State", seat: int) -> dict[str, Any]:
+        """What `seat` can see: a JSON-compatible dict (hidden parts absent or counted)."""
+
+    @abstractmethod
+    def core_from_view(self, view: Mapping[str, Any]) -> tuple[bytes, int, int]:
+        """A core consistent with `view` (hidden parts filled arbitrarily) + (players, seat)."""
+
+    @abstractmethod
+    def render(self, state: "State") -> str:
+        """A text picture of the position."""
+
+    def heuristic(self, state: "State", seat: int) -> float:
+        """A cheap evaluation for the greedy bot (higher is better for `seat`)."""
+        scores = state.scores()
+        others = [v for i, v in enumerate(scores) if i != seat]
+        return scores[seat] - (max(others) if others else 0.0)
+
+    def variant_code(self, variant: str | None) -> int:
+        if variant is None:
+            return 0
+        if variant not in self.variants:
+            raise ValueError(f"unknown variant {variant!r} for {self.name}; known: {list(self.variants)}")
+        return self.variants.index(variant) + 1
+
+    # --- shared machinery ---------------------------------------------------------------
+    @property
+    def num_distinct_actions(self) -> int:
+        return int(KernelState(self.kernel_capsule()).num_distinct_actions)
+
+    def resolve_options(self, options: Mapping[str, str] | None) -> dict[str, str]:
+        """Defaults completed and every value checked against the option's choices."""
+        resolved = {name: opt.default for name, opt in self.options.items()}
+        for name, value in (options or {}).items():
+            if name not in self.options:
+                raise ValueError(f"unknown option {name!r} for {self.name}; known: {sorted(self.options)}")
+            if value not in self.options[name].choices:
+                raise ValueError(f"option {name}={value!r} not in {list(self.options[name].choices)}")
+            resolved[name] = value
+        return resolved
+
+    def new_game(
+        self,
+        players: int = 2,
+        seed: int | None = None,
+        variant: str | None = None,
+        options: Mapping[str, str] | None = None,
+    ) -> "State":
+        """A new game. With a seed, the setup's chance events are drawn (seeded) up to the
+        first decision; without one, the state waits at the setup chance node so that a
+        frontend can report what its own shuffle produced."""
+        if not self.min_players <= players <= self.max_players:
+            raise ValueError(f"{self.name} takes {self.min_players}-{self.max_players} players, not {players}")
+        code = self.variant_code(variant)
+        core = self.initial_core(players, variant, self.resolve_options(options))
+        state = State(self, KernelState.from_core(self.kernel_capsule(), core), players, code)
+        if seed is not None:
+            state.resolve_chance(random.Random(seed))
+        return state
+
+    def decode(self, data: bytes) -> "State":
+        """A state from ``State.encode()`` bytes; every field is validated first."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidPositionError("position", "expected bytes")
+        data = bytes(data)
+        size = len(KernelState(self.kernel_capsule()).core())
+        if len(data) < _HEADER.size + _CHECKSUM.size:
+            raise InvalidPositionError("position", f"{len(data)} bytes is too short")
+        magic, version, game_id, variant, players, core_len = _HEADER.unpack_from(data)
+        if magic != MAGIC:
+            raise InvalidPositionError("position.magic", "not a hortus position")
+        if version != FORMAT_VERSION:
+            raise InvalidPositionError("position.version", f"format {version} is not supported (expected {FORMAT_VERSION})")
+        if game_id != self.game_id:
+            raise InvalidPositionError("position.game_id", f"game id {game_id} is not {self.name} ({self.game_id})")
+        if variant > len(self.variants):
+            raise InvalidPositionError("position.variant", f"unknown variant code {variant}")
+        if not self.min_players <= players <= self.max_players:
+            raise InvalidPositionError("position.players", f"{players} seats is out of range")
+        if core_len != size or len(data) != _HEADER.size + core_len + _CHECKSUM.size:
+            raise InvalidPositionError("position.length", f"expected a {size}-byte state")
+        body = data[: _HEADER.size + core_len]
+        (checksum,) = _CHECKSUM.unpack_from(data, _HEADER.size + core_len)
+        if zlib.crc32(body) != checksum:
+            raise InvalidPositionError("position.checksum", "checksum mismatch (corrupted bytes)")
+        core = data[_HEADER.size : _HEADER.size + core_len]
+        self.validate_core(core, players, variant)
+        return State(self, KernelState.from_core(self.kernel_capsule(), core), players, variant)
+
+    def from_view(self, view: Mapping[str, Any], seed: int = 0) -> "State":
+        """A full state consistent with a seat's view, hidden parts sampled with `seed`."""
+        if not isinstance(view, Mapping):
+            raise InvalidPositionError("view", "expected a mapping")
+        core, players, seat = self.core_from_view(view)
+        variant = self.variant_code(view.get("variant"))
+        self.validate_core(core, players, variant)
+        ks = KernelState.from_core(self.kernel_capsule(), core)
+        ks.determinize(seat, seed & 0xFFFFFFFFFFFFFFFF)
+        return State(self, ks, players, variant)
+
+    def __repr__(self) -> str:
+        return f"<Game {self.name} {self.min_players}-{self.max_players} players>"
+
+
+class State:
+    """A position of one game. Mutable: ``apply`` changes it in place; ``clone`` copies."""
+
+    __slots__ = ("game", "kernel_state", "num_players", "variant_code")
+
+    def __init__(self, game: Game, kernel_state: KernelState, players: int, variant_code: int) -> None:
+        self.game = game
+        self.kernel_state = kernel_state
+        self.num_players = players
+        self.variant_code = variant_code
+
+    @property
+    def current_player(self) -> int:
+        """The seat that decides next, ``CHANCE`` or ``TERMINAL``."""
+        return int(self.kernel_state.current_player())
+
+    def is_terminal(self) -> bool:
+        return self.current_player == TERMINAL
+
+    def is_chance(self) -> bool:
+        return self.current_player == CHANCE
+
+    def legal_actions(self) -> list[int]:
+        """Legal decisions in ascending order ([] at chance and terminal states)."""
+        if self.current_player < 0:
+            return []
+        return list(self.kernel_state.legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """``[(action, probability)]`` at a chance node, else ``[]``."""
+        return list(self.kernel_state.chance_outcomes())
+
+    def apply(self, action: int) -> None:
+        """Apply a legal decision or chance outcome; IllegalActionError otherwise."""
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise IllegalActionError(f"action must be an int, not {type(action).__name__}")
+        if not -(2**31) <= action < 2**31 or not self.kernel_state.apply(action):
+            raise IllegalActionError(f"action {action} is not legal here")
+
+    def apply_text(self, text: str) -> int:
+        """Parse notation, apply it and return the action id."""
+        action = self.parse_action(text)
+        self.apply(action)
+        return action
+
+    def resolve_chance(self, rng: random.Random) -> None:
+        """Draw chance outcomes (seeded by `rng`) until a decision or the end."""
+        while self.current_player == CHANCE:
+            self.kernel_state.apply(self.kernel_state.sample_chance(rng.getrandbits(64)))
+
+    def action_to_string(self, action: int) -> str:
+        if action not in self.legal_actions() and action not in dict(self.chance_outcomes()):
+            raise IllegalActionError(f"action {action} is not legal here")
+        return self.game.action_to_string(self, action)
+
+    def parse_action(self, text: str) -> int:
+        """The legal action whose notation is `text` (case and spacing are forgiven)."""
+        wanted = " ".join(str(text).lower().split())
+        candidates = self.legal_actions() or [a for a, _ in self.chance_outcomes()]
+        for action in candidates:
+            if " ".join(self.game.action_to_string(self, action).lower().split()) == wanted:
+                return action
+        raise IllegalActionError(f"{text!r} is not a legal action here")
+
+    def scores(self) -> list[float]:
+        """Points per seat (final at the end; the current standing before)."""
+        return [float(v) for v in self.kernel_state.scores()]
+
+    def returns(self) -> list[float]:
+        """Win share per seat at the end: 1 sole winner, 1/k in a k-way tie, 0 otherwise."""
+        return [float(v) for v in self.kernel_state.returns()]
+
+    def clone(self) -> "State":
+        return State(self.game, self.kernel_state.clone(), self.num_players, self.variant_code)
+
+    def encode(self) -> bytes:
+        """Compact bytes: header (magic, version, game id, variant, seats), state, CRC-32."""
+        core = bytes(self.kernel_state.core())
+        body = _HEADER.pack(MAGIC, FORMAT_VERSION, self.game.game_id, self.variant_code, self.num_players, len(core)) + core
+        return body + _CHECKSUM.pack(zlib.crc32(body))
+
+    def view(self, seat: int) -> dict[str, Any]:
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
+        return self.game.view(self, seat)
+
+    def render(self) -> str:
+        return self.game.render(self)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and other.game is self.game and other.encode() == self.encode()
+
+    def __hash__(self) -> int:
+        return hash(self.encode())
+
+    def __repr__(self) -> str:
+        return f"<{self.game.name} state, to move: {self.current_player}>"

@@ -1,0 +1,230 @@
+"""``analyze(state, Limits(...)) -> Analysis``: ISMCTS from the seat to move."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from hortus._ext.mcts import Search
+from hortus.games import CHANCE, TERMINAL, State
+
+_THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-parallel trees
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets of one search; it stops at whichever comes first.
+
+    iterations: ISMCTS iterations per thread (None = no iteration budget).
+    time_ms: wall-clock milliseconds (None = no time budget).
+    seed: seeds the search's RNG; one thread + an iteration budget is deterministic.
+    threads: root-parallel trees searched at once without the GIL, statistics merged.
+    exploration: the UCT constant (rewards are in [-0.1, 1.1]).
+    max_nodes: tree arena bound per thread; when full the search stops growing the tree.
+    """
+
+    iterations: int | None = 2000
+    time_ms: float | None = None
+    seed: int = 0
+    threads: int = 1
+    exploration: float = 0.7
+    max_nodes: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        if self.iterations is None and self.time_ms is None:
+            raise ValueError("Limits needs an iteration or a time budget")
+        if self.iterations is not None and self.iterations < 1:
+            raise ValueError("iterations must be >= 1")
+        if self.time_ms is not None and self.time_ms <= 0:
+            raise ValueError("time_ms must be > 0")
+        if not 1 <= self.threads <= 256:
+            raise ValueError("threads must be in 1..256")
+        if self.max_nodes < 1:
+            raise ValueError("max_nodes must be >= 1")
+        if self.exploration < 0:
+            raise ValueError("exploration must be >= 0")
+
+
+@dataclass(frozen=True)
+class MoveInfo:
+    """One candidate decision at the root."""
+
+    action: int
+    """The action id (``State.legal_actions`` numbering)."""
+    notation: str
+    """The action in the game's notation."""
+    visits: int
+    """Iterations through this move (all threads)."""
+    win_probability: float
+    """Mean win share of ``Analysis.seat`` after this move, in [0, 1]."""
+    expected_scores: tuple[float, ...]
+    """Mean final points per seat (index = seat) after this move."""
+    principal_variation: tuple[int, ...]
+    """This move and the most visited continuation to the end of the mover's turn."""
+    principal_variation_notation: tuple[str, ...] = field(default=())
+    """The principal variation in notation."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The result of one search from ``seat``'s point of view."""
+
+    seat: int
+    """The seat to move at the root; win probabilities are this seat's."""
+    moves: tuple[MoveInfo, ...]
+    """Every legal move that was searched, most visited first."""
+    iterations: int
+    """Iterations performed (all threads)."""
+    partial: bool
+    """True when cut short (cancel or deadline) before the iteration budget."""
+    elapsed_ms: float
+    """Wall-clock time of the search."""
+    nodes: int
+    """Tree nodes allocated (all threads)."""
+
+    @property
+    def best(self) -> MoveInfo:
+        """The most visited move."""
+        return self.moves[0]
+
+
+class SearchHandle:
+    """Lets another thread (e.g. a gRPC cancellation callback) stop a running search."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._searches: list[Search] = []
+        self.cancelled = False
+
+    def _attach(self, searches: list[Search]) -> None:
+        with self._lock:
+            self._searches = searches
+            if self.cancelled:
+                for s in searches:
+                    s.cancel()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            for s in self._searches:
+                s.cancel()
+
+
+def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None = None) -> Analysis:
+    """Search `state` from the seat to move and rank its legal moves.
+
+    The search only uses what that seat can see: every iteration re-samples the hidden parts.
+    Raises ValueError at chance nodes and terminal states.
+    """
+    player = state.current_player
+    if player == TERMINAL:
+        raise ValueError("the game is over: nothing to analyse")
+    if player == CHANCE:
+        raise ValueError("chance node: apply the chance outcome first")
+    started = time.perf_counter()
+    searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    if handle is not None:
+        handle._attach(searches)
+    seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
+
+    def run(i: int) -> None:
+        searches[i].run(
+            iterations=limits.iterations or 0,
+            time_ms=limits.time_ms or 0.0,
+            seed=seeds[i],
+            exploration=limits.exploration,
+        )
+
+    if limits.threads == 1:
+        run(0)
+    else:
+        workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(limits.threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    done = sum(int(s.iterations_done) for s in searches)
+    cancelled = handle is not None and handle.cancelled
+    short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
+    moves = _rank(state, searches, player)
+    return Analysis(
+        seat=player,
+        moves=tuple(moves),
+        iterations=done,
+        partial=bool(cancelled or short),
+        elapsed_ms=(time.perf_counter() - started) * 1000.0,
+        nodes=sum(int(s.node_count) for s in searches),
+    )
+
+
+def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
+    merged: dict[int, dict[str, object]] = {}
+    n = state.num_players
+    for s in searches:
+        for child in s.children(0):
+            entry = merged.setdefault(
+                child["action"], {"visits": 0, "win": [0.0] * n, "score": [0.0] * n}
+            )
+            entry["visits"] = int(entry["visits"]) + int(child["visits"])  # type: ignore[call-overload]
+            for key in ("win", "score"):
+                acc = entry[key]
+                assert isinstance(acc, list)
+                for i, v in enumerate(child[key]):
+                    acc[i] += v
+    legal = state.legal_actions()
+    moves: list[MoveInfo] = []
+    for action in legal:
+        entry = merged.get(action)
+        visits = int(entry["visits"]) if entry else 0  # type: ignore[call-overload]
+        if visits == 0:
+            continue
+        assert entry is not None
+        win = entry["win"]
+        score = entry["score"]
+        assert isinstance(win, list) and isinstance(score, list)
+        pv = _principal_variation(state, searches[0], action, seat)
+        notation = []
+        replay = state.clone()
+        for a in pv:
+            notation.append(replay.action_to_string(a))
+            replay.apply(a)
+        moves.append(
+            MoveInfo(
+                action=action,
+                notation=notation[0],
+                visits=visits,
+                win_probability=win[seat] / visits,
+                expected_scores=tuple(v / visits for v in score),
+                principal_variation=tuple(pv),
+                principal_variation_notation=tuple(notation),
+            )
+        )
+    moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
+    if not moves:  # no iteration completed (cancelled at once): report the legal moves unvisited
+        moves = [
+            MoveInfo(action=a, notation=state.action_to_string(a), visits=0, win_probability=0.0,
+                     expected_scores=tuple(0.0 for _ in range(n)), principal_variation=(a,),
+                     principal_variation_notation=(state.action_to_string(a),))
+            for a in legal
+        ]
+    return moves
+
+
+def _principal_variation(state: State, search: Search, action: int, seat: int) -> list[int]:
+    """`action`, then the most visited child while the same seat keeps deciding."""
+    pv = [action]
+    replay = state.clone()
+    replay.apply(action)
+    node = next((c["node"] for c in search.children(0) if c["action"] == action), None)
+    while node is not None and replay.current_player == seat:
+        legal = set(replay.legal_actions())
+        children = [c for c in search.children(node) if c["action"] in legal and c["visits"] > 0]
+        if not children:
+            break
+        best = max(children, key=lambda c: (c["visits"], -c["action"]))
+        pv.append(int(best["action"]))
+        replay.apply(int(best["action"]))
+        node = best["node"]
+    return pv

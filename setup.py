@@ -1,0 +1,124 @@
+"""Build script: the explicit list of Cython extensions and the protobuf stubs.
+
+Metadata lives in pyproject.toml. This file does the two things metadata cannot:
+
+* generates ``hortus.v1`` (messages, gRPC stubs and ``.pyi``) from ``proto/hortus/v1/*.proto``
+  into ``build/generated`` before setuptools looks for packages, so stubs are never committed;
+* compiles the Cython extensions. The source folders (``_ext/``, ``games/``...) are mapped into
+  the ``hortus.*`` namespace with ``package_dir``; Cython resolves ``cimport hortus._ext.kernel``
+  by package path, so a build-time include folder of symbolic links exposes the mapped folders
+  under ``hortus/``. Both work the same in normal and editable installs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+
+ROOT = Path(__file__).parent.resolve()
+GENERATED = ROOT / "build" / "generated"
+CYTHON_INCLUDE = ROOT / "build" / "cython_include"
+
+# Source folder -> package. Game folders are discovered so that a new game is a new folder.
+PACKAGE_DIRS: dict[str, str] = {
+    "hortus": "src/hortus",
+    "hortus.v1": "build/generated/hortus/v1",
+    "hortus._ext": "_ext",
+    "hortus.games": "games",
+    "hortus.search": "search",
+    "hortus.server": "server",
+    "hortus.clients": "clients",
+}
+for game_dir in sorted((ROOT / "games").iterdir()):
+    if (game_dir / "__init__.py").exists():
+        PACKAGE_DIRS[f"hortus.games.{game_dir.name}"] = f"games/{game_dir.name}"
+
+
+def generate_protos() -> None:
+    """Run grpc_tools.protoc over proto/hortus/v1 into build/generated (with .pyi stubs)."""
+    from grpc_tools import protoc
+    import grpc_tools
+
+    out = GENERATED / "hortus" / "v1"
+    out.mkdir(parents=True, exist_ok=True)
+    protos = sorted(str(p.relative_to(ROOT / "proto")) for p in (ROOT / "proto").rglob("*.proto"))
+    well_known = str(Path(grpc_tools.__file__).parent / "_proto")
+    args = [
+        "grpc_tools.protoc",
+        f"-I{ROOT / 'proto'}",
+        f"-I{well_known}",
+        f"--python_out={GENERATED}",
+        f"--pyi_out={GENERATED}",
+        f"--grpc_python_out={GENERATED}",
+        *protos,
+    ]
+    if protoc.main(args) != 0:
+        sys.exit("protoc failed for " + " ".join(protos))
+    (out / "__init__.py").write_text('"""Generated from proto/hortus/v1 at build time."""\n')
+    (out / "py.typed").write_text("")
+
+
+def make_cython_include() -> None:
+    """build/cython_include/hortus/{_ext,games} -> the real folders, for cimport by package."""
+    pkg = CYTHON_INCLUDE / "hortus"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "__init__.pxd").write_text("")
+    for name in ("_ext", "games"):
+        link = pkg / name
+        if link.is_symlink() or link.exists():
+            if link.resolve() == (ROOT / name).resolve():
+                continue
+            link.unlink()
+        os.symlink(os.path.relpath(ROOT / name, pkg), link)
+
+
+def extensions() -> list[Extension]:
+    from Cython.Build import cythonize
+
+    flags = ["-O3", "-fno-strict-aliasing"]
+    sources = {
+        "hortus._ext.engine": "_ext/engine.pyx",
+        "hortus._ext.mcts": "_ext/mcts.pyx",
+    }
+    for package, folder in PACKAGE_DIRS.items():
+        kernel = ROOT / folder / "kernel.pyx"
+        if package.startswith("hortus.games.") and kernel.exists():
+            sources[f"{package}.kernel"] = f"{folder}/kernel.pyx"
+    exts = [Extension(name, [src], extra_compile_args=flags) for name, src in sources.items()]
+    return cythonize(
+        exts,
+        include_path=[str(CYTHON_INCLUDE)],
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+            "embedsignature": True,
+        },
+        annotate=False,
+    )
+
+
+generate_protos()
+make_cython_include()
+
+setup(
+    packages=list(PACKAGE_DIRS),
+    package_dir=PACKAGE_DIRS,
+    package_data={
+        "hortus": ["py.typed"],
+        "hortus.v1": ["*.pyi", "py.typed"],
+        "hortus._ext": ["*.pxd"],
+        "hortus.games": ["*.pxd"],
+        **{p: ["*.pxd", "*.toml"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
+        "hortus.search": ["py.typed"],
+        "hortus.server": ["py.typed"],
+        "hortus.clients": ["py.typed"],
+    },
+    ext_modules=extensions(),
+    zip_safe=False,
+)
