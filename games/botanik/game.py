@@ -1,0 +1,459 @@
+"""Botanik's Python face: options, notation, validation of positions, views and rendering.
+
+The rules themselves are in ``kernel.pyx``; this module never changes a state, it only reads
+the serialized core (``kernel.core_to_dict``) and builds cores (``kernel.dict_to_core``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Mapping
+
+from hortus.games.base import Game, InvalidPositionError, RuleOption, State
+from hortus.games.botanik import components as components_module
+from hortus.games.botanik import kernel
+
+COMPONENTS = components_module.load()
+components_module.install(COMPONENTS)
+
+# Kernel constants (kernel.pxd), repeated for the Python side.
+EMPTY = 255
+N_COLOURED = 65
+SOURCE_ID = 65
+STAGES = ("deal", "draw", "registry", "resolve", "over")
+STAGE_DEAL, STAGE_DRAW, STAGE_REGISTRY, STAGE_RESOLVE, STAGE_OVER = range(5)
+AT_POOL, AT_ARRIVAL, AT_TOP, AT_SIDE, AT_BURIED, AT_MACHINE, AT_REMOVED, AT_QUEUE = range(8)
+STATUS_NAMES = ("pool", "arrival", "top", "side", "buried", "machine", "removed", "queue")
+ACT_REG, ACT_MACH, ACT_MECA, ACT_ORDER, ACT_DRAW = 0x0000, 0x4000, 0x8000, 0xC000, 0xD000
+CLOSURE_RULES = ("open_end", "no_cycles", "both")
+GROUP_ADJACENCY = ("orthogonal", "pipe")
+SIDES = "NESW"
+DX = (0, 1, 0, -1)
+DY = (-1, 0, 1, 0)
+COLOUR_LETTERS = "yrbgp"
+TYPE_LETTERS = {"gear": "G", "loop": "L", "covered_cross": "C", "open_cross": "O", "plant": "P",
+                "vegetable": "V", "meca_botanist": "M"}
+
+
+def tile_name(tile: int) -> str:
+    """'red gear*' (the star marks a flowered copy where copies differ), 'seat 0 source'."""
+    if tile >= SOURCE_ID:
+        return f"source{tile - SOURCE_ID}"
+    colour, type_index, copy = COMPONENTS.tile(tile)
+    tt = COMPONENTS.tile_types[type_index]
+    star = "*" if len(set(tt.flowers)) > 1 and tt.flowers[copy] else ""
+    return f"{COMPONENTS.colours[colour]} {tt.name.replace('_', '-')}{star}"
+
+
+def tile_code(tile: int) -> str:
+    """Three characters for the machine drawing: colour letter, type letter, flower mark."""
+    if tile >= SOURCE_ID:
+        return "SRC"
+    colour, type_index, copy = COMPONENTS.tile(tile)
+    tt = COMPONENTS.tile_types[type_index]
+    letter = TYPE_LETTERS.get(tt.name, tt.name[0].upper())
+    flowers = tt.flowers[copy]
+    return COLOUR_LETTERS[colour] + letter + (str(flowers) if flowers else " ")
+
+
+def is_meca(tile: int) -> bool:
+    return tile < N_COLOURED and COMPONENTS.tile_types[COMPONENTS.tile(tile)[1]].exchange_on_free
+
+
+def links(a: int, b: int) -> bool:
+    """K-T2(b): same colour or same type."""
+    ca, ta, _ = COMPONENTS.tile(a)
+    cb, tb, _ = COMPONENTS.tile(b)
+    return ca == cb or ta == tb
+
+
+class BotanikGame(Game):
+    name = "botanik"
+    game_id = 2
+    min_players = 2
+    max_players = 2
+    variants = ()
+    options = {
+        "closure_rule": RuleOption(
+            "closure_rule", "open_end", CLOSURE_RULES,
+            "A4 'never completely closed': open_end = the Source network keeps an open pipe end; "
+            "no_cycles = no placement closes a pipe loop; both = both conditions."),
+        "group_adjacency": RuleOption(
+            "group_adjacency", "orthogonal", GROUP_ADJACENCY,
+            "A5 scoring groups: orthogonal = same-colour tiles sharing an edge; pipe = only "
+            "tiles joined by a pipe."),
+        "first_player": RuleOption(
+            "first_player", "0", ("0", "1"),
+            "K-S5: the seat that starts with the Meca pawn (seat A)."),
+    }
+
+    def kernel_capsule(self) -> object:
+        return kernel.kernel_capsule()
+
+    def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
+        first = int(options["first_player"])
+        d: dict[str, Any] = {
+            "stage": STAGE_DEAL, "phase": 0, "first_player": first, "holder": first,
+            "turn_player": first, "placed": 0,
+            "closure_rule": CLOSURE_RULES.index(options["closure_rule"]),
+            "group_adjacency": GROUP_ADJACENCY.index(options["group_adjacency"]),
+            "top": [EMPTY] * 5, "side": [[EMPTY] * 5, [EMPTY] * 5], "arrival": [EMPTY] * 3,
+            "status": [AT_POOL] * N_COLOURED, "queue": [[], []], "order_locked": [0, 0],
+            "machines": [[(SOURCE_ID, 0, 0, 0)], [(SOURCE_ID + 1, 0, 0, 0)]],
+        }
+        return bytes(kernel.dict_to_core(d))
+
+    # --- notation ----------------------------------------------------------------------
+    def action_to_string(self, state: State, action: int) -> str:
+        d = core_dict(state)
+        kind = action & 0xF000
+        if kind == ACT_DRAW:
+            return f"draw {tile_name(action & 0xFF)}"
+        if kind == ACT_REG:
+            tile = d["arrival"][(action >> 4) & 3]
+            where = "stack" if (action >> 3) & 1 else "side"
+            return f"{tile_name(tile)} to {where} {(action & 7) + 1}"
+        seat = state.current_player
+        queue = d["queue"][seat]
+        if kind == ACT_ORDER:
+            return f"first {tile_name(queue[action & 3])}"
+        if kind == ACT_MECA:
+            column = action & 7
+            return f"exchange {tile_name(queue[0])} for {tile_name(d['top'][column])} on stack {column + 1}"
+        x, y, r = ((action >> 8) & 63) - 32, ((action >> 2) & 63) - 32, action & 3
+        return f"build {tile_name(queue[0])} at {x},{y} r{r}"
+
+    # --- validation ------------------------------------------------------------------------
+    def validate_core(self, core: bytes, players: int, variant: int) -> None:
+        if len(core) != kernel.core_size():
+            raise InvalidPositionError("position.length", "wrong state size")
+        d = kernel.core_to_dict(core)
+        validate(d)
+        # The derived check needs the rebuilt machine cache: every coordinate is in range now.
+        from hortus._ext.engine import KernelState
+
+        ks = KernelState.from_core(self.kernel_capsule(), core)
+        if not kernel.pending_decision_ok(ks.raw()):
+            raise InvalidPositionError("queue", "the pending tile has no legal option; it should have been removed")
+
+    # --- views -----------------------------------------------------------------------------
+    def view(self, state: State, seat: int) -> dict[str, Any]:
+        """Botanik hides nothing but the order of the draw pool (never stored), so a seat's
+        view is the whole position, with readable names beside the ids."""
+        d = core_dict(state)
+        return {
+            "game": self.name,
+            "seat": seat,
+            "players": 2,
+            "stage": STAGES[d["stage"]],
+            "phase": d["phase"],
+            "first_player": d["first_player"],
+            "holder": d["holder"],
+            "turn_player": d["turn_player"],
+            "placed": d["placed"],
+            "options": {
+                "closure_rule": CLOSURE_RULES[d["closure_rule"]],
+                "group_adjacency": GROUP_ADJACENCY[d["group_adjacency"]],
+            },
+            "top": d["top"],
+            "side": d["side"],
+            "arrival": d["arrival"],
+            "queue": d["queue"],
+            "order_locked": d["order_locked"],
+            "buried": [t for t in range(N_COLOURED) if d["status"][t] == AT_BURIED],
+            "removed": [t for t in range(N_COLOURED) if d["status"][t] == AT_REMOVED],
+            "machines": [[list(m) for m in machine] for machine in d["machines"]],
+            "tile_names": {str(t): tile_name(t) for t in range(N_COLOURED + 2)},
+        }
+
+    def core_from_view(self, view: Mapping[str, Any]) -> tuple[bytes, int, int]:
+        try:
+            seat = _int(view, "seat", 0, 1)
+            stage = view["stage"]
+            if stage not in STAGES:
+                raise InvalidPositionError("stage", f"expected one of {STAGES}")
+            options = view.get("options", {})
+            closure = options.get("closure_rule", "open_end")
+            grouping = options.get("group_adjacency", "orthogonal")
+            if closure not in CLOSURE_RULES:
+                raise InvalidPositionError("options.closure_rule", f"expected one of {CLOSURE_RULES}")
+            if grouping not in GROUP_ADJACENCY:
+                raise InvalidPositionError("options.group_adjacency", f"expected one of {GROUP_ADJACENCY}")
+            top = _tile_list(view, "top", 5)
+            side = [_tile_list(view["side"], i, 5, f"side[{i}]") for i in range(2)]
+            arrival = _tile_list(view, "arrival", 3)
+            queue = [_tile_list(view["queue"], i, None, f"queue[{i}]") for i in range(2)]
+            machines = []
+            for p in range(2):
+                raw = view["machines"][p]
+                if not isinstance(raw, list) or len(raw) > 40:
+                    raise InvalidPositionError(f"machines[{p}]", "expected at most 40 tiles")
+                machine = []
+                for i, entry in enumerate(raw):
+                    if (not isinstance(entry, (list, tuple)) or len(entry) != 4
+                            or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
+                        raise InvalidPositionError(f"machines[{p}][{i}]", "expected [tile, x, y, rotation]")
+                    t, x, y, r = entry
+                    if not (0 <= t < N_COLOURED + 2 and -32 <= x <= 31 and -32 <= y <= 31 and 0 <= r <= 3):
+                        raise InvalidPositionError(f"machines[{p}][{i}]", "value out of range")
+                    machine.append((t, x, y, r))
+                machines.append(machine)
+            status = [AT_POOL] * N_COLOURED
+            for t in top:
+                if t != EMPTY:
+                    status[t] = AT_TOP
+            for p in range(2):
+                for t in side[p]:
+                    if t != EMPTY:
+                        status[t] = AT_SIDE
+                for t in queue[p]:
+                    status[t] = AT_QUEUE
+                for t, *_ in machines[p]:
+                    if t < N_COLOURED:
+                        status[t] = AT_MACHINE
+            for t in arrival:
+                if t != EMPTY:
+                    status[t] = AT_ARRIVAL
+            for key, code in (("buried", AT_BURIED), ("removed", AT_REMOVED)):
+                for t in _tile_list(view, key, None):
+                    status[t] = code
+            d = {
+                "stage": STAGES.index(stage),
+                "phase": _int(view, "phase", 0, 20),
+                "first_player": _int(view, "first_player", 0, 1),
+                "holder": _int(view, "holder", 0, 1),
+                "turn_player": _int(view, "turn_player", 0, 1),
+                "placed": _int(view, "placed", 0, 3),
+                "closure_rule": CLOSURE_RULES.index(closure),
+                "group_adjacency": GROUP_ADJACENCY.index(grouping),
+                "top": top, "side": side, "arrival": arrival, "status": status, "queue": queue,
+                "order_locked": [_int(view["order_locked"], i, 0, 1, f"order_locked[{i}]") for i in range(2)],
+                "machines": machines,
+            }
+        except (KeyError, IndexError, TypeError, AttributeError) as e:
+            raise InvalidPositionError("view", f"missing or malformed field ({e!r})") from e
+        return bytes(kernel.dict_to_core(d)), 2, seat
+
+    # --- text --------------------------------------------------------------------------------
+    def render(self, state: State) -> str:
+        d = core_dict(state)
+        scores = state.scores()
+        lines = []
+        stage = STAGES[d["stage"]]
+        mover = state.current_player
+        who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
+        lines.append(f"Botanik - phase {min(d['phase'] + 1, 20)}/20 ({stage}), Meca pawn: seat {d['holder']}, "
+                     f"turn: seat {d['turn_player']}, to decide: {who}")
+        width = 18
+        header = "".join(f"{'column ' + str(c + 1):<{width}}" for c in range(5))
+        lines.append(f"{'':<14}{header}")
+        for label, row in (("seat 1 side", d["side"][1]), ("central top", d["top"]), ("seat 0 side", d["side"][0])):
+            cells = "".join(f"{(tile_name(t) if t != EMPTY else '.'):<{width}}" for t in row)
+            lines.append(f"{label:<14}{cells}")
+        arrival = [tile_name(t) for t in d["arrival"] if t != EMPTY]
+        lines.append("Arrival zone: " + (", ".join(arrival) if arrival else "(empty)"))
+        for p in range(2):
+            if d["queue"][p]:
+                lines.append(f"Pending for seat {p}: " + ", ".join(tile_name(t) for t in d["queue"][p]))
+        pool = sum(1 for s in d["status"] if s == AT_POOL)
+        lines.append(f"Tiles still to draw: {pool}")
+        for p in range(2):
+            lines.append("")
+            lines.append(f"Machine of seat {p}: {scores[p]:.0f} points")
+            lines.extend(_draw_machine(d["machines"][p]))
+        lines.append("")
+        lines.append("Key: colour y r b g p, type G gear L loop C covered-cross O open-cross P plant "
+                     "V vegetable, digit = flowers, SRC = Source; x grows right, y grows down.")
+        return "\n".join(lines)
+
+    def heuristic(self, state: State, seat: int) -> float:
+        """Greedy: current points (K-SC on the machine as it stands) minus the opponent's."""
+        scores = state.scores()
+        return scores[seat] - scores[1 - seat]
+
+
+def core_dict(state: State) -> dict[str, Any]:
+    result: dict[str, Any] = kernel.core_to_dict(state.kernel_state.core())
+    return result
+
+
+def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -> int:
+    value = container[key]
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise InvalidPositionError(field or str(key), f"expected an integer {lo}..{hi}")
+    return value
+
+
+def _tile_list(container: Any, key: Any, length: int | None, field: str | None = None) -> list[int]:
+    field = field or str(key)
+    value = container[key]
+    if not isinstance(value, list) or (length is not None and len(value) != length):
+        raise InvalidPositionError(field, f"expected a list of {length or 'some'} tile ids")
+    if length is None and len(value) > 65:
+        raise InvalidPositionError(field, "too many tiles")
+    for v in value:
+        if not isinstance(v, int) or isinstance(v, bool) or not (0 <= v < N_COLOURED or (length is not None and v == EMPTY)):
+            raise InvalidPositionError(field, f"{v!r} is not a tile id")
+    return list(value)
+
+
+def _draw_machine(machine: list[tuple[int, int, int, int]]) -> list[str]:
+    cells = {(x, y): (t, r) for t, x, y, r in machine}
+    xs = [x for _, x, _, _ in machine]
+    ys = [y for _, _, y, _ in machine]
+    out = []
+    header = "      " + "".join(f"{x:^5}" for x in range(min(xs), max(xs) + 1))
+    out.append(header)
+    for y in range(min(ys), max(ys) + 1):
+        rows = ["      ", f"{y:>4}  ", "      "]
+        for x in range(min(xs), max(xs) + 1):
+            if (x, y) not in cells:
+                for i in range(3):
+                    rows[i] += "  .  " if i == 1 else "     "
+                continue
+            t, r = cells[(x, y)]
+            exits = kernel.tile_exits(t, r)
+            rows[0] += "  |  " if exits & 1 else "     "
+            rows[1] += ("-" if exits & 8 else " ") + tile_code(t) + ("-" if exits & 2 else " ")
+            rows[2] += "  |  " if exits & 4 else "     "
+        out.extend(rows)
+    return out
+
+
+def validate(d: dict[str, Any]) -> None:
+    """Every field of a Botanik core, and their consistency, before compiled code reads it."""
+    stage = d["stage"]
+    if stage > STAGE_OVER:
+        raise InvalidPositionError("stage", f"{stage} is not a stage")
+    for key in ("first_player", "holder", "turn_player"):
+        if d[key] > 1:
+            raise InvalidPositionError(key, "expected seat 0 or 1")
+    phase, placed = d["phase"], d["placed"]
+    if phase > 20:
+        raise InvalidPositionError("phase", "at most 20 phases")
+    if placed > 3 or (placed == 3 and stage != STAGE_RESOLVE):
+        raise InvalidPositionError("placed", "out of range for the stage")
+    if d["closure_rule"] >= len(CLOSURE_RULES):
+        raise InvalidPositionError("closure_rule", "unknown option value")
+    if d["group_adjacency"] >= len(GROUP_ADJACENCY):
+        raise InvalidPositionError("group_adjacency", "unknown option value")
+    for p in range(2):
+        if d["qlen"][p] > 4:
+            raise InvalidPositionError(f"queue[{p}]", "at most 4 pending items")
+        if d["order_locked"][p] > 1 or (d["order_locked"][p] and d["qlen"][p] < 1):
+            raise InvalidPositionError(f"order_locked[{p}]", "expected 0 or 1 (1 only with pending items)")
+        if not 1 <= d["n_tiles"][p] <= 40:
+            raise InvalidPositionError(f"machines[{p}]", "1..40 tiles (the Source first)")
+    # Conservation: every coloured tile exactly once, where its status says.
+    where: dict[int, tuple[int, str]] = {}
+
+    def put(tile: int, code: int, field: str) -> None:
+        if not 0 <= tile < N_COLOURED:
+            raise InvalidPositionError(field, f"{tile} is not a tile id")
+        if tile in where:
+            raise InvalidPositionError(field, f"{tile_name(tile)} is also in {where[tile][1]}")
+        if d["status"][tile] != code:
+            raise InvalidPositionError(f"status[{tile}]", f"{tile_name(tile)} is in {field}, status says {STATUS_NAMES[d['status'][tile]] if d['status'][tile] < 8 else d['status'][tile]}")
+        where[tile] = (code, field)
+
+    dealt = 0
+    for c, t in enumerate(d["top"]):
+        if t == EMPTY:
+            if stage != STAGE_DEAL or any(u != EMPTY for u in d["top"][c:]):
+                raise InvalidPositionError(f"top[{c}]", "empty stack outside the deal (stacks are dealt in order)")
+            break
+        dealt += 1
+        put(t, AT_TOP, f"top[{c}]")
+    for p in range(2):
+        for c, t in enumerate(d["side"][p]):
+            if t != EMPTY:
+                put(t, AT_SIDE, f"side[{p}][{c}]")
+                if d["top"][c] == EMPTY or not links(t, d["top"][c]):
+                    raise InvalidPositionError(f"side[{p}][{c}]", "a side tile must link with its column's top (else it is freed)")
+    arrived = 0
+    for i, t in enumerate(d["arrival"]):
+        if t != EMPTY:
+            put(t, AT_ARRIVAL, f"arrival[{i}]")
+            arrived += 1
+    for p in range(2):
+        for i, t in enumerate(d["queue"][p]):
+            put(t, AT_QUEUE, f"queue[{p}][{i}]")
+    for p in range(2):
+        machine = d["machines"][p]
+        cells: dict[tuple[int, int], tuple[int, int]] = {}
+        for i, (t, x, y, r) in enumerate(machine):
+            field = f"machines[{p}][{i}]"
+            if i == 0:
+                if (t, x, y, r) != (SOURCE_ID + p, 0, 0, 0):
+                    raise InvalidPositionError(field, f"seat {p}'s machine starts with its Source at 0,0 r0")
+                cells[(x, y)] = (t, r)
+                continue
+            if not -32 <= x <= 31 or not -32 <= y <= 31 or r > 3:
+                raise InvalidPositionError(field, "coordinates -32..31 and rotation 0..3")
+            put(t, AT_MACHINE, field)
+            if is_meca(t):
+                raise InvalidPositionError(field, "a Meca-Botanist never enters a machine")
+            if (x, y) in cells:
+                raise InvalidPositionError(field, f"cell {x},{y} is taken twice")
+            if not any((x + DX[k], y + DY[k]) in cells for k in range(4)):
+                raise InvalidPositionError(field, "a machine tile must touch an earlier one (K-M1)")
+            cells[(x, y)] = (t, r)
+        for (x, y), (t, r) in cells.items():
+            exits = kernel.tile_exits(t, r)
+            for k in range(4):
+                other = cells.get((x + DX[k], y + DY[k]))
+                if other is None:
+                    continue
+                facing = kernel.tile_exits(*other) >> ((k + 2) % 4) & 1
+                if (exits >> k & 1) != facing:
+                    raise InvalidPositionError(f"machines[{p}]", f"pipe mismatch between {x},{y} and its {SIDES[k]} neighbour (K-M1)")
+    for t in range(N_COLOURED):
+        code = d["status"][t]
+        if code > AT_QUEUE:
+            raise InvalidPositionError(f"status[{t}]", f"{code} is not a tile status")
+        if code in (AT_POOL, AT_BURIED, AT_REMOVED):
+            where[t] = (code, STATUS_NAMES[code])
+        elif t not in where:
+            raise InvalidPositionError(f"status[{t}]", f"{tile_name(t)} is marked {STATUS_NAMES[code]} but is not there")
+    counts = Counter(code for code, _ in where.values())
+    pool = counts[AT_POOL]
+    # Phase consistency: how many tiles were drawn, who holds the pawn, whose turn it is.
+    if stage == STAGE_DEAL:
+        if phase or placed or arrived or len(where) != N_COLOURED or pool != N_COLOURED - dealt:
+            raise InvalidPositionError("stage", "the deal happens before anything else")
+        if any(d["side"][p][c] != EMPTY for p in range(2) for c in range(5)) or any(d["queue"]):
+            raise InvalidPositionError("stage", "the deal happens before anything else")
+        if any(len(m) != 1 for m in d["machines"]):
+            raise InvalidPositionError("machines", "the deal happens before anything else")
+    else:
+        drawn_this_phase = arrived + placed if stage != STAGE_OVER else 0
+        expected_pool = 60 - 3 * phase - drawn_this_phase
+        if pool != expected_pool:
+            raise InvalidPositionError("status", f"{pool} tiles in the pool, expected {expected_pool} in phase {phase + 1}")
+        if stage == STAGE_DRAW and (placed or arrived >= 3 or any(t != EMPTY for t in d["arrival"][arrived:])):
+            raise InvalidPositionError("arrival", "arrivals are drawn in order before any placement")
+        if stage in (STAGE_REGISTRY, STAGE_RESOLVE) and arrived + placed != 3:
+            raise InvalidPositionError("arrival", "the arrival zone holds the 3 tiles not yet placed")
+        if stage == STAGE_REGISTRY and any(d["queue"]):
+            raise InvalidPositionError("queue", "pending items are resolved before the next placement")
+        if stage == STAGE_RESOLVE and not any(d["queue"]):
+            raise InvalidPositionError("queue", "a resolve stage waits for a pending item")
+        if stage != STAGE_RESOLVE and any(d["order_locked"]):
+            raise InvalidPositionError("order_locked", "only while resolving")
+        if stage == STAGE_OVER and (phase != 20 or arrived or placed):
+            raise InvalidPositionError("phase", "the game ends after phase 20")
+        if stage != STAGE_OVER and phase >= 20:
+            raise InvalidPositionError("phase", "phase 20 is the last")
+        expected_holder = d["first_player"] ^ (phase & 1)
+        if d["holder"] != expected_holder:
+            raise InvalidPositionError("holder", "the Meca pawn alternates every phase (K-P3)")
+        turns = 3 * phase + placed - (1 if stage == STAGE_RESOLVE else 0)
+        if d["turn_player"] != d["first_player"] ^ (turns & 1):
+            raise InvalidPositionError("turn_player", "turns strictly alternate (K-P2)")
+    for p in range(2):
+        for t in d["queue"][p][1:]:
+            pass
+    # Seat-only counts: a seat's side tiles + machine + queue fit the layout.
+    for p in range(2):
+        if len(d["machines"][p]) + len(d["queue"][p]) > 40:
+            raise InvalidPositionError(f"machines[{p}]", "more tiles than a machine can ever hold")

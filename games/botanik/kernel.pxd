@@ -1,0 +1,61 @@
+# Botanik state layout. Every field is a byte, so the serialized core is the same on every
+# platform (no endianness). Legend beside each field.
+from libc.stdint cimport uint8_t, int8_t
+
+cdef enum:
+    N_COLOURED = 65        # K-C3: 5 colours x 13 tiles; ids 0..64
+    SOURCE_ID = 65         # seat p's Source is id 65 + p
+    N_TILES = 67
+    N_COLUMNS = 5
+    N_ARRIVAL = 3
+    N_PHASES = 20          # K-P4: 60 tiles / 3 per arrival
+    MAX_MACHINE = 40       # A14: at most 1 + 30 + 5 tiles ever enter one machine
+    QUEUE_CAP = 4
+    GRID = 64              # machine coordinates -32..31 (6 bits each in the action id)
+    GRID_OFFSET = 32
+    EMPTY = 255
+
+cdef enum Stage:
+    STAGE_DEAL = 0         # chance: the 5 central tiles (K-S4)
+    STAGE_DRAW = 1         # chance: the 3 arrivals of a phase (K-P1)
+    STAGE_REGISTRY = 2     # the turn player places an arrival tile (K-T1)
+    STAGE_RESOLVE = 3      # freed tiles and Meca exchanges are resolved (K-F1, K-MB2, A9)
+    STAGE_OVER = 4
+
+cdef enum TileStatus:
+    AT_POOL = 0, AT_ARRIVAL = 1, AT_TOP = 2, AT_SIDE = 3, AT_BURIED = 4, AT_MACHINE = 5,
+    AT_REMOVED = 6, AT_QUEUE = 7
+
+ctypedef struct BotanikCore:
+    uint8_t stage              # Stage
+    uint8_t phase              # phases completed, 0..20
+    uint8_t first_player       # seat A (K-S5)
+    uint8_t holder             # seat holding the Meca pawn
+    uint8_t turn_player        # seat placing an arrival tile this turn
+    uint8_t placed             # arrival tiles placed in this phase, 0..3
+    uint8_t closure_rule       # option: 0 open_end, 1 no_cycles, 2 both (A4)
+    uint8_t group_adjacency    # option: 0 orthogonal, 1 pipe (A5)
+    uint8_t top[5]             # central stack tops (tile id; EMPTY only while dealing)
+    uint8_t side[2][5]         # side[seat][column]: tile id or EMPTY
+    uint8_t arrival[3]         # arrival zone: tile id or EMPTY
+    uint8_t status[65]         # TileStatus of every coloured tile
+    uint8_t qlen[2]            # pending items per seat
+    uint8_t queue[2][4]        # pending freed tiles (a Meca means an exchange), head first
+    uint8_t order_locked[2]    # 1 once the seat chose which pending item goes first (D_ORDER)
+    uint8_t n_tiles[2]         # machine sizes (the Source included, at index 0)
+    uint8_t m_id[2][40]        # machine tiles: id
+    int8_t m_x[2][40]          #   x (right), -32..31
+    int8_t m_y[2][40]          #   y (down), -32..31
+    uint8_t m_rot[2][40]       #   rotation 0..3 (clockwise quarter turns)
+
+ctypedef struct MachineCache:
+    uint8_t grid[64][64]       # grid[x+32][y+32]: 0 empty, else machine index + 1
+    uint8_t exits[40]          # rotated exit mask per machine tile (bit d = side d has a pipe)
+    uint8_t conduit[40][4]     # conduit index of each side (EMPTY = no pipe)
+    uint8_t comp[40][4]        # pipe component of each side (EMPTY = no pipe)
+    uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component
+    uint8_t n_comp
+
+ctypedef struct BotanikState:
+    BotanikCore core
+    MachineCache cache[2]
