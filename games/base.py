@@ -63,6 +63,8 @@ class Game(ABC):
     max_players: int
     variants: tuple[str, ...] = ()
     options: Mapping[str, RuleOption] = {}
+    score_range: tuple[float, float] = (float("-inf"), float("inf"))
+    """Bounds of any seat's final points (checked by the conformance suite)."""
 
     # --- hooks a game implements -------------------------------------------------------
     @abstractmethod

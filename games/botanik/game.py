@@ -73,6 +73,7 @@ class BotanikGame(Game):
     min_players = 2
     max_players = 2
     variants = ()
+    score_range = (0.0, 110.0)  # at most 65 tiles in groups + 45 flowers
     options = {
         "closure_rule": RuleOption(
             "closure_rule", "open_end", CLOSURE_RULES,

@@ -1,0 +1,143 @@
+"""ISMCTS: determinism, fairness (no peeking at hidden information), budgets, strength smoke."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from hortus import games
+from hortus.search import Limits, SearchHandle, analyze, make_bot
+from hortus.search.analysis import Analysis
+
+
+def midgame(name: str, seed: int, steps: int = 12) -> games.State:
+    game = games.get(name)
+    rng = random.Random(seed)
+    state = game.new_game(players=game.min_players, seed=seed)
+    for _ in range(steps):
+        if state.is_chance():
+            state.resolve_chance(rng)
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    state.resolve_chance(rng)
+    return state
+
+
+def comparable(a: Analysis) -> tuple[object, ...]:
+    return (a.seat, a.moves, a.iterations, a.partial, a.nodes)
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_same_seed_same_analysis(name: str) -> None:
+    state = midgame(name, 3)
+    first = analyze(state, Limits(iterations=400, seed=11))
+    second = analyze(state.clone(), Limits(iterations=400, seed=11))
+    assert comparable(first) == comparable(second)
+    other = analyze(state, Limits(iterations=400, seed=12))
+    assert comparable(other) != comparable(first)
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_fairness_hidden_information_does_not_change_the_analysis(name: str) -> None:
+    """Positions that differ only in what the seat to move cannot see (its determinizations)
+    give identical analyses for the same seed."""
+    for seed in range(3):
+        state = midgame(name, seed)
+        seat = state.current_player
+        worlds = []
+        for world_seed in (101, 202, 303):
+            world = state.clone()
+            world.kernel_state.determinize(seat, world_seed)
+            assert world.view(seat) == state.view(seat)
+            worlds.append(world)
+        analyses = [comparable(analyze(w, Limits(iterations=300, seed=5))) for w in worlds]
+        assert analyses[0] == analyses[1] == analyses[2]
+
+
+def test_analysis_fields() -> None:
+    state = midgame("botanik", 1)
+    a = analyze(state, Limits(iterations=500, seed=1))
+    assert a.seat == state.current_player
+    assert a.iterations == 500 and not a.partial
+    assert sum(m.visits for m in a.moves) == 500
+    assert [m.visits for m in a.moves] == sorted((m.visits for m in a.moves), reverse=True)
+    assert a.best is a.moves[0]
+    legal = set(state.legal_actions())
+    for move in a.moves:
+        assert move.action in legal
+        assert 0.0 <= move.win_probability <= 1.0
+        assert len(move.expected_scores) == state.num_players
+        assert move.principal_variation[0] == move.action
+        assert move.notation == state.action_to_string(move.action)
+        replay = state.clone()
+        for action, text in zip(move.principal_variation, move.principal_variation_notation):
+            assert replay.current_player == a.seat  # the PV stays within the mover's turn
+            assert replay.action_to_string(action) == text
+            replay.apply(action)
+
+
+def test_time_budget_and_partial() -> None:
+    state = midgame("botanik", 2)
+    a = analyze(state, Limits(iterations=None, time_ms=50, seed=1))
+    assert a.iterations > 0 and not a.partial
+    cut = analyze(state, Limits(iterations=10_000_000, time_ms=50, seed=1))
+    assert cut.partial and cut.iterations < 10_000_000
+
+
+def test_cancel_from_another_thread() -> None:
+    state = midgame("botanik", 2)
+    handle = SearchHandle()
+    timer = threading.Timer(0.05, handle.cancel)
+    timer.start()
+    a = analyze(state, Limits(iterations=50_000_000, seed=1), handle)
+    timer.join()
+    assert a.partial and a.iterations < 50_000_000
+
+
+def test_two_threads_merge_statistics() -> None:
+    state = midgame("botanik", 4)
+    a = analyze(state, Limits(iterations=300, seed=1, threads=2))
+    assert a.iterations == 600
+    assert sum(m.visits for m in a.moves) == 600
+
+
+def test_arena_is_bounded_by_max_nodes() -> None:
+    state = midgame("botanik", 4)
+    a = analyze(state, Limits(iterations=2000, seed=1, max_nodes=50))
+    assert a.nodes <= 50 and a.iterations == 2000
+
+
+def test_refuses_chance_and_terminal_roots() -> None:
+    state = games.get("botanik").new_game()
+    with pytest.raises(ValueError):
+        analyze(state, Limits(iterations=10))
+    with pytest.raises(ValueError):
+        Limits(iterations=None, time_ms=None)
+
+
+def play(name: str, bots: list[str], seed: int) -> list[float]:
+    game = games.get(name)
+    rng = random.Random(seed)
+    players = [make_bot(spec, seed=seed * 10 + i) for i, spec in enumerate(bots)]
+    state = game.new_game(players=len(bots), seed=seed)
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        state.apply(players[state.current_player].choose(state))
+    return state.returns()
+
+
+def test_mcts_beats_random_smoke() -> None:
+    """Seeded, so not flaky: MCTS with a small budget wins most games against random."""
+    wins = 0.0
+    games_played = 6
+    for seed in range(games_played):
+        seat = seed % 2
+        bots = ["random", "random"]
+        bots[seat] = "mcts:300"
+        wins += play("botanik", bots, seed)[seat]
+    assert wins >= 5
