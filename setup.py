@@ -87,7 +87,13 @@ def extensions() -> list[Extension]:
         kernel = ROOT / folder / "kernel.pyx"
         if package.startswith("hortus.games.") and kernel.exists():
             sources[f"{package}.kernel"] = f"{folder}/kernel.pyx"
-    exts = [Extension(name, [src], extra_compile_args=flags) for name, src in sources.items()]
+    # HORTUS_EXTENSIONS=name,name builds only those (a developer iterating on one kernel).
+    only = {n for n in os.environ.get("HORTUS_EXTENSIONS", "").split(",") if n}
+    exts = [
+        Extension(name, [src], extra_compile_args=flags)
+        for name, src in sources.items()
+        if not only or name in only
+    ]
     return cythonize(
         exts,
         include_path=[str(CYTHON_INCLUDE)],
