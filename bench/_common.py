@@ -1,0 +1,35 @@
+"""Shared helpers of the benchmark scripts: repeats, medians, JSON and a table."""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import sys
+from typing import Any
+
+
+def median(values: list[float]) -> float:
+    return float(statistics.median(values))
+
+
+def machine() -> dict[str, Any]:
+    import os
+
+    return {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count()}
+
+
+def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print a table for people, then one JSON document for programs."""
+    widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns]
+    print(title)
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
+    for r in rows:
+        print("  ".join(_fmt(r.get(c)).ljust(w) for c, w in zip(columns, widths)))
+    print(json.dumps({"benchmark": title, "machine": machine(), "results": rows}, indent=None))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+    return str(v)
