@@ -62,17 +62,23 @@ def generate_protos() -> None:
 
 
 def make_cython_include() -> None:
-    """build/cython_include/hortus/{_ext,games} -> the real folders, for cimport by package."""
+    """build/cython_include/hortus/ mirrors the package with symbolic links to the mapped
+    folders: Cython resolves ``cimport hortus._ext.kernel`` there, and mypy type-checks the
+    package there (``MYPYPATH=build/cython_include mypy -p hortus.search``)."""
     pkg = CYTHON_INCLUDE / "hortus"
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "__init__.pxd").write_text("")
-    for name in ("_ext", "games"):
+    links = {"__init__.py": ROOT / "src" / "hortus" / "__init__.py", "py.typed": ROOT / "src" / "hortus" / "py.typed"}
+    for package, folder in PACKAGE_DIRS.items():
+        if package.count(".") == 1:
+            links[package.split(".")[1]] = ROOT / folder
+    for name, target in links.items():
         link = pkg / name
         if link.is_symlink() or link.exists():
-            if link.resolve() == (ROOT / name).resolve():
+            if link.resolve() == target.resolve():
                 continue
             link.unlink()
-        os.symlink(os.path.relpath(ROOT / name, pkg), link)
+        os.symlink(os.path.relpath(target, pkg), link)
 
 
 def extensions() -> list[Extension]:
@@ -118,9 +124,9 @@ setup(
     package_data={
         "hortus": ["py.typed"],
         "hortus.v1": ["*.pyi", "py.typed"],
-        "hortus._ext": ["*.pxd"],
+        "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],
-        **{p: ["*.pxd", "*.toml"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
+        **{p: ["*.pxd", "*.pyi", "*.toml"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
         "hortus.search": ["py.typed"],
         "hortus.server": ["py.typed"],
         "hortus.clients": ["py.typed"],

@@ -159,31 +159,30 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
     )
 
 
+@dataclass
+class _Totals:
+    visits: int
+    win: list[float]
+    score: list[float]
+
+
 def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
-    merged: dict[int, dict[str, object]] = {}
+    """Root children merged over the threads' trees, most visited first."""
     n = state.num_players
+    merged: dict[int, _Totals] = {}
     for s in searches:
         for child in s.children(0):
-            entry = merged.setdefault(
-                child["action"], {"visits": 0, "win": [0.0] * n, "score": [0.0] * n}
-            )
-            entry["visits"] = int(entry["visits"]) + int(child["visits"])  # type: ignore[call-overload]
-            for key in ("win", "score"):
-                acc = entry[key]
-                assert isinstance(acc, list)
-                for i, v in enumerate(child[key]):
-                    acc[i] += v
+            acc = merged.setdefault(int(child["action"]), _Totals(0, [0.0] * n, [0.0] * n))
+            acc.visits += int(child["visits"])
+            for i in range(n):
+                acc.win[i] += float(child["win"][i])
+                acc.score[i] += float(child["score"][i])
     legal = state.legal_actions()
     moves: list[MoveInfo] = []
     for action in legal:
-        entry = merged.get(action)
-        visits = int(entry["visits"]) if entry else 0  # type: ignore[call-overload]
-        if visits == 0:
+        totals = merged.get(action)
+        if totals is None or totals.visits == 0:
             continue
-        assert entry is not None
-        win = entry["win"]
-        score = entry["score"]
-        assert isinstance(win, list) and isinstance(score, list)
         pv = _principal_variation(state, searches[0], action, seat)
         notation = []
         replay = state.clone()
@@ -194,9 +193,9 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
             MoveInfo(
                 action=action,
                 notation=notation[0],
-                visits=visits,
-                win_probability=win[seat] / visits,
-                expected_scores=tuple(v / visits for v in score),
+                visits=totals.visits,
+                win_probability=totals.win[seat] / totals.visits,
+                expected_scores=tuple(v / totals.visits for v in totals.score),
                 principal_variation=tuple(pv),
                 principal_variation_notation=tuple(notation),
             )
