@@ -332,7 +332,7 @@ def validate(d: dict[str, Any]) -> None:
     phase, placed = d["phase"], d["placed"]
     if phase > 20:
         raise InvalidPositionError("phase", "at most 20 phases")
-    if placed > 3 or (placed == 3 and stage != STAGE_RESOLVE):
+    if placed > 3 or (placed == 3 and stage != STAGE_RESOLVE) or (placed == 0 and stage == STAGE_RESOLVE):
         raise InvalidPositionError("placed", "out of range for the stage")
     if d["closure_rule"] >= len(CLOSURE_RULES):
         raise InvalidPositionError("closure_rule", "unknown option value")
@@ -451,9 +451,6 @@ def validate(d: dict[str, Any]) -> None:
         turns = 3 * phase + placed - (1 if stage == STAGE_RESOLVE else 0)
         if d["turn_player"] != d["first_player"] ^ (turns & 1):
             raise InvalidPositionError("turn_player", "turns strictly alternate (K-P2)")
-    for p in range(2):
-        for t in d["queue"][p][1:]:
-            pass
     # Seat-only counts: a seat's side tiles + machine + queue fit the layout.
     for p in range(2):
         if len(d["machines"][p]) + len(d["queue"][p]) > 40:
