@@ -15,6 +15,9 @@ class Search:
         exploration: float = ...,
         margin_weight: float = ...,
         margin_scale: float = ...,
+        paranoid: bool = ...,
+        widening_c: float = ...,
+        widening_alpha: float = ...,
     ) -> int: ...
     @property
     def node_count(self) -> int: ...

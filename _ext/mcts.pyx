@@ -17,7 +17,7 @@ search keeps iterating without expanding (it truncates, it does not fail).
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
-from libc.math cimport sqrt, log, tanh
+from libc.math cimport sqrt, log, tanh, pow
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
@@ -36,6 +36,7 @@ ctypedef struct Node:
     double reward[MAX_PLAYERS]   # sum of search rewards per seat
     double win[MAX_PLAYERS]      # sum of win shares per seat
     double score[MAX_PLAYERS]    # sum of final points per seat
+    double mover_sq              # sum of the squared reward of `mover` (value spread)
 
 
 cdef double _now() noexcept nogil:
@@ -78,6 +79,13 @@ cdef class Search:
     cdef int observer
     cdef int players
     cdef int cancelled
+    # Parameters of the current run() (see run's docstring).
+    cdef double exploration
+    cdef double margin_weight
+    cdef double margin_scale
+    cdef bint paranoid
+    cdef double widening_c
+    cdef double widening_alpha
     cdef public long iterations_done
     cdef public bint truncated
 
@@ -116,6 +124,12 @@ cdef class Search:
         self.cancelled = 0
         self.iterations_done = 0
         self.truncated = False
+        self.exploration = 0.7
+        self.margin_weight = 0.1
+        self.margin_scale = 10.0
+        self.paranoid = False
+        self.widening_c = 0.0
+        self.widening_alpha = 0.5
 
     def __dealloc__(self):
         free(self.root)
@@ -155,13 +169,14 @@ cdef class Search:
         self.nodes[parent].first_child = c
         return c
 
-    cdef void _iterate(self, Rng* rng, double exploration, double margin_weight,
-                       double margin_scale) noexcept nogil:
+    cdef void _iterate(self, Rng* rng) noexcept nogil:
         cdef GameKernel* k = self.kernel
         cdef uint8_t* s = self.work
         cdef int32_t node = 0, child, best, chosen
-        cdef int p, n, i, untried, pick, j, steps = 0
-        cdef double ucb, best_ucb, log_avail
+        cdef int p, n, i, untried, pick, j, steps = 0, n_children
+        cdef double ucb, best_ucb, q
+        cdef double exploration = self.exploration
+        cdef int obs = self.observer
         cdef Node* c
         cdef bint expanded = False
         cdef double[MAX_PLAYERS] win
@@ -188,24 +203,36 @@ cdef class Search:
             for i in range(n):
                 self.legal_stamp[self.legal[i]] = self.stamp
             untried = n
+            n_children = 0
             best = -1
             best_ucb = -1e300
             child = self.nodes[node].first_child
             while child != -1:
                 c = &self.nodes[child]
+                n_children += 1
                 if self.legal_stamp[c.action] == self.stamp:
                     c.availability += 1
                     self.seen_stamp[c.action] = self.stamp
                     untried -= 1
                     if c.visits > 0:
-                        ucb = (c.reward[p] / c.visits
-                               + exploration * sqrt(log(<double>c.availability) / c.visits))
+                        if self.paranoid and p != obs:
+                            # Paranoid: every opponent plays to minimise the searcher's reward.
+                            q = -c.reward[obs] / c.visits
+                        else:
+                            q = c.reward[p] / c.visits
+                        ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
                     else:
                         ucb = 1e300
                     if ucb > best_ucb:
                         best_ucb = ucb
                         best = child
                 child = c.next_sibling
+            if (untried > 0 and best != -1 and self.widening_c > 0.0
+                    and n_children >= self.widening_c * pow(self.nodes[node].visits + 1.0,
+                                                            self.widening_alpha)):
+                # Progressive widening: a node with many options grows its children with
+                # its visits (C * visits^alpha) instead of trying every option once first.
+                untried = 0
             if untried > 0:
                 # Expand one untried legal action, chosen uniformly.
                 pick = rng_below(rng, untried)
@@ -258,7 +285,7 @@ cdef class Search:
                     best_other = pts[j]
             if self.players == 1:
                 best_other = 0.0
-            reward[i] = win[i] + margin_weight * tanh((pts[i] - best_other) / margin_scale)
+            reward[i] = win[i] + self.margin_weight * tanh((pts[i] - best_other) / self.margin_scale)
 
         # Backup along the path, root included.
         while node != -1:
@@ -268,19 +295,31 @@ cdef class Search:
                 c.reward[i] += reward[i]
                 c.win[i] += win[i]
                 c.score[i] += pts[i]
+            if c.mover >= 0:
+                c.mover_sq += reward[c.mover] * reward[c.mover]
             node = c.parent
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
-            double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0):
+            double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
+            bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
-        iteration budget is deterministic.
+        iteration budget is deterministic. exploration: UCT constant. margin_weight and
+        margin_scale: the reward's score-margin term. paranoid: opponents minimise the
+        searching seat's reward instead of maximising their own (max^n). widening_c > 0 turns
+        on progressive widening with at most widening_c * visits^widening_alpha children.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
         if margin_scale <= 0.0:
             raise ValueError("margin_scale must be > 0")
+        self.exploration = exploration
+        self.margin_weight = margin_weight
+        self.margin_scale = margin_scale
+        self.paranoid = paranoid
+        self.widening_c = widening_c
+        self.widening_alpha = widening_alpha
         cdef Rng rng
         cdef long done = 0
         cdef double deadline = 0.0
@@ -294,7 +333,7 @@ cdef class Search:
                 # Checking the clock every few iterations keeps its cost invisible.
                 if time_ms > 0.0 and (done & 7) == 0 and _now() >= deadline:
                     break
-                self._iterate(&rng, exploration, margin_weight, margin_scale)
+                self._iterate(&rng)
                 done += 1
         self.iterations_done += done
         return done
@@ -326,6 +365,7 @@ cdef class Search:
                 "reward": [c.reward[i] for i in range(self.players)],
                 "win": [c.win[i] for i in range(self.players)],
                 "score": [c.score[i] for i in range(self.players)],
+                "mover_sq": c.mover_sq,
             })
             child = c.next_sibling
         return out

@@ -101,6 +101,11 @@ class Game(ABC):
         others = [v for i, v in enumerate(scores) if i != seat]
         return scores[seat] - (max(others) if others else 0.0)
 
+    def action_effects(self, state: "State", action: int) -> list[str]:
+        """Visible, immediate effects of a legal action, in a few words each (for hint
+        reasons): e.g. 'frees your red gear'. Default: none."""
+        return []
+
     def variant_code(self, variant: str | None) -> int:
         if variant is None:
             return 0

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL, State
@@ -30,6 +31,12 @@ class Limits:
     threads: int = 1
     exploration: float = 0.7
     max_nodes: int = 1_000_000
+    paranoid: bool = False
+    """Opponents minimise the searching seat's reward (hardest opponents) instead of max^n."""
+    widening: float = 0.0
+    """Progressive widening: > 0 allows at most ``widening * visits**widening_alpha``
+    children per node (for decisions with very many options); 0 = off."""
+    widening_alpha: float = 0.5
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.time_ms is None:
@@ -44,6 +51,8 @@ class Limits:
             raise ValueError("max_nodes must be >= 1")
         if self.exploration < 0:
             raise ValueError("exploration must be >= 0")
+        if self.widening < 0 or not 0 < self.widening_alpha <= 1:
+            raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,13 @@ class MoveInfo:
     """This move and the most visited continuation to the end of the mover's turn."""
     principal_variation_notation: tuple[str, ...] = field(default=())
     """The principal variation in notation."""
+    value_spread: float = 0.0
+    """Standard deviation of the mover's search reward (a win share plus the small margin
+    term) over the iterations through this move, i.e. over simulated futures (draws, hidden
+    information resampled, playouts). About sqrt(p(1-p)) for a win probability p; lower when
+    the result is settled whatever comes."""
+    reason: str = ""
+    """A short explanation built from the measured statistics (and the move's visible effect)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,9 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
             time_ms=limits.time_ms or 0.0,
             seed=seeds[i],
             exploration=limits.exploration,
+            paranoid=limits.paranoid,
+            widening_c=limits.widening,
+            widening_alpha=limits.widening_alpha,
         )
 
     if limits.threads == 1:
@@ -164,6 +183,8 @@ class _Totals:
     visits: int
     win: list[float]
     score: list[float]
+    reward_sq: float = 0.0
+    reward: float = 0.0
 
 
 def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
@@ -174,6 +195,8 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
         for child in s.children(0):
             acc = merged.setdefault(int(child["action"]), _Totals(0, [0.0] * n, [0.0] * n))
             acc.visits += int(child["visits"])
+            acc.reward_sq += float(child["mover_sq"])
+            acc.reward += float(child["reward"][seat])
             for i in range(n):
                 acc.win[i] += float(child["win"][i])
                 acc.score[i] += float(child["score"][i])
@@ -189,6 +212,8 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
         for a in pv:
             notation.append(replay.action_to_string(a))
             replay.apply(a)
+        mean = totals.reward / totals.visits
+        spread = math.sqrt(max(0.0, totals.reward_sq / totals.visits - mean * mean))
         moves.append(
             MoveInfo(
                 action=action,
@@ -198,9 +223,11 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
                 expected_scores=tuple(v / totals.visits for v in totals.score),
                 principal_variation=tuple(pv),
                 principal_variation_notation=tuple(notation),
+                value_spread=spread,
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
+    moves = [replace(m, reason=_reason(state, m, moves, seat)) for m in moves]
     if not moves:  # no iteration completed (cancelled at once): report the legal moves unvisited
         moves = [
             MoveInfo(action=a, notation=state.action_to_string(a), visits=0, win_probability=0.0,
@@ -209,6 +236,25 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
             for a in legal
         ]
     return moves
+
+
+def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> str:
+    """A short, templated explanation from measured statistics only."""
+    parts: list[str] = []
+    others = [m for m in ranked if m.action != move.action]
+    if others:
+        reference = others[0]  # the best alternative (the next best for the top move)
+        points = move.expected_scores[seat] - reference.expected_scores[seat]
+        chance = move.win_probability - reference.win_probability
+        label = "the next best" if move is ranked[0] else "the best move"
+        if abs(points) >= 0.05:
+            parts.append(f"{points:+.1f} expected points vs {label}")
+        if abs(chance) >= 0.005:
+            parts.append(f"{chance * 100:+.0f}% win chance vs {label}")
+    else:
+        parts.append("the only move")
+    parts.extend(state.game.action_effects(state, move.action))
+    return "; ".join(parts) if parts else "as good as the alternatives"
 
 
 def _principal_variation(state: State, search: Search, action: int, seat: int) -> list[int]:

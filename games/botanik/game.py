@@ -267,6 +267,30 @@ class BotanikGame(Game):
                      "V vegetable, digit = flowers, SRC = Source; x grows right, y grows down.")
         return "\n".join(lines)
 
+    def action_effects(self, state: State, action: int) -> list[str]:
+        """What a decision visibly does now: frees, exchanges, removal, points."""
+        seat = state.current_player
+        if seat < 0:
+            return []
+        before = core_dict(state)
+        scores_before = state.scores()
+        after_state = state.clone()
+        after_state.apply(action)
+        after = core_dict(after_state)
+        effects = []
+        for p in range(2):
+            freed = [t for t in before["side"][p] if t != EMPTY and t not in after["side"][p]]
+            for t in freed:
+                whose = "your" if p == seat else "the opponent's"
+                effects.append(f"frees {whose} {tile_name(t)}")
+        removed = [t for t in range(N_COLOURED) if after["status"][t] == AT_REMOVED and before["status"][t] != AT_REMOVED]
+        for t in removed:
+            effects.append(f"{tile_name(t)} cannot be built and leaves the game")
+        gain = after_state.scores()[seat] - scores_before[seat]
+        if gain:
+            effects.append(f"{gain:+.0f} points in your machine now")
+        return effects
+
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: current points (K-SC on the machine as it stands) minus the opponent's."""
         scores = state.scores()
