@@ -127,7 +127,7 @@ setup(
         "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],
         **{p: ["*.pxd", "*.pyi", "*.toml"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
-        "hortus.search": ["py.typed"],
+        "hortus.search": ["py.typed", "*.json"],
         "hortus.server": ["py.typed"],
         "hortus.clients": ["py.typed"],
     },

@@ -72,8 +72,12 @@ class MctsBot:
 
 
 def make_bot(spec: str, seed: int = 0) -> Bot:
-    """``random``, ``greedy``, ``mcts`` or ``mcts:ITERATIONS``."""
+    """``random``, ``greedy``, ``mcts``, ``mcts:ITERATIONS`` or ``level:1..8``."""
     kind, _, arg = spec.partition(":")
+    if kind == "level":
+        from hortus.search.levels import LevelBot
+
+        return LevelBot(int(arg) if arg else 4, seed)
     if kind == "random":
         return RandomBot(seed)
     if kind == "greedy":
@@ -81,4 +85,4 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     if kind == "mcts":
         iterations = int(arg) if arg else 2000
         return MctsBot(Limits(iterations=iterations), seed)
-    raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts or mcts:ITERATIONS")
+    raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS or level:N")

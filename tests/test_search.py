@@ -141,3 +141,37 @@ def test_mcts_beats_random_smoke() -> None:
         bots[seat] = "mcts:300"
         wins += play("botanik", bots, seed)[seat]
     assert wins >= 5
+
+
+def test_difficulty_levels_are_geometric_and_playable() -> None:
+    from hortus.search.levels import LEVELS, LevelBot, choose, get_level
+
+    budgets = [LEVELS[i].iterations for i in range(1, 9)]
+    assert all(b2 == 2 * b1 for b1, b2 in zip(budgets, budgets[1:]))
+    with pytest.raises(ValueError):
+        get_level(9)
+    state = midgame("botanik", 6)
+    bot = LevelBot(1, seed=3)
+    assert bot.choose(state) in state.legal_actions()
+    analysis = analyze(state, Limits(iterations=400, seed=1))
+    rng = random.Random(0)
+    assert choose(analysis, 0.0, rng) is analysis.best
+    picks = {choose(analysis, 1.0, rng).action for _ in range(200)}
+    assert len(picks) > 1  # a warm level sometimes plays another move
+
+
+def test_paranoid_and_widening_run() -> None:
+    state = midgame("botanik", 7)
+    a = analyze(state, Limits(iterations=500, seed=1, paranoid=True))
+    b = analyze(state, Limits(iterations=500, seed=1, widening=2.0))
+    assert a.iterations == b.iterations == 500
+    assert len(b.moves) <= len(state.legal_actions())
+
+
+def test_hint_reasons_come_from_statistics() -> None:
+    state = midgame("botanik", 8)
+    a = analyze(state, Limits(iterations=800, seed=2))
+    assert all(m.reason for m in a.moves)
+    if len(a.moves) > 1:
+        assert "next best" in a.moves[0].reason or "frees" in a.moves[0].reason or "points" in a.moves[0].reason
+    assert all(0.0 <= m.value_spread <= 1.2 for m in a.moves)

@@ -1,0 +1,90 @@
+"""Difficulty levels 1-8 for AI opponents: geometrically spaced search budgets, plus a
+temperature on the final choice for the weakest levels (they sometimes play a less visited
+move, as a beginner would). Hint strength is independent of these levels.
+
+The Elo of each level, per game, is measured by ``bench/strength.py --levels`` (round robins
+of ``hortus arena``) and stored in ``levels_elo.json`` beside this file.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from hortus.games import State
+from hortus.search.analysis import Analysis, Limits, MoveInfo, analyze
+
+ELO_FILE = Path(__file__).with_name("levels_elo.json")
+
+
+@dataclass(frozen=True)
+class Level:
+    level: int
+    name: str
+    iterations: int
+    """ISMCTS iterations per decision (one thread)."""
+    temperature: float
+    """0 plays the most visited move; T > 0 draws a move with probability ~ visits**(1/T)."""
+
+
+LEVELS: dict[int, Level] = {
+    1: Level(1, "beginner", 32, 1.0),
+    2: Level(2, "novice", 64, 0.5),
+    3: Level(3, "casual", 128, 0.25),
+    4: Level(4, "club", 256, 0.0),
+    5: Level(5, "strong", 512, 0.0),
+    6: Level(6, "expert", 1024, 0.0),
+    7: Level(7, "master", 2048, 0.0),
+    8: Level(8, "strongest", 4096, 0.0),
+}
+
+
+def get_level(level: int) -> Level:
+    if level not in LEVELS:
+        raise ValueError(f"difficulty level must be 1..{len(LEVELS)}, not {level}")
+    return LEVELS[level]
+
+
+def level_limits(level: int, seed: int = 0, threads: int = 1) -> Limits:
+    return Limits(iterations=get_level(level).iterations, seed=seed, threads=threads)
+
+
+def choose(analysis: Analysis, temperature: float, rng: random.Random) -> MoveInfo:
+    """The move a level plays from an analysis: the most visited one at temperature 0."""
+    if temperature <= 0 or len(analysis.moves) == 1:
+        return analysis.best
+    weights = [max(m.visits, 1) ** (1.0 / temperature) for m in analysis.moves]
+    return rng.choices(analysis.moves, weights)[0]
+
+
+def play_level(state: State, level: int, seed: int = 0) -> tuple[MoveInfo, Analysis]:
+    """Search at a level's budget and pick with its temperature (seeded)."""
+    spec = get_level(level)
+    analysis = analyze(state, level_limits(level, seed))
+    return choose(analysis, spec.temperature, random.Random(seed)), analysis
+
+
+class LevelBot:
+    """A bot playing at a difficulty level."""
+
+    def __init__(self, level: int, seed: int = 0) -> None:
+        self.level = get_level(level)
+        self.name = f"level{level}"
+        self._rng = random.Random(seed)
+
+    def choose(self, state: State) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        limits = replace(level_limits(self.level.level), seed=self._rng.getrandbits(63))
+        return choose(analyze(state, limits), self.level.temperature, self._rng).action
+
+
+def elo_table() -> dict[str, dict[str, float]]:
+    """Measured Elo per game and level ({game: {"1": elo, ...}}), {} if not measured yet."""
+    if not ELO_FILE.exists():
+        return {}
+    data: dict[str, dict[str, float]] = json.loads(ELO_FILE.read_text())
+    return data
