@@ -82,3 +82,53 @@ def test_arbitrary_bytes(name: str, junk: bytes) -> None:
         games.get(name).decode(junk)
     except games.InvalidPositionError:
         pass
+
+
+JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-300, 300), st.text(max_size=5),
+    st.lists(st.integers(-2, 300), max_size=70), st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+)
+
+
+@pytest.mark.parametrize("name", games.names())
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_mutated_views_are_valid_or_named_errors(name: str, data: st.DataObject) -> None:
+    """A view with one field replaced by junk: a valid state or InvalidPositionError, nothing else."""
+    game = games.get(name)
+    state = game.new_game(players=game.min_players, seed=data.draw(st.integers(0, 5)))
+    view = state.view(state.current_player)
+    key = data.draw(st.sampled_from(sorted(view)))
+    view[key] = data.draw(JUNK)
+    try:
+        rebuilt = game.from_view(view, seed=1)
+    except games.InvalidPositionError as e:
+        assert e.field
+        return
+    rebuilt.legal_actions()
+
+
+@pytest.mark.parametrize("name", games.names())
+@settings(max_examples=200, deadline=None)
+@given(junk=st.dictionaries(st.text(max_size=8), JUNK, max_size=8))
+def test_arbitrary_views(name: str, junk: dict[str, object]) -> None:
+    try:
+        games.get(name).from_view(junk, seed=0)
+    except games.InvalidPositionError:
+        pass
+
+
+@pytest.mark.parametrize("name", games.names())
+@settings(max_examples=300, deadline=None)
+@given(action=st.integers(-(2**40), 2**40), text=st.text(max_size=40))
+def test_arbitrary_actions_and_notation(name: str, action: int, text: str) -> None:
+    game = games.get(name)
+    state = game.new_game(players=game.min_players, seed=1)
+    try:
+        state.clone().apply(action)
+    except games.IllegalActionError:
+        pass
+    try:
+        state.parse_action(text)
+    except games.IllegalActionError:
+        pass
