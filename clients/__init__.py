@@ -1,1 +1,69 @@
-"""placeholder"""
+"""Thin clients of the hortus advisor service and the ``hortus`` command line.
+
+Imports only grpc, protobuf, ``hortus.v1`` and the standard library: a frontend can use it
+without the engine installed or loaded.
+
+```python
+from hortus.clients import AdvisorClient
+with AdvisorClient("127.0.0.1:50051", timeout=10) as client:
+    info = client.new_game("botanik", seed=1)
+    print(client.suggest_move(info.position, iterations=2000).action)
+```
+"""
+
+from __future__ import annotations
+
+from hortus.clients.client import DEFAULT_TARGET, ActionLike, AdvisorClient, AsyncAdvisorClient
+from hortus.clients.errors import (
+    AdvisorError,
+    DeadlineExceededError,
+    FieldViolation,
+    InvalidArgumentError,
+    QuotaViolation,
+    ResourceExhaustedError,
+    UnavailableError,
+    error_from_rpc,
+)
+from hortus.clients.types import (
+    CHANCE,
+    TERMINAL,
+    Action,
+    Analysis,
+    ChanceOutcome,
+    GameInfo,
+    LegalActions,
+    MoveHint,
+    Position,
+    PositionInfo,
+    RuleOption,
+    Suggestion,
+    VersionInfo,
+)
+
+__all__ = [
+    "CHANCE",
+    "DEFAULT_TARGET",
+    "TERMINAL",
+    "Action",
+    "ActionLike",
+    "AdvisorClient",
+    "AdvisorError",
+    "Analysis",
+    "AsyncAdvisorClient",
+    "ChanceOutcome",
+    "DeadlineExceededError",
+    "FieldViolation",
+    "GameInfo",
+    "InvalidArgumentError",
+    "LegalActions",
+    "MoveHint",
+    "Position",
+    "PositionInfo",
+    "QuotaViolation",
+    "ResourceExhaustedError",
+    "RuleOption",
+    "Suggestion",
+    "UnavailableError",
+    "VersionInfo",
+    "error_from_rpc",
+]

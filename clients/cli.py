@@ -1,0 +1,583 @@
+"""The ``hortus`` command line: a real frontend of the advisor service.
+
+``play``, ``suggest``, ``hints`` and ``games`` talk gRPC to ``--target``, or to an embedded
+server started on a free local port when no target is given; ``serve`` and ``arena`` import the
+engine lazily, so importing this module stays thin (grpc, protobuf, ``hortus.v1``, stdlib).
+
+    hortus serve [--address 127.0.0.1:50051] [--max-iterations N ...]
+    hortus play botanik [--players 2] [--seat 0] [--seed N] [--iterations N | --time-ms MS]
+    hortus suggest --game botanik --seed 1 [--json]
+    hortus hints --game botanik --position-hex 4852... [--max-moves 5] [--json]
+    hortus arena --game botanik --bots mcts:200 random --games 20 --seed 1 [--jobs 2] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import string
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from hortus.clients.client import AdvisorClient
+from hortus.clients.errors import AdvisorError, InvalidArgumentError
+from hortus.clients.types import Action, Analysis, LegalActions, Position, PositionInfo
+
+if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
+    from hortus.search.arena import MatchResult
+
+__all__ = ["build_parser", "main"]
+
+QUIT_WORDS = frozenset({"q", "quit", "exit"})
+HINT_WORDS = frozenset({"?", "hint", "hints"})
+
+
+class CliError(Exception):
+    """A usage problem found after parsing (bad file, bad option...): exit status 2."""
+
+
+# --- output helpers --------------------------------------------------------------------------
+def _out() -> TextIO:
+    return sys.stdout
+
+
+def _say(*parts: object) -> None:
+    print(*parts, file=_out(), flush=True)
+
+
+def _read_line(prompt: str) -> str | None:
+    """One line of standard input (read line by line, so a pipe can drive a game), or None at
+    end of input."""
+    out = _out()
+    out.write(prompt)
+    out.flush()
+    line = sys.stdin.readline()
+    if not line:
+        out.write("\n")
+        return None
+    return line.strip()
+
+
+def _pct(value: float) -> str:
+    return f"{100.0 * value:.1f}%"
+
+
+def _scores(values: Sequence[float]) -> str:
+    return " / ".join(f"{v:.1f}" for v in values)
+
+
+def _json(data: Any) -> None:
+    _say(json.dumps(data, indent=2, sort_keys=False))
+
+
+def _normalize(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+# --- connection ------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _advisor(target: str | None, timeout: float | None) -> Iterator[AdvisorClient]:
+    """A client of `target`, or of an embedded server on a free local port."""
+    if target:
+        with AdvisorClient(target, timeout) as client:
+            yield client
+        return
+    from hortus.server import create_server  # lazy: the engine loads only when embedded
+
+    server, port = create_server("127.0.0.1:0")
+    try:
+        with AdvisorClient(f"127.0.0.1:{port}", timeout) as client:
+            yield client
+    finally:
+        server.stop(None)
+
+
+def _parse_options(items: Sequence[str] | None) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--option expects NAME=VALUE, not {item!r}")
+        options[name.strip()] = value.strip()
+    return options
+
+
+# --- play ------------------------------------------------------------------------------------
+def _draw(rng: random.Random, legal: LegalActions) -> Action:
+    """A chance outcome drawn with its probability."""
+    outcomes = legal.chance_outcomes
+    total = sum(o.probability for o in outcomes)
+    r = rng.random() * total
+    for outcome in outcomes:
+        r -= outcome.probability
+        if r < 0:
+            return outcome.action
+    return outcomes[-1].action
+
+
+def _match(text: str, actions: Sequence[Action]) -> Action | None:
+    """The action a typed line picks: a 1-based number or a notation."""
+    if text.isdigit():
+        n = int(text)
+        return actions[n - 1] if 1 <= n <= len(actions) else None
+    wanted = _normalize(text)
+    for action in actions:
+        if _normalize(action.notation) == wanted:
+            return action
+    return None
+
+
+def _print_actions(actions: Sequence[Action]) -> None:
+    width = len(str(len(actions)))
+    for i, action in enumerate(actions, 1):
+        _say(f"  {i:>{width}}. {action.notation}")
+
+
+def _hints_table(analysis: Analysis) -> list[str]:
+    """The ranked moves as text rows: #, move, visits, win %, expected scores, PV."""
+    headers = ["#", "move", "visits", "win %", "exp. scores", "principal variation"]
+    rows = []
+    for i, m in enumerate(analysis.moves, 1):
+        rows.append(
+            [
+                str(i),
+                m.notation,
+                str(m.visits),
+                f"{100.0 * m.win_probability:.1f}",
+                _scores(m.expected_scores),
+                " -> ".join(a.notation for a in m.principal_variation),
+            ]
+        )
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    right = {0, 2, 3}
+
+    def fmt(row: Sequence[str]) -> str:
+        cells = [cell.rjust(widths[c]) if c in right else cell.ljust(widths[c]) for c, cell in enumerate(row)]
+        return "  ".join(cells).rstrip()
+
+    return [fmt(headers), *(fmt(r) for r in rows)]
+
+
+def _analysis_summary(analysis: Analysis) -> str:
+    flag = " (partial)" if analysis.partial else ""
+    return f"{analysis.iterations} iterations in {analysis.elapsed_ms:.0f} ms, {analysis.nodes} nodes{flag}"
+
+
+def _final(info: PositionInfo, labels: Sequence[str]) -> None:
+    _say("Game over.")
+    _say("Final scores:")
+    for seat, score in enumerate(info.scores):
+        _say(f"  seat {seat} ({labels[seat]}): {score:g}")
+    if info.returns:
+        best = max(info.returns)
+        winners = [s for s, v in enumerate(info.returns) if v == best and v > 0]
+        if len(winners) == 1:
+            _say(f"Winner: seat {winners[0]} ({labels[winners[0]]})")
+        elif winners:
+            _say("Tie between " + ", ".join(f"seat {s} ({labels[s]})" for s in winners))
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    options = _parse_options(args.option)
+    seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
+    rng = random.Random(seed)
+    with _advisor(args.target, args.timeout) as client:
+        info = client.new_game(args.game, args.players, seed=seed, variant=args.variant, options=options)
+        seats = len(info.scores)
+        if not 0 <= args.seat < seats:
+            raise CliError(f"--seat must be in 0..{seats - 1}")
+        labels = ["you" if s == args.seat else "AI" for s in range(seats)]
+        _say(f"hortus: {args.game}, {seats} players, you are seat {args.seat}, seed {seed}")
+        _say("Type a number or an action's notation; '?' for hints, 'quit' to leave.")
+        _say(info.rendered)
+        position = info.position
+        while True:
+            legal = client.legal_actions(position)
+            if legal.terminal:
+                break
+            if legal.is_chance:
+                outcome = _choose_chance(legal, rng, args.manual_chance)
+                if outcome is None:
+                    _say("Bye.")
+                    return 0
+                _say(f"Chance: {outcome.notation}")
+                action = outcome
+            else:
+                seat = legal.current_player
+                who = f"seat {seat} ({labels[seat]})"
+                if len(legal.actions) == 1:
+                    action = legal.actions[0]
+                    _say(f"{who} has exactly one legal action: {action.notation} (played automatically)")
+                elif seat == args.seat:
+                    chosen = _ask_human(client, position, legal, args)
+                    if chosen is None:
+                        _say("Bye.")
+                        return 0
+                    action = chosen
+                    _say(f"You play: {action.notation}")
+                else:
+                    suggestion = client.suggest_move(
+                        position,
+                        iterations=args.iterations,
+                        time_ms=args.time_ms,
+                        seed=rng.getrandbits(63),
+                        threads=args.threads,
+                    )
+                    action = suggestion.action
+                    best = suggestion.analysis.best
+                    _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
+            info = client.apply_actions(position, [action.id])
+            position = info.position
+            _say(info.rendered)
+        _final(info, labels)
+    return 0
+
+
+def _choose_chance(legal: LegalActions, rng: random.Random, manual: bool) -> Action | None:
+    if not manual:
+        return _draw(rng, legal)
+    outcomes = [o.action for o in legal.chance_outcomes]
+    _say("Chance outcomes:")
+    width = len(str(len(outcomes)))
+    for i, o in enumerate(legal.chance_outcomes, 1):
+        _say(f"  {i:>{width}}. {o.action.notation}  ({_pct(o.probability)})")
+    while True:
+        line = _read_line("outcome (number or notation, empty = draw at random)> ")
+        if line is None or line.lower() in QUIT_WORDS:
+            return None
+        if not line:
+            return _draw(rng, legal)
+        picked = _match(line, outcomes)
+        if picked is not None:
+            return picked
+        _say(f"not an outcome: type 1-{len(outcomes)} or a notation")
+
+
+def _ask_human(
+    client: AdvisorClient, position: Position, legal: LegalActions, args: argparse.Namespace
+) -> Action | None:
+    _say(f"Your move (seat {legal.current_player}):")
+    _print_actions(legal.actions)
+    while True:
+        line = _read_line("> ")
+        if line is None or line.lower() in QUIT_WORDS:
+            return None
+        if not line:
+            continue
+        if line.lower() in HINT_WORDS:
+            analysis = client.rank_moves(
+                position, iterations=args.iterations, time_ms=args.time_ms, threads=args.threads, max_moves=5
+            )
+            for row in _hints_table(analysis):
+                _say(row)
+            continue
+        picked = _match(line, legal.actions)
+        if picked is not None:
+            return picked
+        _say(f"not a legal action: type 1-{len(legal.actions)}, a notation, '?' for hints or 'quit'")
+
+
+# --- suggest / hints -------------------------------------------------------------------------
+def _read_position(args: argparse.Namespace, client: AdvisorClient) -> PositionInfo:
+    """The position of a suggest/hints command, with its rendering."""
+    if args.position_file is not None:
+        try:
+            data = Path(args.position_file).read_bytes()
+        except OSError as exc:
+            raise CliError(f"cannot read {args.position_file}: {exc.strerror or exc}") from exc
+        text = data.strip()
+        if text and all(chr(b) in string.hexdigits or chr(b).isspace() for b in text):
+            data = bytes.fromhex(text.decode("ascii"))  # a file of hex text
+        return client.apply_actions(Position(args.game, data), [])
+    if args.position_hex is not None:
+        try:
+            position = Position.from_hex(args.game, args.position_hex)
+        except ValueError as exc:
+            raise CliError(f"--position-hex is not hexadecimal: {exc}") from exc
+        return client.apply_actions(position, [])
+    seed = args.seed if args.seed is not None else 0
+    options = _parse_options(args.option)
+    return client.new_game(args.game, args.players, seed=seed, variant=args.variant, options=options)
+
+
+def _cmd_suggest(args: argparse.Namespace) -> int:
+    with _advisor(args.target, args.timeout) as client:
+        info = _read_position(args, client)
+        suggestion = client.suggest_move(
+            info.position,
+            iterations=args.iterations,
+            time_ms=args.time_ms,
+            seed=args.search_seed,
+            threads=args.threads,
+        )
+    if args.json:
+        _json({"game": args.game, "position": info.position.hex(), **suggestion.to_dict()})
+        return 0
+    best = suggestion.analysis.best
+    _say(info.rendered)
+    _say(f"Seat {suggestion.analysis.seat} to move. Suggested: {suggestion.action.notation} (action {suggestion.action.id})")
+    if len(suggestion.turn) > 1:
+        _say("Whole turn: " + " -> ".join(a.notation for a in suggestion.turn))
+    _say(f"Win probability {_pct(best.win_probability)}, expected scores {_scores(best.expected_scores)}")
+    _say(_analysis_summary(suggestion.analysis))
+    return 0
+
+
+def _cmd_hints(args: argparse.Namespace) -> int:
+    with _advisor(args.target, args.timeout) as client:
+        info = _read_position(args, client)
+        analysis = client.rank_moves(
+            info.position,
+            iterations=args.iterations,
+            time_ms=args.time_ms,
+            seed=args.search_seed,
+            threads=args.threads,
+            max_moves=args.max_moves,
+        )
+    if args.json:
+        _json({"game": args.game, "position": info.position.hex(), "analysis": analysis.to_dict()})
+        return 0
+    _say(info.rendered)
+    _say(f"Seat {analysis.seat} to move; win % is seat {analysis.seat}'s, expected scores are per seat.")
+    for row in _hints_table(analysis):
+        _say(row)
+    _say(_analysis_summary(analysis))
+    return 0
+
+
+def _cmd_games(args: argparse.Namespace) -> int:
+    with _advisor(args.target, args.timeout) as client:
+        found = client.list_games()
+    if args.json:
+        _json(
+            [
+                {
+                    "name": g.name,
+                    "min_players": g.min_players,
+                    "max_players": g.max_players,
+                    "variants": list(g.variants),
+                    "options": {o.name: {"default": o.default, "choices": list(o.choices)} for o in g.options},
+                    "num_distinct_actions": g.num_distinct_actions,
+                }
+                for g in found
+            ]
+        )
+        return 0
+    for g in found:
+        variants = f", variants: {', '.join(g.variants)}" if g.variants else ""
+        _say(f"{g.name}: {g.min_players}-{g.max_players} players{variants}")
+        for o in g.options:
+            _say(f"  option {o.name} = {o.default} (choices: {', '.join(o.choices)})")
+    return 0
+
+
+# --- serve -----------------------------------------------------------------------------------
+_CAPS = (
+    ("default_iterations", int, "iterations when a request gives no budget"),
+    ("max_iterations", int, "cap of SearchLimits.iterations"),
+    ("max_time_ms", float, "cap of SearchLimits.time_ms (ms)"),
+    ("max_threads", int, "cap of SearchLimits.threads"),
+    ("max_concurrent_searches", int, "searches at once; more are RESOURCE_EXHAUSTED"),
+    ("max_message_bytes", int, "largest message (bytes)"),
+    ("max_actions_per_request", int, "cap of ApplyActions actions"),
+    ("max_nodes", int, "tree nodes per search thread"),
+    ("deadline_margin_ms", float, "stop this long before a call's deadline (ms)"),
+    ("workers", int, "gRPC worker threads (0 = searches + 8)"),
+    ("grace_seconds", float, "shutdown grace period (s)"),
+)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from hortus.server import ServerConfig, serve  # lazy: the engine loads only here
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = {name: getattr(args, name) for name, _, _ in _CAPS if getattr(args, name) is not None}
+    try:
+        config = ServerConfig(**settings)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        return serve(args.address, config)
+    except OSError as exc:  # the address cannot be bound
+        raise CliError(str(exc)) from exc
+
+
+# --- arena -----------------------------------------------------------------------------------
+def _print_match(result: "MatchResult") -> None:
+    _say(f"{result.game}: {' vs '.join(result.bots)}, {result.games} games, {result.players} seats, seed {result.seed}")
+    headers = ["bot", "games", "wins", "draws", "losses", "score", "95% interval", "mean points"]
+    rows = [
+        [
+            s.label,
+            str(s.games),
+            str(s.wins),
+            str(s.draws),
+            str(s.losses),
+            _pct(s.score_rate),
+            f"[{_pct(s.interval[0])}, {_pct(s.interval[1])}]",
+            f"{s.mean_score:.2f}",
+        ]
+        for s in result.stats
+    ]
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    for row in [headers, *rows]:
+        cells = [row[0].ljust(widths[0])] + [cell.rjust(widths[c]) for c, cell in enumerate(row) if c]
+        _say("  ".join(cells))
+    rates = ", ".join(f"seat {s}: {_pct(v)}" for s, v in enumerate(result.seat_score_rates()))
+    _say(f"score rate by seat: {rates}")
+    _say("score = mean win share (a win counts 1, a k-way tie 1/k)")
+
+
+def _cmd_arena(args: argparse.Namespace) -> int:
+    from hortus.search.arena import play_match  # lazy: the engine loads only here
+
+    try:
+        result = play_match(
+            args.game,
+            args.bots,
+            args.games,
+            args.seed,
+            jobs=args.jobs,
+            players=args.players or None,
+            variant=args.variant,
+            options=_parse_options(args.option),
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        _json(result.to_dict())
+    else:
+        _print_match(result)
+    return 0
+
+
+# --- parser ----------------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not >= 0")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
+    return value
+
+
+def _add_connection(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", help="HOST:PORT of a hortus server (default: an embedded server on a free port)")
+    p.add_argument("--timeout", type=float, default=None, help="deadline of each call, in seconds")
+
+
+def _add_search(p: argparse.ArgumentParser) -> None:
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--iterations", type=_non_negative_int, default=0, help="search iterations (0 = server default)")
+    budget.add_argument("--time-ms", type=_non_negative_float, default=0.0, help="search time budget in milliseconds")
+    p.add_argument("--threads", type=_non_negative_int, default=0, help="root-parallel search threads (0 = 1)")
+
+
+def _add_game_setup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--players", type=_non_negative_int, default=0, help="number of seats (0 = the game's minimum)")
+    p.add_argument("--variant", default=None, help="game variant")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="rule option (repeatable)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hortus", description="AI opponent and move advisor for botany board games")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the gRPC advisor service")
+    p.add_argument("--address", default="127.0.0.1:50051", help="HOST:PORT to listen on (default %(default)s)")
+    for name, kind, text in _CAPS:
+        p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None, help=text)
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=_cmd_serve)
+
+    p = sub.add_parser("play", help="play a game against the AI in the terminal")
+    p.add_argument("game", help="game name (see 'hortus games')")
+    _add_game_setup(p)
+    p.add_argument("--seat", type=_non_negative_int, default=0, help="your seat (default 0)")
+    p.add_argument("--seed", type=_non_negative_int, default=None, help="seed of the setup, chance draws and AI")
+    p.add_argument("--manual-chance", action="store_true", help="type chance outcomes instead of drawing them")
+    _add_search(p)
+    _add_connection(p)
+    p.set_defaults(func=_cmd_play)
+
+    for name, func, text in (
+        ("suggest", _cmd_suggest, "the move (and whole turn) the AI would play"),
+        ("hints", _cmd_hints, "the ranked moves: visits, win %%, expected scores, principal variation"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--game", required=True, help="game name")
+        source = p.add_mutually_exclusive_group()
+        source.add_argument("--position-file", help="file holding a position's encoded bytes (raw or hex)")
+        source.add_argument("--position-hex", help="a position's encoded bytes in hex")
+        source.add_argument("--seed", type=_non_negative_int, default=None, help="a new game with this setup seed")
+        _add_game_setup(p)
+        _add_search(p)
+        p.add_argument("--search-seed", type=_non_negative_int, default=0, help="seed of the search (default 0)")
+        if name == "hints":
+            p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves to show (0 = all)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        _add_connection(p)
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("games", help="list the games the server plays")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_connection(p)
+    p.set_defaults(func=_cmd_games)
+
+    p = sub.add_parser("arena", help="play seeded games between bots (random, greedy, mcts, mcts:N)")
+    p.add_argument("--game", required=True, help="game name")
+    p.add_argument("--bots", nargs="+", required=True, metavar="BOT", help="bot specs, e.g. mcts:500 random")
+    p.add_argument("--games", type=_non_negative_int, default=10, help="number of games (default 10)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="match seed (default 0)")
+    p.add_argument("--jobs", type=_positive_int, default=1, help="games played at once (threads)")
+    _add_game_setup(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_arena)
+    return parser
+
+
+def _report(error: AdvisorError) -> None:
+    print(f"hortus: {error.code.name.lower()}: {error.message}", file=sys.stderr)
+    if isinstance(error, InvalidArgumentError):
+        for v in error.violations:
+            print(f"  {v.field}: {v.description}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 service error, 2 usage)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+        return status
+    except CliError as exc:
+        print(f"hortus: {exc}", file=sys.stderr)
+        return 2
+    except AdvisorError as exc:
+        _report(exc)
+        return 1
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

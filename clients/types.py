@@ -1,0 +1,295 @@
+"""What the clients return: frozen dataclasses, not protobuf messages.
+
+Units and perspective (the same as ``proto/hortus/v1/advisor.proto``):
+
+* seats are numbered from 0; ``current_player`` is a seat, ``CHANCE`` (-1) or ``TERMINAL`` (-4);
+* ``visits``: search iterations that went through a move (all threads);
+* ``win_probability``: mean win share of the seat to move (``Analysis.seat``), in [0, 1]
+  (a k-way tie counts 1/k);
+* ``expected_scores``: mean final points of every seat (index = seat), in the game's points;
+* ``scores``: points per seat now (final at the end); ``returns``: win share per seat at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hortus.v1 import advisor_pb2 as pb
+
+__all__ = [
+    "CHANCE",
+    "TERMINAL",
+    "Action",
+    "Analysis",
+    "ChanceOutcome",
+    "GameInfo",
+    "LegalActions",
+    "MoveHint",
+    "Position",
+    "PositionInfo",
+    "RuleOption",
+    "Suggestion",
+    "VersionInfo",
+]
+
+CHANCE = -1
+"""``current_player`` at a chance node."""
+TERMINAL = -4
+"""``current_player`` once the game is over."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """A position of one game: its registered name and its encoded bytes (opaque to clients)."""
+
+    game: str
+    encoded: bytes
+
+    def hex(self) -> str:
+        """The encoded bytes as hex text (e.g. for ``hortus suggest --position-hex``)."""
+        return self.encoded.hex()
+
+    @classmethod
+    def from_hex(cls, game: str, text: str) -> "Position":
+        return cls(game, bytes.fromhex("".join(text.split())))
+
+    def to_proto(self) -> pb.Position:
+        return pb.Position(game=self.game, encoded=self.encoded)
+
+    @classmethod
+    def from_proto(cls, msg: pb.Position) -> "Position":
+        return cls(msg.game, bytes(msg.encoded))
+
+
+@dataclass(frozen=True)
+class RuleOption:
+    """A rule option of a game, its default and allowed values."""
+
+    name: str
+    default: str
+    choices: tuple[str, ...]
+    doc: str
+
+    @classmethod
+    def from_proto(cls, msg: pb.RuleOption) -> "RuleOption":
+        return cls(msg.name, msg.default_value, tuple(msg.choices), msg.doc)
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """A game the server plays."""
+
+    name: str
+    min_players: int
+    max_players: int
+    variants: tuple[str, ...]
+    options: tuple[RuleOption, ...]
+    num_distinct_actions: int
+
+    @classmethod
+    def from_proto(cls, msg: pb.GameInfo) -> "GameInfo":
+        return cls(
+            name=msg.name,
+            min_players=msg.min_players,
+            max_players=msg.max_players,
+            variants=tuple(msg.variants),
+            options=tuple(RuleOption.from_proto(o) for o in msg.options),
+            num_distinct_actions=msg.num_distinct_actions,
+        )
+
+
+@dataclass(frozen=True)
+class Action:
+    """An action id and its notation (readable at the table)."""
+
+    id: int
+    notation: str
+
+    def __str__(self) -> str:
+        return self.notation
+
+    @classmethod
+    def from_proto(cls, msg: pb.Action) -> "Action":
+        return cls(msg.id, msg.notation)
+
+
+@dataclass(frozen=True)
+class ChanceOutcome:
+    """One outcome of a chance node and its probability, in (0, 1]."""
+
+    action: Action
+    probability: float
+
+    @classmethod
+    def from_proto(cls, msg: pb.ChanceOutcome) -> "ChanceOutcome":
+        return cls(Action.from_proto(msg.action), msg.probability)
+
+
+@dataclass(frozen=True)
+class LegalActions:
+    """What can happen next: decisions of ``current_player`` or, at a chance node, outcomes."""
+
+    current_player: int
+    actions: tuple[Action, ...]
+    chance_outcomes: tuple[ChanceOutcome, ...]
+    terminal: bool
+
+    @property
+    def is_chance(self) -> bool:
+        return self.current_player == CHANCE
+
+    @classmethod
+    def from_proto(cls, msg: pb.LegalActionsResponse) -> "LegalActions":
+        return cls(
+            current_player=msg.current_player,
+            actions=tuple(Action.from_proto(a) for a in msg.actions),
+            chance_outcomes=tuple(ChanceOutcome.from_proto(c) for c in msg.chance_outcomes),
+            terminal=msg.terminal,
+        )
+
+
+@dataclass(frozen=True)
+class PositionInfo:
+    """A position after a change, as a frontend shows it.
+
+    ``applied`` lists the actions ``apply_actions`` applied (empty after ``new_game``)."""
+
+    position: Position
+    current_player: int
+    terminal: bool
+    scores: tuple[float, ...]
+    returns: tuple[float, ...]
+    rendered: str
+    applied: tuple[Action, ...] = ()
+
+    @classmethod
+    def from_proto(cls, msg: pb.PositionInfo, applied: tuple[Action, ...] = ()) -> "PositionInfo":
+        return cls(
+            position=Position.from_proto(msg.position),
+            current_player=msg.current_player,
+            terminal=msg.terminal,
+            scores=tuple(msg.scores),
+            returns=tuple(msg.returns),
+            rendered=msg.rendered,
+            applied=applied,
+        )
+
+
+@dataclass(frozen=True)
+class MoveHint:
+    """One candidate decision at the root of a search, with its statistics."""
+
+    action: int
+    """The action id."""
+    notation: str
+    """The action's notation."""
+    visits: int
+    """Search iterations through this move."""
+    win_probability: float
+    """Mean win share of the seat to move after this move, in [0, 1]."""
+    expected_scores: tuple[float, ...]
+    """Mean final points per seat (index = seat)."""
+    principal_variation: tuple[Action, ...] = field(default=())
+    """This move, then the most visited continuation by the same seat (to the end of its turn)."""
+
+    @classmethod
+    def from_proto(cls, msg: pb.MoveAnalysis) -> "MoveHint":
+        return cls(
+            action=msg.action.id,
+            notation=msg.action.notation,
+            visits=msg.visits,
+            win_probability=msg.win_probability,
+            expected_scores=tuple(msg.expected_scores),
+            principal_variation=tuple(Action.from_proto(a) for a in msg.principal_variation),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "notation": self.notation,
+            "visits": self.visits,
+            "win_probability": self.win_probability,
+            "expected_scores": list(self.expected_scores),
+            "principal_variation": [{"id": a.id, "notation": a.notation} for a in self.principal_variation],
+        }
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A search's result from ``seat``'s point of view; ``moves`` most visited first."""
+
+    seat: int
+    moves: tuple[MoveHint, ...]
+    iterations: int
+    """Iterations performed (all threads)."""
+    partial: bool
+    """Stopped before its iteration budget (by time_ms, the call's deadline, the server's time
+    cap or cancellation); a time-only budget that ran its full time is complete."""
+    elapsed_ms: float
+    """Wall-clock milliseconds of the search."""
+    nodes: int
+    """Tree nodes allocated."""
+
+    @property
+    def best(self) -> MoveHint:
+        """The most visited move."""
+        return self.moves[0]
+
+    @classmethod
+    def from_proto(cls, msg: pb.Analysis) -> "Analysis":
+        return cls(
+            seat=msg.seat,
+            moves=tuple(MoveHint.from_proto(m) for m in msg.moves),
+            iterations=msg.iterations,
+            partial=msg.partial,
+            elapsed_ms=msg.elapsed_ms,
+            nodes=msg.nodes,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "iterations": self.iterations,
+            "partial": self.partial,
+            "elapsed_ms": self.elapsed_ms,
+            "nodes": self.nodes,
+            "moves": [m.to_dict() for m in self.moves],
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The decision to play now, the whole turn it starts, and the analysis behind it."""
+
+    action: Action
+    turn: tuple[Action, ...]
+    analysis: Analysis
+
+    @classmethod
+    def from_proto(cls, msg: pb.SuggestMoveResponse) -> "Suggestion":
+        return cls(
+            action=Action.from_proto(msg.action),
+            turn=tuple(Action.from_proto(a) for a in msg.turn),
+            analysis=Analysis.from_proto(msg.analysis),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": {"id": self.action.id, "notation": self.action.notation},
+            "turn": [{"id": a.id, "notation": a.notation} for a in self.turn],
+            "analysis": self.analysis.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """The server's package version, protocol and games."""
+
+    version: str
+    protocol: str
+    games: tuple[GameInfo, ...]
+
+    @classmethod
+    def from_proto(cls, msg: pb.GetVersionResponse) -> "VersionInfo":
+        return cls(msg.version, msg.protocol, tuple(GameInfo.from_proto(g) for g in msg.games))

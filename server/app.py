@@ -1,0 +1,124 @@
+"""Building and running the gRPC server: the Advisor servicer, the standard health service and
+server reflection, with the configured pool, message limits and graceful shutdown."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from concurrent import futures
+from dataclasses import dataclass
+from types import FrameType
+from typing import Callable, TextIO
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from hortus.server.config import ServerConfig
+from hortus.server.service import SERVICE_NAME, AdvisorServicer
+from hortus.v1 import advisor_pb2_grpc
+
+__all__ = ["DEFAULT_ADDRESS", "RunningServer", "build_server", "create_server", "serve"]
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """A started server, its bound port and the services it hosts."""
+
+    server: grpc.Server
+    port: int
+    address: str
+    servicer: AdvisorServicer
+    health: health.HealthServicer
+
+    def stop(self, grace: float | None = None) -> None:
+        """Report NOT_SERVING, then stop; in-flight calls get `grace` seconds (None: the
+        config's grace period) before they are cancelled."""
+        self.health.enter_graceful_shutdown()
+        period = self.servicer.config.grace_seconds if grace is None else grace
+        self.server.stop(period).wait()
+
+
+def _host(address: str) -> str:
+    host, sep, _ = address.rpartition(":")
+    return host if sep else address
+
+
+def build_server(address: str = DEFAULT_ADDRESS, config: ServerConfig | None = None) -> RunningServer:
+    """Bind `address` (port 0: any free port) and start serving Advisor, health and reflection."""
+    config = config if config is not None else ServerConfig()
+    pool = futures.ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="hortus-rpc")
+    server = grpc.server(pool, options=config.grpc_options())
+
+    servicer = AdvisorServicer(config)
+    advisor_pb2_grpc.add_AdvisorServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+
+    health_servicer = health.HealthServicer(experimental_non_blocking=True)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server,
+    )
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:  # grpc raises when it cannot bind
+        raise OSError(f"cannot listen on {address}: {exc}") from exc
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    server.start()
+    return RunningServer(server, port, f"{_host(address)}:{port}", servicer, health_servicer)
+
+
+def create_server(address: str = "127.0.0.1:0", config: ServerConfig | None = None) -> tuple[grpc.Server, int]:
+    """A started server bound to `address` (port 0: a free port) and the port it got.
+
+    Stop it with ``server.stop(grace)``.
+    """
+    running = build_server(address, config)
+    return running.server, running.port
+
+
+def serve(
+    address: str = DEFAULT_ADDRESS,
+    config: ServerConfig | None = None,
+    *,
+    out: TextIO | None = None,
+    ready: Callable[[RunningServer], None] | None = None,
+    stop_event: threading.Event | None = None,
+) -> int:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully. Returns 0.
+
+    `ready` (if given) is called once the server listens, e.g. to record the port;
+    setting `stop_event` (if given) stops the server like a signal does. Signal handlers are
+    installed only when called from the main thread.
+    """
+    out = out if out is not None else sys.stdout
+    running = build_server(address, config)
+    stop = stop_event if stop_event is not None else threading.Event()
+    previous: dict[signal.Signals, object] = {}
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, on_signal)
+    print(f"hortus advisor listening on {running.address}", file=out, flush=True)
+    try:
+        if ready is not None:
+            ready(running)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        grace = running.servicer.config.grace_seconds
+        print(f"hortus advisor shutting down (grace {grace:g} s)", file=out, flush=True)
+        running.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+    return 0

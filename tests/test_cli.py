@@ -1,0 +1,217 @@
+"""The ``hortus`` command line through ``main([...])``, stdin driven line by line."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hortus import games
+from hortus.clients.cli import main
+from hortus.search.arena import play_match, wilson_interval
+from hortus.server import ServerConfig, create_server
+
+GAME = "botanik"
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100))
+    yield f"127.0.0.1:{port}"
+    server.stop(0)
+
+
+def feed(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+
+
+# --- play ------------------------------------------------------------------------------------
+def test_play_to_the_end(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    feed(monkeypatch, "1\n" * 5000)
+    assert main(["play", GAME, "--seed", "3", "--iterations", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "you are seat 0, seed 3" in out
+    assert "You play:" in out and "AI seat 1 (AI) plays:" in out and "Chance:" in out
+    assert "Game over." in out and "Final scores:" in out
+    assert "seat 0 (you):" in out and "seat 1 (AI):" in out
+    assert "Winner:" in out or "Tie between" in out
+
+
+def test_play_is_reproducible(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    outputs = []
+    for _ in range(2):
+        feed(monkeypatch, "2\n" * 5000)
+        assert main(["play", GAME, "--seed", "8", "--seat", "1", "--iterations", "20", "--target", target]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert "you are seat 1" in outputs[0] and "Final scores:" in outputs[0]
+
+
+def test_play_by_notation_hints_and_quit(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    state = games.get(GAME).new_game(seed=5)
+    notation = state.action_to_string(state.legal_actions()[-1])
+    feed(monkeypatch, f"\n?\n999\nnonsense\n{notation.upper()}\nquit\n")
+    assert main(["play", GAME, "--seed", "5", "--iterations", "20", "--target", target]) == 0
+    out = capsys.readouterr().out
+    assert "principal variation" in out  # the hints table
+    assert out.count("not a legal action") == 2
+    assert f"You play: {notation}" in out
+    assert out.rstrip().endswith("Bye.")
+    assert "Final scores" not in out
+
+
+def test_play_stops_at_end_of_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
+    feed(monkeypatch, "")
+    assert main(["play", GAME, "--seed", "1", "--target", target, "--iterations", "10"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("Bye.")
+
+
+def test_play_manual_chance(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
+    # seat 1 is the human; the AI (seat 0) moves first, then chance outcomes are typed (or
+    # left empty to draw them) until the input runs out
+    feed(monkeypatch, "1\n" * 40)
+    assert main(["play", GAME, "--seed", "2", "--seat", "1", "--manual-chance", "--iterations", "10", "--target", target]) == 0
+    out = capsys.readouterr().out
+    assert "Chance outcomes:" in out and "Chance: " in out
+
+
+def test_play_bad_seat(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
+    feed(monkeypatch, "")
+    assert main(["play", GAME, "--seat", "5", "--target", target]) == 2
+    assert "--seat" in capsys.readouterr().err
+
+
+def test_unknown_game_is_reported(capsys: pytest.CaptureFixture[str], target: str) -> None:
+    assert main(["play", "chess", "--target", target]) == 1
+    err = capsys.readouterr().err
+    assert "invalid_argument" in err and "game:" in err
+
+
+# --- suggest / hints -------------------------------------------------------------------------
+def test_suggest_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["suggest", "--game", GAME, "--seed", "4", "--iterations", "200", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    state = games.get(GAME).new_game(seed=4)
+    assert data["game"] == GAME and bytes.fromhex(data["position"]) == state.encode()
+    assert data["action"]["id"] in state.legal_actions()
+    assert data["turn"][0] == data["action"]
+    assert data["analysis"]["iterations"] == 200 and data["analysis"]["moves"]
+
+
+def test_suggest_text(capsys: pytest.CaptureFixture[str], target: str) -> None:
+    assert main(["suggest", "--game", GAME, "--seed", "4", "--iterations", "100", "--target", target]) == 0
+    out = capsys.readouterr().out
+    assert "Seat 0 to move. Suggested:" in out and "Win probability" in out and "100 iterations" in out
+
+
+def test_hints_json_from_position_sources(capsys: pytest.CaptureFixture[str], target: str, tmp_path: Path) -> None:
+    state = games.get(GAME).new_game(seed=6)
+    raw = tmp_path / "position.bin"
+    raw.write_bytes(state.encode())
+    hex_file = tmp_path / "position.hex"
+    hex_file.write_text(state.encode().hex() + "\n")
+    common = ["hints", "--game", GAME, "--iterations", "150", "--max-moves", "4", "--json", "--target", target]
+    results = []
+    for source in (
+        ["--position-file", str(raw)],
+        ["--position-file", str(hex_file)],
+        ["--position-hex", state.encode().hex()],
+        ["--seed", "6"],
+    ):
+        assert main([*common, *source]) == 0
+        results.append(json.loads(capsys.readouterr().out))
+    analysis = results[0]["analysis"]
+    assert analysis["seat"] == 0 and analysis["iterations"] == 150
+    assert len(analysis["moves"]) == 4
+    visits = [m["visits"] for m in analysis["moves"]]
+    assert visits == sorted(visits, reverse=True)
+    move = analysis["moves"][0]
+    assert set(move) == {"action", "notation", "visits", "win_probability", "expected_scores", "principal_variation"}
+    for other in results[1:]:
+        other["analysis"]["elapsed_ms"] = analysis["elapsed_ms"]
+        assert other == results[0]  # same position and search seed: the same analysis
+
+
+def test_hints_table(capsys: pytest.CaptureFixture[str], target: str) -> None:
+    assert main(["hints", "--game", GAME, "--seed", "2", "--iterations", "100", "--max-moves", "3", "--target", target]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("#"))
+    for column in ("move", "visits", "win %", "exp. scores", "principal variation"):
+        assert column in header
+    rows = out.split(header, 1)[1].strip().splitlines()
+    assert [r.split()[0] for r in rows[:3]] == ["1", "2", "3"]
+
+
+def test_bad_positions(capsys: pytest.CaptureFixture[str], target: str, tmp_path: Path) -> None:
+    assert main(["hints", "--game", GAME, "--position-hex", "zz", "--target", target]) == 2
+    assert "--position-hex" in capsys.readouterr().err
+    assert main(["suggest", "--game", GAME, "--position-hex", "00ff00", "--target", target]) == 1
+    assert "position" in capsys.readouterr().err
+    assert main(["suggest", "--game", GAME, "--position-file", str(tmp_path / "missing"), "--target", target]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_games(capsys: pytest.CaptureFixture[str], target: str) -> None:
+    assert main(["games", "--json", "--target", target]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert GAME in [g["name"] for g in listed]
+
+
+# --- arena -----------------------------------------------------------------------------------
+def test_arena_json(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["arena", "--game", GAME, "--bots", "random", "random", "--games", "2", "--seed", "1", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["games"] == 2 and data["bots"] == ["random", "random"]
+    stats = data["stats"]
+    assert [s["label"] for s in stats] == ["random#1", "random#2"]
+    assert sum(s["games"] for s in stats) == 4  # two seats per game
+    assert sum(s["score_rate"] * s["games"] for s in stats) == pytest.approx(2.0)
+    for s in stats:
+        assert s["wins"] + s["draws"] + s["losses"] == s["games"] == 2
+        low, high = s["interval95"]
+        assert 0.0 <= low <= s["score_rate"] <= high <= 1.0
+    assert [r["seats"] for r in data["records"]] == [[0, 1], [1, 0]]  # seats alternate
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out) == data  # seeded: reproducible
+
+
+def test_arena_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--game", GAME, "--bots", "greedy", "random", "--games", "2", "--seed", "3", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy" in out and "random" in out and "95% interval" in out and "score rate by seat" in out
+
+
+def test_arena_bad_bot(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", "--game", GAME, "--bots", "wizard", "random", "--games", "1"]) == 2
+    assert "unknown bot" in capsys.readouterr().err
+
+
+def test_play_match_is_independent_of_jobs() -> None:
+    one = play_match(GAME, ["random", "mcts:20"], 3, seed=5, jobs=1)
+    two = play_match(GAME, ["random", "mcts:20"], 3, seed=5, jobs=2)
+    assert one == two
+    assert one.stats[0].games == one.stats[1].games == 3
+
+
+def test_wilson_interval() -> None:
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    low, high = wilson_interval(5, 10)
+    assert low == pytest.approx(0.2366, abs=1e-3) and high == pytest.approx(0.7634, abs=1e-3)
+    low, high = wilson_interval(10, 10)
+    assert high == 1.0 and low == pytest.approx(0.7225, abs=1e-3)
+
+
+@pytest.mark.parametrize("command", [[], ["serve"], ["play"], ["suggest"], ["hints"], ["games"], ["arena"]])
+def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: hortus" in capsys.readouterr().out
