@@ -245,7 +245,7 @@ class BotanikGame(Game):
         who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
         lines.append(f"Botanik - phase {min(d['phase'] + 1, 20)}/20 ({stage}), Meca pawn: seat {d['holder']}, "
                      f"turn: seat {d['turn_player']}, to decide: {who}")
-        width = 18
+        width = 21
         header = "".join(f"{'column ' + str(c + 1):<{width}}" for c in range(5))
         lines.append(f"{'':<14}{header}")
         for label, row in (("seat 1 side", d["side"][1]), ("central top", d["top"]), ("seat 0 side", d["side"][0])):
