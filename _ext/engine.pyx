@@ -78,6 +78,12 @@ cdef class KernelState:
         memcpy(other.buf, self.buf, self.kernel.state_bytes)
         return other
 
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
     def num_players(self):
         return self.kernel.num_players(self.buf)
 

@@ -267,6 +267,12 @@ class State:
     def clone(self) -> "State":
         return State(self.game, self.kernel_state.clone(), self.num_players, self.variant_code)
 
+    def __copy__(self) -> "State":
+        return self.clone()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "State":
+        return self.clone()
+
     def encode(self) -> bytes:
         """Compact bytes: header (magic, version, game id, variant, seats), state, CRC-32."""
         core = bytes(self.kernel_state.core())
