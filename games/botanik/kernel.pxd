@@ -59,3 +59,4 @@ ctypedef struct MachineCache:
 ctypedef struct BotanikState:
     BotanikCore core
     MachineCache cache[2]
+    uint8_t pool_count[65]     # undrawn copies per kind (indexed by the kind's lowest id)

@@ -46,6 +46,8 @@ cdef uint8_t T_EXITS[67][4]     # exit mask per rotation
 cdef uint8_t T_CONDUIT[67][4][4]  # [tile][rotation][side] -> conduit index or EMPTY
 cdef uint8_t T_NROT[67]         # distinct orientations (A3)
 cdef uint8_t T_ROTS[67][4]      # the canonical rotation of each distinct orientation
+cdef uint8_t KINDS[65]          # the distinct kinds (their lowest ids), ascending
+cdef int N_KINDS = 0
 cdef bint LOADED = False
 
 cdef int DX[4]
@@ -86,6 +88,8 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
             if not u:
                 T_ROTS[t][T_NROT[t]] = r
                 T_NROT[t] += 1
+    global N_KINDS
+    N_KINDS = 0
     for t in range(N_TILES):
         T_KIND[t] = t
         for u in range(t):
@@ -93,6 +97,9 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
                     and T_FLOWERS[u] == T_FLOWERS[t]):
                 T_KIND[t] = u
                 break
+        if t < N_COLOURED and T_KIND[t] == t:
+            KINDS[N_KINDS] = t
+            N_KINDS += 1
     LOADED = True
 
 
@@ -130,18 +137,27 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
     """Recompute the grid, exits, conduits and pipe components of seat p's machine."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
+    cdef int i, d
+    memset(m, 0, sizeof(MachineCache))
+    for i in range(c.n_tiles[p]):
+        m.grid[c.m_x[p][i] + GRID_OFFSET][c.m_y[p][i] + GRID_OFFSET] = i + 1
+        m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
+        for d in range(4):
+            m.conduit[i][d] = T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d]
+    rebuild_components(s, p)
+
+
+cdef void rebuild_components(BotanikState* s, int p) noexcept nogil:
+    """Pipe components and their open ends, from the grid (union-find over conduits)."""
+    cdef BotanikCore* c = &s.core
+    cdef MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
     cdef int i, j, d, gx, gy, nx, ny, a, b, label
     cdef int parent[160]
     cdef int relabel[160]
-    memset(m, 0, sizeof(MachineCache))
+    memset(m.comp_open, 0, sizeof(m.comp_open))
     for i in range(n):
-        gx = c.m_x[p][i] + GRID_OFFSET
-        gy = c.m_y[p][i] + GRID_OFFSET
-        m.grid[gx][gy] = i + 1
-        m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
         for d in range(4):
-            m.conduit[i][d] = T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d]
             m.comp[i][d] = EMPTY
     for i in range(n * 4):
         parent[i] = i
@@ -314,7 +330,14 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     c.m_rot[p][i] = r
     c.n_tiles[p] = i + 1
     c.status[tile] = AT_MACHINE
-    rebuild_machine(s, p)
+    # Incremental: only the new cell of the grid changes; components are recomputed (cheap).
+    cdef MachineCache* m = &s.cache[p]
+    cdef int d
+    m.grid[gx][gy] = i + 1
+    m.exits[i] = T_EXITS[tile][r]
+    for d in range(4):
+        m.conduit[i][d] = T_CONDUIT[tile][r][d]
+    rebuild_components(s, p)
 
 
 # --- registry ---------------------------------------------------------------------------------
@@ -468,19 +491,15 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
-    cdef const BotanikCore* c = &(<const BotanikState*>buf).core
-    cdef int t, n = 0, k
-    cdef int count[65]
-    if c.stage != STAGE_DEAL and c.stage != STAGE_DRAW:
+    cdef const BotanikState* s = <const BotanikState*>buf
+    cdef int k, kind, n = 0
+    if s.core.stage != STAGE_DEAL and s.core.stage != STAGE_DRAW:
         return 0
-    memset(count, 0, sizeof(count))
-    for t in range(N_COLOURED):
-        if c.status[t] == AT_POOL:
-            count[T_KIND[t]] += 1
-    for t in range(N_COLOURED):
-        if count[t]:
-            out[n] = ACT_DRAW | t
-            weights[n] = count[t]
+    for k in range(N_KINDS):
+        kind = KINDS[k]
+        if s.pool_count[kind]:
+            out[n] = ACT_DRAW | kind
+            weights[n] = s.pool_count[kind]
             n += 1
     return n
 
@@ -495,6 +514,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         for t in range(N_COLOURED):
             if c.status[t] == AT_POOL and T_KIND[t] == (action & 0xFF):
                 break
+        s.pool_count[T_KIND[t]] -= 1
         if c.stage == STAGE_DEAL:
             for i in range(N_COLUMNS):
                 if c.top[i] == EMPTY:
@@ -686,8 +706,13 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
 
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
+    cdef int t
     rebuild_machine(s, 0)
     rebuild_machine(s, 1)
+    memset(s.pool_count, 0, sizeof(s.pool_count))
+    for t in range(N_COLOURED):
+        if s.core.status[t] == AT_POOL:
+            s.pool_count[T_KIND[t]] += 1
 
 
 cdef GameKernel KERNEL
