@@ -1,0 +1,176 @@
+"""hortus ISMCTS next to OpenSpiel's, in one run on one machine (needs 'hortus[openspiel]').
+
+    python bench/versus_openspiel.py [--game NAME ...] [--strength] [--games 100] [--ms 100]
+
+Speed: nanoseconds per simulated decision (a simulation's decisions from the root to the
+end, tree work included) of
+  * hortus ISMCTS on each hortus game (one thread),
+  * OpenSpiel's Python ISMCTS on the same hortus game through the adapter,
+  * OpenSpiel's C++ ISMCTS on hearts and euchre (its own games: a C++ reference point).
+Strength (--strength): hortus ISMCTS vs OpenSpiel's ISMCTSBot on each hortus game at equal
+wall time per decision, seeded games, seats alternated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import report  # noqa: E402
+
+import pyspiel  # noqa: E402
+from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
+
+from hortus import games  # noqa: E402
+from hortus._ext.engine import random_playouts  # noqa: E402
+from hortus.games import openspiel  # noqa: E402
+from hortus.search import Limits, analyze  # noqa: E402
+
+
+def opening(name: str, players: int, seed: int = 1) -> games.State:
+    return games.get(name).new_game(players=players, seed=seed)
+
+
+def hortus_ns_per_decision(state: games.State, iterations: int, repeats: int) -> tuple[float, float]:
+    decisions, _, _ = random_playouts(state.kernel_state, 300, 3, True)
+    per_sim = decisions / 300
+    rates = []
+    for r in range(repeats):
+        a = analyze(state, Limits(iterations=iterations, seed=r))
+        rates.append(a.iterations / (a.elapsed_ms / 1000))
+    rate = statistics.median(rates)
+    return 1e9 / (rate * per_sim), rate
+
+
+def spiel_decisions_per_sim(state: pyspiel.State, sims: int = 100) -> float:
+    rng = random.Random(0)
+    total = 0
+    for _ in range(sims):
+        s = state.clone()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                actions, probs = zip(*s.chance_outcomes())
+                s.apply_action(rng.choices(actions, probs)[0])
+            else:
+                s.apply_action(rng.choice(s.legal_actions()))
+                total += 1
+    return total / sims
+
+
+def python_ismcts_bot(game: pyspiel.Game, sims: int, seed: int) -> ismcts.ISMCTSBot:
+    evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(seed))
+    return ismcts.ISMCTSBot(game, evaluator, 2.0, sims, random_state=np.random.RandomState(seed))
+
+
+def timed_step(bot: pyspiel.Bot, state: pyspiel.State) -> float:
+    started = time.perf_counter()
+    bot.step(state)
+    return time.perf_counter() - started
+
+
+def cpp_reference(name: str, sims: int) -> dict[str, object]:
+    game = pyspiel.load_game(name)
+    state = game.new_initial_state()
+    rng = random.Random(0)
+    while state.is_chance_node() or len(state.legal_actions()) == 1:
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(rng.choices(actions, probs)[0])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    per_sim = spiel_decisions_per_sim(state, 200)
+    seconds = []
+    for r in range(3):
+        bot = pyspiel.ISMCTSBot(r, pyspiel.RandomRolloutEvaluator(1, r), 2.0, sims, -1,
+                                pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False)
+        seconds.append(timed_step(bot, state))
+    t = statistics.median(seconds)
+    return {"engine": "OpenSpiel C++ ISMCTS", "game": name, "ns_per_decision": t / sims / per_sim * 1e9,
+            "simulations_per_s": sims / t, "decisions_per_simulation": per_sim}
+
+
+def speed(names: list[str]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    cpp = [cpp_reference("hearts", 2000), cpp_reference("euchre", 4000)]
+    cpp_ns = statistics.mean(float(r["ns_per_decision"]) for r in cpp)  # type: ignore[arg-type]
+    for name in names:
+        game = games.get(name)
+        players = max(2, game.min_players)
+        state = opening(name, players)
+        ns, rate = hortus_ns_per_decision(state, 10000, 3)
+        spiel_game = pyspiel.load_game(openspiel.PREFIX + name, {"players": players})
+        spiel_state = openspiel.HortusSpielState(spiel_game, state.clone())
+        per_sim = spiel_decisions_per_sim(spiel_state, 50)
+        sims = 30
+        py_t = statistics.median(timed_step(python_ismcts_bot(spiel_game, sims, r), spiel_state) for r in range(2))
+        py_ns = py_t / sims / per_sim * 1e9
+        rows.append({"engine": "hortus ISMCTS", "game": name, "ns_per_decision": ns, "simulations_per_s": rate,
+                     "vs_cpp": ns / cpp_ns, "python_over_hortus": py_ns / ns})
+        rows.append({"engine": "OpenSpiel Python ISMCTS (adapter)", "game": name, "ns_per_decision": py_ns,
+                     "simulations_per_s": sims / py_t})
+    return cpp + rows
+
+
+def strength(names: list[str], n_games: int, ms: float, seed: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for name in names:
+        game = games.get(name)
+        players = 2 if game.min_players <= 2 <= game.max_players else game.min_players
+        spiel_game = pyspiel.load_game(openspiel.PREFIX + name, {"players": players})
+        # Equal wall time: OpenSpiel's Python bot has a simulation budget, so calibrate it.
+        probe = openspiel.HortusSpielState(spiel_game, opening(name, players))
+        t = timed_step(python_ismcts_bot(spiel_game, 20, 0), probe)
+        sims = max(2, int(20 * (ms / 1000) / t))
+        wins = 0.0
+        for g in range(n_games):
+            hortus_seat = g % players
+            state = game.new_game(players=players, seed=seed + g)
+            rng = random.Random(seed * 7919 + g)
+            bot = python_ismcts_bot(spiel_game, sims, g)
+            decision = 0
+            while not state.is_terminal():
+                if state.is_chance():
+                    state.resolve_chance(rng)
+                    continue
+                if len(state.legal_actions()) == 1:
+                    state.apply(state.legal_actions()[0])
+                elif state.current_player == hortus_seat:
+                    a = analyze(state, Limits(iterations=None, time_ms=ms, seed=seed + g * 1000 + decision))
+                    state.apply(a.best.action)
+                else:
+                    state.apply(int(bot.step(openspiel.HortusSpielState(spiel_game, state.clone()))))
+                decision += 1
+            wins += state.returns()[hortus_seat]
+        rows.append({"game": name, "games": n_games, "ms_per_decision": ms, "openspiel_simulations": sims,
+                     "hortus_win_rate": wins / n_games})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", action="append")
+    parser.add_argument("--strength", action="store_true")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--ms", type=float, default=100.0)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    openspiel.register_all()
+    names = args.game or games.names()
+    report("versus OpenSpiel: ns per simulated decision (one thread)", speed(names),
+           ["engine", "game", "ns_per_decision", "simulations_per_s", "vs_cpp", "python_over_hortus"])
+    if args.strength:
+        report("versus OpenSpiel: hortus ISMCTS vs OpenSpiel ISMCTSBot at equal time",
+               strength(names, args.games, args.ms, args.seed),
+               ["game", "games", "ms_per_decision", "openspiel_simulations", "hortus_win_rate"])
+
+
+if __name__ == "__main__":
+    main()
