@@ -84,7 +84,10 @@ def make_cython_include() -> None:
 def extensions() -> list[Extension]:
     from Cython.Build import cythonize
 
-    flags = ["-O3", "-fno-strict-aliasing"]
+    # HORTUS_DEBUG=1: bounds-checked Cython and AddressSanitizer, for fuzzing (see README).
+    debug = os.environ.get("HORTUS_DEBUG") == "1"
+    flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"] if debug else ["-O3", "-fno-strict-aliasing"]
+    link_flags = ["-fsanitize=address"] if debug else []
     sources = {
         "hortus._ext.engine": "_ext/engine.pyx",
         "hortus._ext.mcts": "_ext/mcts.pyx",
@@ -96,7 +99,7 @@ def extensions() -> list[Extension]:
     # HORTUS_EXTENSIONS=name,name builds only those (a developer iterating on one kernel).
     only = {n for n in os.environ.get("HORTUS_EXTENSIONS", "").split(",") if n}
     exts = [
-        Extension(name, [src], extra_compile_args=flags)
+        Extension(name, [src], extra_compile_args=flags, extra_link_args=link_flags)
         for name, src in sources.items()
         if not only or name in only
     ]
@@ -105,13 +108,14 @@ def extensions() -> list[Extension]:
         include_path=[str(CYTHON_INCLUDE)],
         language_level=3,
         compiler_directives={
-            "boundscheck": False,
+            "boundscheck": debug,
             "wraparound": False,
             "cdivision": True,
             "initializedcheck": False,
             "embedsignature": True,
         },
         annotate=False,
+        force=debug,
     )
 
 
