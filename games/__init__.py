@@ -33,6 +33,7 @@ __all__ = [
 
 # name -> "module:class"; modules are imported on first use.
 _REGISTRY: dict[str, str] = {
+    "botanical_lab": "hortus.games.botanical_lab.game:BotanicalLabGame",
     "botanik": "hortus.games.botanik.game:BotanikGame",
 }
 _LOADED: dict[str, Game] = {}

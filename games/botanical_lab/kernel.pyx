@@ -1,0 +1,1102 @@
+# cython: language_level=3
+"""Botanical Lab rules over a flat LabState buffer: the GameKernel of botanical_lab.
+
+Section names follow botanical_lab.decisions.md (LS setup, LT turn, LD development, LP
+cultivation, LO observation, LX plant death, LY documentation, LE end, A# resolutions). Card,
+plant and room data come from components.toml, copied into the static tables below by
+``load_components``.
+
+Action ids (dense, < NUM_ACTIONS):
+  END          0                      end the current phase (1, 2 or 3)
+  EXPERIMENT   1 + kind               LD1 play an experiment card
+  SKILL       21 + kind               LT2 play a skill card (Phases 1-2)
+  ACQUIRE     41 + kind               LD2-LD4 acquire a card from the stock
+  MOVE        61 + kind * 3 + room    LP1 spend one card of `kind` to move to `room`
+  SEED       121 + kind * 48 + space  LP2 prepare `space` with a seed of `kind`
+  FERTILIZE 1081 + kind               LP3 grow every matching plant of the room
+  SPROUT    1101 + breed - 1          A7 the pending prepared space sprouts as `breed`
+  NO_SPROUT 1106                      A8 it stays prepared (only when the stock runs short)
+  OBSERVE   1107 + space              LO1 remove an own flower
+  START     1155 + seat               chance: the start player (LS5)
+  DRAW      1159 + kind               chance: a card of `kind` from the draw pile
+
+The decisions file (6.1) proposed a u16 bit-field id (type|kind|space|breed); the contract wants
+dense ids below num_distinct_actions (the search keeps per-action arrays of that size), so the
+same fields are packed densely here: 1179 ids.
+"""
+from libc.stdint cimport uint8_t, int32_t, uint32_t
+from libc.string cimport memset, memcpy
+
+from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
+from hortus._ext.rng cimport Rng, rng_below
+from hortus.games.botanical_lab.kernel cimport *
+
+cdef enum:
+    ACT_END = 0
+    ACT_EXPERIMENT = 1
+    ACT_SKILL = 21
+    ACT_ACQUIRE = 41
+    ACT_MOVE = 61
+    ACT_SEED = 121
+    ACT_FERTILIZE = 1081
+    ACT_SPROUT = 1101
+    ACT_NO_SPROUT = 1106
+    ACT_OBSERVE = 1107
+    ACT_START = 1155
+    ACT_DRAW = 1159
+    NUM_ACTIONS = 1179
+    MAX_LEGAL = 1024
+    NO_COST = 255
+    SKILL_NONE = 0
+    SKILL_DRAW = 1
+    SKILL_REVEAL_TAKE = 2
+    MODE_TO_HAND = 0
+
+# --- static component tables (filled once by load_components) ------------------------------
+cdef int N_KINDS = 0
+cdef uint8_t K_TYPE[MAX_KINDS]
+cdef uint8_t K_BREEDS[MAX_KINDS]       # breed mask, bit b-1
+cdef uint8_t K_COST[MAX_KINDS]         # NO_COST: never acquirable
+cdef uint8_t K_EXPERIMENTS[MAX_KINDS]
+cdef uint8_t K_STOCK[MAX_KINDS]
+cdef uint8_t K_STARTER[MAX_KINDS]
+cdef uint8_t K_SKILL_OP[MAX_KINDS]
+cdef uint8_t K_SKILL_COUNT[MAX_KINDS]
+cdef uint8_t K_SKILL_TYPE[MAX_KINDS]
+cdef int FIRST_EXPERIMENT_KIND = -1    # LP1 fuel: the lowest kind with no use in Phase 2
+cdef uint8_t B_PLANTS[N_BREEDS]
+cdef uint8_t B_VP[N_BREEDS]
+cdef uint8_t B_TRACK[N_BREEDS]
+cdef int N_SPACES = 0
+cdef uint8_t ROOM_FIRST[N_ROOMS]
+cdef uint8_t ROOM_SIZE[N_ROOMS]
+cdef uint8_t S_ROOM[MAX_SPACES]
+cdef uint8_t S_BREEDS[MAX_SPACES]      # breed mask the space accepts
+cdef uint8_t S_NEIGHBOUR[MAX_SPACES][4]  # orthogonal neighbours in the same room, NO_SPACE at edges
+cdef int HAND_SIZE = 5
+cdef int END_VP = 35
+cdef int MARKERS = 10
+cdef uint8_t TIER_CARDS[256]           # LD2: acquisitions allowed by an experiment total (capped 255)
+cdef int ADJACENCY[17]                 # LO3: bonus by group size; the last entry covers larger groups
+cdef int N_ADJACENCY = 0
+cdef int SEED_SET[N_BREEDS + 1]        # LE2: value of a set by its number of distinct breeds
+cdef bint LOADED = False
+
+
+def load_components(list cards, list breeds, list rooms, int hand_size, int end_vp, int markers,
+                    list tiers, list adjacency, list seed_sets):
+    """Fill the static tables (called once at import by components.install, after the data file
+    was validated)."""
+    global N_KINDS, N_SPACES, HAND_SIZE, END_VP, MARKERS, N_ADJACENCY, LOADED, FIRST_EXPERIMENT_KIND
+    cdef int k, b, r, i, row, col, rows, cols, sid
+    N_KINDS = len(cards)
+    FIRST_EXPERIMENT_KIND = -1
+    for k in range(N_KINDS):
+        card = cards[k]
+        K_TYPE[k] = card["type"]
+        K_BREEDS[k] = card["breeds"]
+        K_COST[k] = card["cost"]
+        K_EXPERIMENTS[k] = card["experiments"]
+        K_STOCK[k] = card["stock"]
+        K_STARTER[k] = card["starter"]
+        K_SKILL_OP[k] = card["skill_op"]
+        K_SKILL_COUNT[k] = card["skill_count"]
+        K_SKILL_TYPE[k] = card["skill_type"]
+        if K_TYPE[k] == TYPE_EXPERIMENT and FIRST_EXPERIMENT_KIND < 0:
+            FIRST_EXPERIMENT_KIND = k
+    for b in range(N_BREEDS):
+        B_PLANTS[b] = breeds[b]["plants"]
+        B_VP[b] = breeds[b]["vp"]
+        B_TRACK[b] = breeds[b]["track"]
+    sid = 0
+    for r in range(N_ROOMS):
+        rows = rooms[r]["rows"]
+        cols = rooms[r]["cols"]
+        ROOM_FIRST[r] = sid
+        ROOM_SIZE[r] = rows * cols
+        for i in range(rows * cols):
+            row = i // cols
+            col = i % cols
+            S_ROOM[sid + i] = r
+            S_BREEDS[sid + i] = rooms[r]["spaces"][i]
+            S_NEIGHBOUR[sid + i][0] = sid + i - cols if row > 0 else NO_SPACE
+            S_NEIGHBOUR[sid + i][1] = sid + i + 1 if col < cols - 1 else NO_SPACE
+            S_NEIGHBOUR[sid + i][2] = sid + i + cols if row < rows - 1 else NO_SPACE
+            S_NEIGHBOUR[sid + i][3] = sid + i - 1 if col > 0 else NO_SPACE
+        sid += rows * cols
+    N_SPACES = sid
+    HAND_SIZE = hand_size
+    END_VP = end_vp
+    MARKERS = markers
+    for i in range(256):
+        TIER_CARDS[i] = tiers[i]
+    N_ADJACENCY = len(adjacency)
+    for i in range(N_ADJACENCY):
+        ADJACENCY[i] = adjacency[i]
+    for i in range(N_BREEDS + 1):
+        SEED_SET[i] = seed_sets[i]
+    LOADED = True
+
+
+# --- small helpers ----------------------------------------------------------------------------
+cdef inline int popcount8(uint32_t x) noexcept nogil:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef inline int lowest_bit(uint32_t x) noexcept nogil:
+    cdef int i = 0
+    while not (x >> i) & 1:
+        i += 1
+    return i
+
+
+cdef inline int vp_of(const LabCore* c, int p) noexcept nogil:
+    return c.vp_low[p] | (c.vp_high[p] << 8)
+
+
+cdef inline void add_vp(LabCore* c, int p, int points) noexcept nogil:
+    cdef int v = vp_of(c, p) + points
+    if v > 65535:
+        v = 65535   # A18: unbounded in the rules; 65535 is far beyond any reachable total
+    c.vp_low[p] = v & 0xFF
+    c.vp_high[p] = v >> 8
+
+
+cdef inline int zone_total(const uint8_t* zone) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(N_KINDS):
+        n += zone[k]
+    return n
+
+
+cdef inline int experiment_total(const LabCore* c) noexcept nogil:
+    """LD1: the experiment count of the experiment cards in the turn player's play area. Cards
+    spent as Phase 2 fuel also sit there, but the total only matters in Phase 1."""
+    cdef int k, x = 0
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_EXPERIMENT:
+            x += c.play[c.turn_player][k] * K_EXPERIMENTS[k]
+    return x
+
+
+cdef inline int acquisitions_allowed(int experiments) noexcept nogil:
+    if experiments > 255:
+        experiments = 255
+    return TIER_CARDS[experiments]
+
+
+cdef inline uint32_t pending_mask(const LabCore* c) noexcept nogil:
+    return c.growth_pending[0] | (c.growth_pending[1] << 8)
+
+
+cdef inline void set_pending_mask(LabCore* c, uint32_t m) noexcept nogil:
+    c.growth_pending[0] = m & 0xFF
+    c.growth_pending[1] = (m >> 8) & 0xFF
+
+
+cdef inline int candidate_breeds(const LabCore* c, int space) noexcept nogil:
+    """A7: the breeds a prepared space may sprout as under the fertilizer being resolved: its
+    listed breeds (or the recorded seed breed with track_seed_breed) that the fertilizer grows."""
+    cdef int listed = S_BREEDS[space]
+    if c.track_seed_breed and c.space_breed[space]:
+        listed = 1 << (c.space_breed[space] - 1)
+    return listed & c.growth_breeds
+
+
+cdef int max_growth(const LabCore* c, int first, uint32_t spaces, const int* stock) noexcept nogil:
+    """How many of the prepared `spaces` (in-room bits) can sprout at once with the plant `stock`:
+    a bipartite b-matching of spaces to breeds, computed as its minimum cut: over every breed
+    subset T, the stock of T plus the spaces whose candidates are not all in T."""
+    cdef int best = 1 << 30, t, b, cost, i
+    cdef uint32_t m
+    for t in range(1 << N_BREEDS):
+        cost = 0
+        for b in range(N_BREEDS):
+            if (t >> b) & 1:
+                cost += stock[b]
+        m = spaces
+        while m:
+            i = lowest_bit(m)
+            m &= m - 1
+            if candidate_breeds(c, first + i) & ~t:
+                cost += 1
+        if cost < best:
+            best = cost
+    return best
+
+
+cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
+    """Options of the lowest pending prepared space: a mask of the breeds it may sprout as, and
+    whether it may stay prepared. The fertilizer grows as many plants as the stock allows (every
+    plant of the matching breed grows, LP3); the fertilizer player chooses the breed of a
+    multi-breed space (A7) and, only when the stock runs short, which spaces miss out (A8)."""
+    cdef int r = c.room[c.turn_player]
+    cdef int first = ROOM_FIRST[r]
+    cdef uint32_t pending = pending_mask(c)
+    cdef int i = lowest_bit(pending)
+    cdef uint32_t rest = pending & ~(<uint32_t>1 << i)
+    cdef int stock[N_BREEDS]
+    cdef int b, total, options = 0
+    for b in range(N_BREEDS):
+        stock[b] = c.plant_stock[b]
+    total = max_growth(c, first, pending, stock)
+    cdef int cand = candidate_breeds(c, first + i)
+    for b in range(N_BREEDS):
+        if (cand >> b) & 1 and stock[b] > 0:
+            stock[b] -= 1
+            if 1 + max_growth(c, first, rest, stock) == total:
+                options |= 1 << b
+            stock[b] += 1
+    skip_ok[0] = 1 if max_growth(c, first, rest, stock) == total else 0
+    return options
+
+
+cdef bint fertilizer_grows_something(const LabCore* c, int room, int breeds) noexcept nogil:
+    """LP5: a fertilizer is offered only if it grows at least one plant in the room (playing it
+    for no effect is the same as keeping it: both end in the discard pile in Phase 5)."""
+    cdef int s, b, listed
+    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+        if c.space_status[s] == SPACE_LEAF and (breeds >> (c.space_breed[s] - 1)) & 1:
+            return True
+        if c.space_status[s] == SPACE_PREPARED:
+            listed = S_BREEDS[s]
+            if c.track_seed_breed and c.space_breed[s]:
+                listed = 1 << (c.space_breed[s] - 1)
+            listed &= breeds
+            for b in range(N_BREEDS):
+                if (listed >> b) & 1 and c.plant_stock[b] > 0:
+                    return True
+    return False
+
+
+cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
+    cdef int s
+    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
+            return True
+    return False
+
+
+# --- legal actions per stage ------------------------------------------------------------------
+cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
+    """LD1-LD6. Canonical order (LD6): experiment and skill cards first, experiments by
+    non-decreasing kind; then acquisitions by non-decreasing kind (they all go to the discard
+    pile, so their order changes nothing).
+
+    LD6 corrected: an acquisition changes what a later skill can bring when the skill's draws
+    reach the end of the draw pile, because the discard pile (holding the acquired cards) is
+    then reshuffled. So after an acquisition a skill is still offered when the draw pile holds
+    fewer cards than it draws or reveals, and after such a "late" skill experiment cards may be
+    played again and acquisitions restart from any kind. Otherwise a skill played after an
+    acquisition is the same line as the skill played before it, and is not offered twice."""
+    cdef int p = c.turn_player
+    cdef int n = 0, k, x, cost
+    cdef int pile = zone_total(c.draw[p])
+    out[n] = ACT_END
+    n += 1
+    if c.acquired == 0 or c.late_skill:
+        for k in range(c.experiment_floor, N_KINDS):
+            if K_TYPE[k] == TYPE_EXPERIMENT and c.hand[p][k]:
+                out[n] = ACT_EXPERIMENT + k
+                n += 1
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_SKILL and c.hand[p][k] and (c.acquired == 0 or pile < K_SKILL_COUNT[k]):
+            out[n] = ACT_SKILL + k
+            n += 1
+    x = experiment_total(c)
+    if c.acquired < acquisitions_allowed(x):
+        for k in range(c.acquire_floor, N_KINDS):
+            cost = K_COST[k]
+            if cost == NO_COST or c.stock[k] == 0:
+                continue
+            if c.acquire_mode == 0:
+                if cost > x:                 # LD3 threshold: each card needs cost <= X
+                    continue
+            elif c.spent + cost > x:         # LD3 budget: the costs add up to at most X
+                continue
+            out[n] = ACT_ACQUIRE + k
+            n += 1
+    return n
+
+
+cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
+    """LP1-LP5 and LT2 (skills)."""
+    cdef int p = c.turn_player
+    cdef int r = c.room[p]
+    cdef int n = 0, k, q, s, fuel_only = -1
+    out[n] = ACT_END
+    n += 1
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_SKILL and c.hand[p][k]:
+            out[n] = ACT_SKILL + k
+            n += 1
+    # LP1: any card may be fuel; an experiment card has no other use in Phase 2, so while one is
+    # in hand spending anything else is dominated (all of them end in the discard pile anyway).
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_EXPERIMENT and c.hand[p][k]:
+            fuel_only = k
+            break
+    for k in range(N_KINDS):
+        if c.hand[p][k] == 0 or (fuel_only >= 0 and k != fuel_only):
+            continue
+        for q in range(N_ROOMS):
+            if q != r:                       # A17: moving to the current room is a no-op
+                out[n] = ACT_MOVE + k * N_ROOMS + q
+                n += 1
+    if c.markers_free[p] > 0:                # A20
+        for k in range(N_KINDS):
+            if K_TYPE[k] != TYPE_SEED or c.hand[p][k] == 0:
+                continue
+            for s in range(ROOM_FIRST[r], ROOM_FIRST[r] + ROOM_SIZE[r]):
+                # LP2 + canonical order: consecutive seeds go on ascending spaces.
+                if (s >= c.seed_floor and c.space_status[s] == SPACE_EMPTY
+                        and S_BREEDS[s] & K_BREEDS[k]):
+                    out[n] = ACT_SEED + k * MAX_SPACES + s
+                    n += 1
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_FERTILIZER and c.hand[p][k] and fertilizer_grows_something(c, r, K_BREEDS[k]):
+            out[n] = ACT_FERTILIZE + k
+            n += 1
+    return n
+
+
+cdef int sprout_actions(const LabCore* c, int32_t* out) noexcept nogil:
+    cdef int skip_ok, b, n = 0
+    cdef int options = sprout_options(c, &skip_ok)
+    for b in range(N_BREEDS):
+        if (options >> b) & 1:
+            out[n] = ACT_SPROUT + b
+            n += 1
+    if skip_ok:
+        out[n] = ACT_NO_SPROUT
+        n += 1
+    return n
+
+
+cdef int observe_actions(const LabCore* c, int32_t* out) noexcept nogil:
+    """LO1: own flowers in the assistant's room, removed in ascending space order (the removal
+    order changes nothing: the bonus is computed on the whole set at END)."""
+    cdef int p = c.turn_player
+    cdef int r = c.room[p]
+    cdef int n = 0, s, floor = ROOM_FIRST[r]
+    out[n] = ACT_END
+    n += 1
+    for s in range(ROOM_FIRST[r], ROOM_FIRST[r] + ROOM_SIZE[r]):
+        if c.space_status[s] == SPACE_PICKED:
+            floor = s + 1
+    for s in range(floor, ROOM_FIRST[r] + ROOM_SIZE[r]):
+        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
+            out[n] = ACT_OBSERVE + s
+            n += 1
+    return n
+
+
+cdef int stage_actions(const LabCore* c, int32_t* out) noexcept nogil:
+    if c.stage == STAGE_DEVELOP:
+        return develop_actions(c, out)
+    if c.stage == STAGE_CULTIVATE:
+        return cultivate_actions(c, out)
+    if c.stage == STAGE_SPROUT:
+        return sprout_actions(c, out)
+    if c.stage == STAGE_OBSERVE:
+        return observe_actions(c, out)
+    return 0
+
+
+# --- transitions ------------------------------------------------------------------------------
+cdef void begin_turn(LabCore* c, int p) noexcept nogil:
+    """LT1: a turn starts with Phase 1."""
+    c.turn_player = p
+    c.stage = STAGE_DEVELOP
+    clear_turn(c)
+
+
+cdef void clear_turn(LabCore* c) noexcept nogil:
+    """Zero the turn bookkeeping (between turns a position has one encoding)."""
+    c.acquired = 0
+    c.spent = 0
+    c.experiment_floor = 0
+    c.acquire_floor = 0
+    c.seed_floor = 0
+    c.late_skill = 0
+    c.growth_breeds = 0
+    set_pending_mask(c, 0)
+
+
+cdef void enter_cultivation(LabCore* c) noexcept nogil:
+    c.stage = STAGE_CULTIVATE
+    c.experiment_floor = 0           # Phase 1 bookkeeping; zeroed so a position has one encoding
+    c.late_skill = 0
+    c.seed_floor = 0
+
+
+cdef void start_draws(LabCore* c, int seat, int count, int mode, int resume) noexcept nogil:
+    c.stage = STAGE_DRAW
+    c.draw_seat = seat
+    c.draws_pending = count
+    c.draw_mode = mode
+    c.resume = resume
+
+
+cdef void draws_done(LabCore* c) noexcept nogil:
+    """The revealed cards not kept go to the discard pile (A4); then the interrupted step goes on."""
+    cdef int k, q = c.draw_seat, p, resume = c.resume
+    for k in range(N_KINDS):
+        c.discard[q][k] += c.aside[k]
+        c.aside[k] = 0
+    # Draw bookkeeping is zero outside a DRAW stage, so every position has one encoding.
+    c.draw_mode = MODE_TO_HAND
+    c.draws_pending = 0
+    c.draw_seat = 0
+    c.resume = 0
+    if resume == RESUME_SETUP:
+        if q + 1 < c.players:
+            start_draws(c, q + 1, HAND_SIZE, MODE_TO_HAND, RESUME_SETUP)    # LS3
+        else:
+            begin_turn(c, c.start_player)
+    elif resume == RESUME_DEVELOP:
+        c.stage = STAGE_DEVELOP
+    elif resume == RESUME_CULTIVATE:
+        c.stage = STAGE_CULTIVATE
+    else:
+        # LE1: a turn ending with >= 35 VP makes this round the last; the round ends with the
+        # seat to the right of the start player.
+        p = c.turn_player
+        if vp_of(c, p) >= END_VP:
+            c.final_round = 1
+        if c.final_round and p == (c.start_player + c.players - 1) % c.players:
+            c.stage = STAGE_OVER
+            clear_turn(c)
+        else:
+            begin_turn(c, (p + 1) % c.players)
+
+
+cdef void plant_death(LabCore* c, int p) noexcept nogil:
+    """LX1: every flower carrying p's marker ages one step; one already on the bottom step dies
+    (plant card to the stock, marker to p's supply). LX2: prepared spaces and leaves never die."""
+    cdef int s, b
+    for s in range(N_SPACES):
+        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
+            b = c.space_breed[s] - 1
+            if c.space_step[s] >= B_TRACK[b]:
+                c.plant_stock[b] += 1
+                c.markers_free[p] += 1
+                c.space_status[s] = SPACE_EMPTY
+                c.space_owner[s] = 0
+                c.space_breed[s] = 0
+                c.space_step[s] = 0
+            else:
+                c.space_step[s] += 1
+
+
+cdef void end_turn(LabCore* c) noexcept nogil:
+    """Phase 4 (LX1), then Phase 5 (LY1, LY2): hand and play area to the discard pile, draw 5."""
+    cdef int p = c.turn_player, k
+    plant_death(c, p)
+    for k in range(N_KINDS):
+        c.discard[p][k] += c.hand[p][k] + c.play[p][k]
+        c.hand[p][k] = 0
+        c.play[p][k] = 0
+    start_draws(c, p, HAND_SIZE, MODE_TO_HAND, RESUME_TURN_END)
+
+
+cdef void sprout(LabCore* c, int space, int b) noexcept nogil:
+    """LP3: a prepared space takes a plant card of breed b+1, leaf side up; +1 VP to the
+    fertilizer player."""
+    c.plant_stock[b] -= 1
+    c.space_status[space] = SPACE_LEAF
+    c.space_breed[space] = b + 1
+    c.space_step[space] = 0
+    add_vp(c, c.turn_player, 1)
+
+
+cdef void advance(LabCore* c) noexcept nogil:
+    """Resolve forced steps until a decision with a real choice, a chance node or the end."""
+    cdef int32_t scratch[MAX_LEGAL]
+    cdef int skip_ok, options, i, q, k, r
+    cdef uint32_t pending
+    while True:
+        if c.stage == STAGE_DRAW:
+            if c.draws_pending == 0:
+                draws_done(c)
+                continue
+            q = c.draw_seat
+            if zone_total(c.draw[q]) == 0:
+                if zone_total(c.discard[q]) == 0:
+                    draws_done(c)            # LY2 [RES-RULE]: both piles empty, stop short
+                    continue
+                for k in range(N_KINDS):     # LY2: the discard pile becomes the draw pile
+                    c.draw[q][k] = c.discard[q][k]
+                    c.discard[q][k] = 0
+            return
+        if c.stage == STAGE_DEVELOP:
+            if develop_actions(c, scratch) == 1:
+                enter_cultivation(c)         # nothing to do in Phase 1
+                continue
+            return
+        if c.stage == STAGE_CULTIVATE:
+            if cultivate_actions(c, scratch) == 1:
+                r = c.room[c.turn_player]
+                c.stage = STAGE_OBSERVE if has_own_flower(c, c.turn_player, r) else STAGE_TURN_END
+                continue
+            return
+        if c.stage == STAGE_SPROUT:
+            pending = pending_mask(c)
+            if pending == 0:
+                c.stage = STAGE_CULTIVATE
+                c.growth_breeds = 0
+                continue
+            options = sprout_options(c, &skip_ok)
+            if popcount8(options) + skip_ok >= 2:
+                return
+            i = lowest_bit(pending)
+            if options:
+                sprout(c, ROOM_FIRST[c.room[c.turn_player]] + i, lowest_bit(options))
+            set_pending_mask(c, pending & ~(<uint32_t>1 << i))
+            continue
+        if c.stage == STAGE_TURN_END:
+            end_turn(c)
+            continue
+        return
+
+
+cdef void fertilize(LabCore* c, int k) noexcept nogil:
+    """LP3: every plant of a matching breed in the room grows one stage, whoever owns it: leaves
+    bloom (marker on the top step), prepared spaces sprout; +1 VP per plant grown. Leaves bloom
+    first, so a space sprouted by this card does not also bloom."""
+    cdef int p = c.turn_player
+    cdef int r = c.room[p]
+    cdef int s, first = ROOM_FIRST[r]
+    cdef uint32_t pending = 0
+    c.hand[p][k] -= 1
+    c.play[p][k] += 1
+    c.growth_breeds = K_BREEDS[k]
+    for s in range(first, first + ROOM_SIZE[r]):
+        if c.space_status[s] == SPACE_LEAF and (K_BREEDS[k] >> (c.space_breed[s] - 1)) & 1:
+            c.space_status[s] = SPACE_FLOWER
+            c.space_step[s] = 1
+            add_vp(c, p, 1)
+    for s in range(first, first + ROOM_SIZE[r]):
+        if c.space_status[s] == SPACE_PREPARED and candidate_breeds(c, s):
+            pending |= <uint32_t>1 << (s - first)
+    set_pending_mask(c, pending)
+    c.stage = STAGE_SPROUT
+
+
+cdef void finish_observation(LabCore* c) noexcept nogil:
+    """LO2-LO4: printed VP of every removed flower, plus the adjacency bonus of each maximal
+    orthogonally connected group of flowers removed together (A10); cards to the stock, markers
+    to the supply."""
+    cdef int p = c.turn_player
+    cdef int r = c.room[p]
+    cdef int first = ROOM_FIRST[r], last = ROOM_FIRST[r] + ROOM_SIZE[r]
+    cdef int s, t, d, u, size, head, points = 0
+    cdef uint8_t seen[MAX_SPACES]
+    cdef int stack[MAX_SPACES]
+    memset(seen, 0, sizeof(seen))
+    for s in range(first, last):
+        if c.space_status[s] != SPACE_PICKED:
+            continue
+        points += B_VP[c.space_breed[s] - 1]
+        if seen[s]:
+            continue
+        seen[s] = 1
+        size = 0
+        head = 0
+        stack[head] = s
+        head += 1
+        while head:
+            head -= 1
+            t = stack[head]
+            size += 1
+            for d in range(4):
+                u = S_NEIGHBOUR[t][d]
+                if u != NO_SPACE and not seen[u] and c.space_status[u] == SPACE_PICKED:
+                    seen[u] = 1
+                    stack[head] = u
+                    head += 1
+        points += ADJACENCY[size if size < N_ADJACENCY else N_ADJACENCY - 1]
+    for s in range(first, last):
+        if c.space_status[s] == SPACE_PICKED:
+            c.plant_stock[c.space_breed[s] - 1] += 1
+            c.markers_free[p] += 1
+            c.space_status[s] = SPACE_EMPTY
+            c.space_owner[s] = 0
+            c.space_breed[s] = 0
+            c.space_step[s] = 0
+    add_vp(c, p, points)
+
+
+# --- kernel functions -------------------------------------------------------------------------
+cdef int k_num_players(const uint8_t* buf) noexcept nogil:
+    return (<const LabCore*>buf).players
+
+
+cdef int k_current_player(const uint8_t* buf) noexcept nogil:
+    cdef const LabCore* c = <const LabCore*>buf
+    if c.stage == STAGE_START or c.stage == STAGE_DRAW:
+        return CHANCE
+    if c.stage == STAGE_OVER:
+        return TERMINAL
+    return c.turn_player
+
+
+cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    return stage_actions(<const LabCore*>buf, out)
+
+
+cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
+    cdef const LabCore* c = <const LabCore*>buf
+    cdef int n = 0, k, q
+    if c.stage == STAGE_START:
+        for q in range(c.players):           # LS5: uniform
+            out[n] = ACT_START + q
+            weights[n] = 1.0
+            n += 1
+    elif c.stage == STAGE_DRAW:
+        # The draw pile's order is unknown to everyone: a draw is a card kind, weighted by its
+        # copies in the pile.
+        for k in range(N_KINDS):
+            if c.draw[c.draw_seat][k]:
+                out[n] = ACT_DRAW + k
+                weights[n] = c.draw[c.draw_seat][k]
+                n += 1
+    return n
+
+
+cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
+    cdef LabCore* c = <LabCore*>buf
+    cdef int p = c.turn_player
+    cdef int k, q, s, b
+    if action >= ACT_DRAW:
+        k = action - ACT_DRAW
+        q = c.draw_seat
+        c.draw[q][k] -= 1
+        c.draws_pending -= 1
+        if c.draw_mode == MODE_TO_HAND or K_TYPE[k] == c.draw_mode - 1:
+            c.hand[q][k] += 1
+        else:
+            c.aside[k] += 1                  # A4: revealed, not of the skill's type
+        advance(c)
+        return
+    if action >= ACT_START:
+        c.start_player = action - ACT_START
+        c.turn_player = c.start_player
+        start_draws(c, 0, HAND_SIZE, MODE_TO_HAND, RESUME_SETUP)
+        advance(c)
+        return
+    if action >= ACT_OBSERVE:
+        c.space_status[action - ACT_OBSERVE] = SPACE_PICKED
+        advance(c)
+        return
+    if action == ACT_NO_SPROUT or action >= ACT_SPROUT:
+        s = lowest_bit(pending_mask(c))
+        if action != ACT_NO_SPROUT:
+            sprout(c, ROOM_FIRST[c.room[p]] + s, action - ACT_SPROUT)
+        set_pending_mask(c, pending_mask(c) & ~(<uint32_t>1 << s))
+        advance(c)
+        return
+    if action >= ACT_FERTILIZE:
+        c.seed_floor = 0
+        fertilize(c, action - ACT_FERTILIZE)
+        advance(c)
+        return
+    if action >= ACT_SEED:
+        k = (action - ACT_SEED) // MAX_SPACES
+        s = (action - ACT_SEED) % MAX_SPACES
+        c.hand[p][k] -= 1
+        c.play[p][k] += 1
+        c.markers_free[p] -= 1
+        c.space_status[s] = SPACE_PREPARED
+        c.space_owner[s] = p
+        c.space_breed[s] = (lowest_bit(K_BREEDS[k]) + 1) if c.track_seed_breed else 0
+        c.space_step[s] = 0
+        c.seed_floor = s + 1
+        advance(c)
+        return
+    if action >= ACT_MOVE:
+        k = (action - ACT_MOVE) // N_ROOMS
+        c.hand[p][k] -= 1
+        c.play[p][k] += 1
+        c.room[p] = (action - ACT_MOVE) % N_ROOMS
+        c.seed_floor = 0
+        advance(c)
+        return
+    if action >= ACT_ACQUIRE:
+        k = action - ACT_ACQUIRE
+        c.stock[k] -= 1
+        c.discard[p][k] += 1                 # LD4
+        c.acquired += 1
+        c.spent += K_COST[k]
+        c.acquire_floor = k
+        advance(c)
+        return
+    if action >= ACT_SKILL:
+        k = action - ACT_SKILL
+        c.hand[p][k] -= 1
+        c.play[p][k] += 1
+        c.experiment_floor = 0
+        c.seed_floor = 0
+        if c.stage == STAGE_DEVELOP and c.acquired:
+            c.late_skill = 1                 # LD6 fix: see develop_actions
+            c.acquire_floor = 0
+        start_draws(c, p, K_SKILL_COUNT[k],
+                    MODE_TO_HAND if K_SKILL_OP[k] == SKILL_DRAW else 1 + K_SKILL_TYPE[k],
+                    RESUME_DEVELOP if c.stage == STAGE_DEVELOP else RESUME_CULTIVATE)
+        advance(c)
+        return
+    if action >= ACT_EXPERIMENT:
+        k = action - ACT_EXPERIMENT
+        c.hand[p][k] -= 1
+        c.play[p][k] += 1
+        c.experiment_floor = k
+        advance(c)
+        return
+    # ACT_END
+    if c.stage == STAGE_DEVELOP:
+        enter_cultivation(c)
+    elif c.stage == STAGE_CULTIVATE:
+        c.stage = STAGE_OBSERVE if has_own_flower(c, p, c.room[p]) else STAGE_TURN_END
+    else:
+        finish_observation(c)
+        c.stage = STAGE_TURN_END
+    advance(c)
+
+
+cdef int seed_set_points(const LabCore* c, int p) noexcept nogil:
+    """LE2/A12: sum over layers k >= 1 of value(#breeds with >= k seed cards) — the best
+    partition into sets of distinct breeds when the values are convex (checked on load)."""
+    cdef int count[N_BREEDS]
+    cdef int k, b, n, layer, distinct, total = 0, most = 0
+    for b in range(N_BREEDS):
+        count[b] = 0
+    for k in range(N_KINDS):
+        if K_TYPE[k] != TYPE_SEED:
+            continue
+        n = c.draw[p][k] + c.discard[p][k]
+        if not c.seed_set_scope:
+            n += c.hand[p][k] + c.play[p][k]
+            if c.stage == STAGE_DRAW and c.draw_seat == p:
+                n += c.aside[k]
+        count[lowest_bit(K_BREEDS[k])] += n
+    for b in range(N_BREEDS):
+        if count[b] > most:
+            most = count[b]
+    for layer in range(1, most + 1):
+        distinct = 0
+        for b in range(N_BREEDS):
+            if count[b] >= layer:
+                distinct += 1
+        total += SEED_SET[distinct]
+    return total
+
+
+cdef int research_documents(const LabCore* c, int p) noexcept nogil:
+    """LE3 tie-break: cards in the research documents, counted with the seed-set scope. (At the
+    end every hand holds the hand size and play areas are empty, so both scopes rank alike.)"""
+    cdef int n = zone_total(c.draw[p]) + zone_total(c.discard[p])
+    if not c.seed_set_scope:
+        n += zone_total(c.hand[p]) + zone_total(c.play[p])
+        if c.stage == STAGE_DRAW and c.draw_seat == p:
+            n += zone_total(c.aside)
+    return n
+
+
+cdef void k_scores(const uint8_t* buf, double* out) noexcept nogil:
+    """VP plus the seed-set bonus the player would get if the game ended now."""
+    cdef const LabCore* c = <const LabCore*>buf
+    cdef int p
+    for p in range(c.players):
+        out[p] = vp_of(c, p) + seed_set_points(c, p)
+
+
+cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
+    """LE3: most points; tie: most cards in the research documents; further tie: shared (A13)."""
+    cdef const LabCore* c = <const LabCore*>buf
+    cdef int p, winners = 0
+    cdef double best = -1.0
+    cdef int best_docs = -1
+    cdef double pts[MAX_SEATS]
+    cdef int docs[MAX_SEATS]
+    for p in range(c.players):
+        pts[p] = vp_of(c, p) + seed_set_points(c, p)
+        docs[p] = research_documents(c, p)
+        if pts[p] > best or (pts[p] == best and docs[p] > best_docs):
+            best = pts[p]
+            best_docs = docs[p]
+    for p in range(c.players):
+        if pts[p] == best and docs[p] == best_docs:
+            winners += 1
+    for p in range(c.players):
+        out[p] = 1.0 / winners if pts[p] == best and docs[p] == best_docs else 0.0
+
+
+cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
+    """Section 4: another seat's hand and draw pile are hidden, their union is public (owned
+    cards minus the public discard pile and play area). Deal that multiset afresh into a hand of
+    the same size and a draw pile, reading only the union and the hand size — never the hidden
+    split — so the result depends on the observer's information and the rng alone."""
+    cdef LabCore* c = <LabCore*>buf
+    cdef int q, k, hand_size, remaining, pick
+    for q in range(c.players):
+        if q == observer:
+            continue
+        hand_size = 0
+        remaining = 0
+        for k in range(N_KINDS):
+            hand_size += c.hand[q][k]
+            c.draw[q][k] += c.hand[q][k]
+            c.hand[q][k] = 0
+            remaining += c.draw[q][k]
+        while hand_size > 0:
+            pick = rng_below(rng, remaining)
+            for k in range(N_KINDS):
+                if pick < c.draw[q][k]:
+                    break
+                pick -= c.draw[q][k]
+            c.draw[q][k] -= 1
+            c.hand[q][k] += 1
+            remaining -= 1
+            hand_size -= 1
+
+
+# --- playout policy ---------------------------------------------------------------------------
+cdef int growth_count(const LabCore* c, int room, int breeds) noexcept nogil:
+    """Plants a fertilizer of `breeds` would grow in `room` (prepared spaces counted when the
+    stock has a candidate; an upper bound when the stock runs short)."""
+    cdef int s, b, n = 0, listed
+    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+        if c.space_status[s] == SPACE_LEAF and (breeds >> (c.space_breed[s] - 1)) & 1:
+            n += 1
+        elif c.space_status[s] == SPACE_PREPARED:
+            listed = S_BREEDS[s]
+            if c.track_seed_breed and c.space_breed[s]:
+                listed = 1 << (c.space_breed[s] - 1)
+            listed &= breeds
+            for b in range(N_BREEDS):
+                if (listed >> b) & 1 and c.plant_stock[b] > 0:
+                    n += 1
+                    break
+    return n
+
+
+cdef bint room_is_useful(const LabCore* c, int room) noexcept nogil:
+    """A room where a card in hand has an effect: a fertilizer grows something or a seed fits."""
+    cdef int p = c.turn_player, k, s
+    for k in range(N_KINDS):
+        if c.hand[p][k] == 0:
+            continue
+        if K_TYPE[k] == TYPE_FERTILIZER and growth_count(c, room, K_BREEDS[k]) > 0:
+            return True
+        if K_TYPE[k] == TYPE_SEED and c.markers_free[p] > 0:
+            for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+                if c.space_status[s] == SPACE_EMPTY and S_BREEDS[s] & K_BREEDS[k]:
+                    return True
+    return False
+
+
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """A cheap, sensible playout: play experiments and skills, buy the dearest cards it can,
+    prepare seeds before fertilizing, fertilize where most plants grow, move only towards a room
+    where a card in hand does something, observe every own flower. One decision in eight is
+    uniform so that playouts keep exploring."""
+    cdef const LabCore* c = <const LabCore*>buf
+    cdef int32_t legal[MAX_LEGAL]
+    cdef int32_t pool[MAX_LEGAL]
+    cdef int n = stage_actions(c, legal)
+    cdef int i, a, m = 0, best = -1, value
+    if n <= 1 or rng_below(rng, 8) == 0:
+        return legal[rng_below(rng, n)]
+    if c.stage == STAGE_DEVELOP:
+        for i in range(n):
+            a = legal[i]
+            if ACT_EXPERIMENT <= a < ACT_ACQUIRE:
+                pool[m] = a
+                m += 1
+        if m:
+            return pool[rng_below(rng, m)]
+        for i in range(n):
+            a = legal[i]
+            if ACT_ACQUIRE <= a < ACT_MOVE:
+                value = K_COST[a - ACT_ACQUIRE]
+                if value > best:
+                    best = value
+                    m = 0
+                if value == best:
+                    pool[m] = a
+                    m += 1
+        if m:
+            return pool[rng_below(rng, m)]
+        return ACT_END
+    if c.stage == STAGE_CULTIVATE:
+        for i in range(n):
+            a = legal[i]
+            if ACT_SEED <= a < ACT_FERTILIZE:
+                pool[m] = a
+                m += 1
+        if m:
+            return pool[rng_below(rng, m)]
+        for i in range(n):
+            a = legal[i]
+            if ACT_FERTILIZE <= a < ACT_SPROUT:
+                value = growth_count(c, c.room[c.turn_player], K_BREEDS[a - ACT_FERTILIZE])
+                if value > best:
+                    best = value
+                    m = 0
+                if value == best:
+                    pool[m] = a
+                    m += 1
+        if m:
+            return pool[rng_below(rng, m)]
+        for i in range(n):
+            a = legal[i]
+            if ACT_SKILL <= a < ACT_ACQUIRE:
+                return a
+        for i in range(n):
+            a = legal[i]
+            if ACT_MOVE <= a < ACT_SEED and room_is_useful(c, (a - ACT_MOVE) % N_ROOMS):
+                pool[m] = a
+                m += 1
+        if m:
+            return pool[rng_below(rng, m)]
+        return ACT_END
+    if c.stage == STAGE_OBSERVE:
+        return legal[1]                      # the lowest own flower: in turn, all of them
+    return legal[rng_below(rng, n)]
+
+
+cdef GameKernel KERNEL
+KERNEL.state_bytes = sizeof(LabState)
+KERNEL.core_bytes = sizeof(LabCore)
+KERNEL.num_distinct_actions = NUM_ACTIONS
+KERNEL.max_players = MAX_SEATS
+KERNEL.max_legal_actions = MAX_LEGAL
+KERNEL.max_game_length = 60000
+KERNEL.num_players = k_num_players
+KERNEL.current_player = k_current_player
+KERNEL.legal_actions = k_legal_actions
+KERNEL.chance_outcomes = k_chance_outcomes
+KERNEL.apply = k_apply
+KERNEL.returns = k_returns
+KERNEL.scores = k_scores
+KERNEL.determinize = k_determinize
+KERNEL.rollout_action = k_rollout_action
+KERNEL.rebuild = NULL
+
+
+def kernel_capsule():
+    if not LOADED:
+        raise RuntimeError("botanical_lab components are not loaded")
+    return kernel_to_capsule(&KERNEL)
+
+
+def core_size():
+    return sizeof(LabCore)
+
+
+def action_bases():
+    """The action layout, for the Python notation."""
+    return {
+        "end": ACT_END, "experiment": ACT_EXPERIMENT, "skill": ACT_SKILL, "acquire": ACT_ACQUIRE,
+        "move": ACT_MOVE, "seed": ACT_SEED, "fertilize": ACT_FERTILIZE, "sprout": ACT_SPROUT,
+        "no_sprout": ACT_NO_SPROUT, "observe": ACT_OBSERVE, "start": ACT_START, "draw": ACT_DRAW,
+        "num_actions": NUM_ACTIONS, "max_spaces": MAX_SPACES, "max_kinds": MAX_KINDS,
+    }
+
+
+# --- Python views of the core (whole structs are copied; no pointer ever escapes) --------------
+def core_to_dict(const uint8_t[::1] data):
+    """The core fields of serialized core bytes as a dict of ints and lists."""
+    if data.shape[0] != sizeof(LabCore):
+        raise ValueError("wrong core size")
+    cdef LabCore c
+    memcpy(&c, &data[0], sizeof(LabCore))
+    cdef int p, k
+    return {
+        "players": c.players, "stage": c.stage, "resume": c.resume,
+        "turn_player": c.turn_player, "start_player": c.start_player,
+        "final_round": c.final_round, "draw_seat": c.draw_seat,
+        "draws_pending": c.draws_pending, "draw_mode": c.draw_mode, "acquired": c.acquired,
+        "spent": c.spent, "experiment_floor": c.experiment_floor,
+        "acquire_floor": c.acquire_floor, "seed_floor": c.seed_floor, "late_skill": c.late_skill,
+        "growth_breeds": c.growth_breeds,
+        "growth_pending": c.growth_pending[0] | (c.growth_pending[1] << 8),
+        "acquire_mode": c.acquire_mode, "track_seed_breed": c.track_seed_breed,
+        "seed_set_scope": c.seed_set_scope,
+        "vp": [c.vp_low[p] | (c.vp_high[p] << 8) for p in range(MAX_SEATS)],
+        "room": [c.room[p] for p in range(MAX_SEATS)],
+        "markers_free": [c.markers_free[p] for p in range(MAX_SEATS)],
+        "hand": [[c.hand[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
+        "draw": [[c.draw[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
+        "discard": [[c.discard[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
+        "play": [[c.play[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
+        "aside": [c.aside[k] for k in range(MAX_KINDS)],
+        "stock": [c.stock[k] for k in range(MAX_KINDS)],
+        "plant_stock": [c.plant_stock[k] for k in range(N_BREEDS)],
+        "space_status": [c.space_status[k] for k in range(MAX_SPACES)],
+        "space_owner": [c.space_owner[k] for k in range(MAX_SPACES)],
+        "space_breed": [c.space_breed[k] for k in range(MAX_SPACES)],
+        "space_step": [c.space_step[k] for k in range(MAX_SPACES)],
+    }
+
+
+def dict_to_core(dict d):
+    """Serialized core bytes from a dict shaped like core_to_dict's (values are range-checked by
+    the caller; a value that does not fit a byte raises OverflowError here)."""
+    cdef LabCore c
+    cdef int p, k
+    memset(&c, 0, sizeof(LabCore))
+    c.players = d["players"]; c.stage = d["stage"]; c.resume = d["resume"]
+    c.turn_player = d["turn_player"]; c.start_player = d["start_player"]
+    c.final_round = d["final_round"]; c.draw_seat = d["draw_seat"]
+    c.draws_pending = d["draws_pending"]; c.draw_mode = d["draw_mode"]
+    c.acquired = d["acquired"]; c.spent = d["spent"]
+    c.experiment_floor = d["experiment_floor"]; c.acquire_floor = d["acquire_floor"]
+    c.seed_floor = d["seed_floor"]; c.late_skill = d["late_skill"]; c.growth_breeds = d["growth_breeds"]
+    if not 0 <= d["growth_pending"] <= 0xFFFF:
+        raise OverflowError("growth_pending")
+    c.growth_pending[0] = d["growth_pending"] & 0xFF
+    c.growth_pending[1] = d["growth_pending"] >> 8
+    c.acquire_mode = d["acquire_mode"]; c.track_seed_breed = d["track_seed_breed"]
+    c.seed_set_scope = d["seed_set_scope"]
+    for p in range(MAX_SEATS):
+        if not 0 <= d["vp"][p] <= 0xFFFF:
+            raise OverflowError("vp")
+        c.vp_low[p] = d["vp"][p] & 0xFF
+        c.vp_high[p] = d["vp"][p] >> 8
+        c.room[p] = d["room"][p]
+        c.markers_free[p] = d["markers_free"][p]
+        for k in range(MAX_KINDS):
+            c.hand[p][k] = d["hand"][p][k]
+            c.draw[p][k] = d["draw"][p][k]
+            c.discard[p][k] = d["discard"][p][k]
+            c.play[p][k] = d["play"][p][k]
+    for k in range(MAX_KINDS):
+        c.aside[k] = d["aside"][k]
+        c.stock[k] = d["stock"][k]
+    for k in range(N_BREEDS):
+        c.plant_stock[k] = d["plant_stock"][k]
+    for k in range(MAX_SPACES):
+        c.space_status[k] = d["space_status"][k]
+        c.space_owner[k] = d["space_owner"][k]
+        c.space_breed[k] = d["space_breed"][k]
+        c.space_step[k] = d["space_step"][k]
+    return (<char*>&c)[:sizeof(LabCore)]
+
+
+def sprout_choice(const uint8_t[::1] data):
+    """For notation and validation: (space id, breed option mask, may stay prepared) of the
+    pending sprout decision of a SPROUT-stage core whose fields were range-checked."""
+    cdef LabCore c
+    cdef int skip_ok, options
+    if data.shape[0] != sizeof(LabCore):
+        raise ValueError("wrong core size")
+    memcpy(&c, &data[0], sizeof(LabCore))
+    if c.stage != STAGE_SPROUT or pending_mask(&c) == 0:
+        raise ValueError("not a sprout decision")
+    options = sprout_options(&c, &skip_ok)
+    return ROOM_FIRST[c.room[c.turn_player]] + lowest_bit(pending_mask(&c)), options, bool(skip_ok)
