@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,6 +234,29 @@ def _stats(specs: Sequence[str], records: Sequence[GameRecord]) -> tuple[BotReco
     return tuple(stats)
 
 
+@dataclass(frozen=True)
+class _GameTask:
+    """Everything a worker process needs to play game `index` of a match (picklable)."""
+
+    game: str
+    bot_specs: tuple[str, ...]
+    seats: int
+    seed: int
+    index: int
+    variant: str | None
+    options: dict[str, str]
+
+
+def _play_task(task: _GameTask) -> GameRecord:
+    game_seed = _derive_seed(task.seed, task.index)
+    seating = tuple((s + task.index) % len(task.bot_specs) for s in range(task.seats))
+    bots = [make_bot(task.bot_specs[b], seed=_derive_seed(task.seed, task.index, s)) for s, b in enumerate(seating)]
+    scores, returns, decisions = play_game(
+        games.get(task.game), bots, game_seed, players=task.seats, variant=task.variant, options=task.options or None
+    )
+    return GameRecord(task.index, game_seed, seating, scores, returns, decisions)
+
+
 def play_match(
     game_name: str,
     bot_specs: Sequence[str],
@@ -250,8 +273,8 @@ def play_match(
 
     Seats rotate: in game ``i`` seat ``s`` is played by bot ``(s + i) % len(bot_specs)``, so
     with two bots they alternate first seat. ``players`` defaults to the number of bots, raised
-    to the game's minimum. ``jobs`` > 1 plays games in threads (searches release the GIL);
-    results are the same for any ``jobs``. `progress` is called after each game (in order of
+    to the game's minimum. ``jobs`` > 1 plays games in that many processes; results are the
+    same for any ``jobs``. `progress` is called after each game (in order of
     completion)."""
     if len(bot_specs) < 1:
         raise ValueError("an arena needs at least one bot")
@@ -268,23 +291,27 @@ def play_match(
     game.resolve_options(options)
     game.variant_code(variant)
 
-    def one(index: int) -> GameRecord:
-        game_seed = _derive_seed(seed, index)
-        seating = tuple((s + index) % len(bot_specs) for s in range(seats))
-        bots = [make_bot(bot_specs[b], seed=_derive_seed(seed, index, s)) for s, b in enumerate(seating)]
-        scores, returns, decisions = play_game(
-            game, bots, game_seed, players=seats, variant=variant, options=options
-        )
-        record = GameRecord(index, game_seed, seating, scores, returns, decisions)
-        if progress is not None:
-            progress(record)
-        return record
-
+    tasks = [
+        _GameTask(game.name, tuple(bot_specs), seats, seed, index, variant, dict(options or {}))
+        for index in range(games_count)
+    ]
+    records: list[GameRecord] = []
     if jobs == 1 or games_count <= 1:
-        records = [one(i) for i in range(games_count)]
+        for task in tasks:
+            records.append(_play_task(task))
+            if progress is not None:
+                progress(records[-1])
     else:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="hortus-arena") as pool:
-            records = list(pool.map(one, range(games_count)))
+        # Separate processes: the searches release the GIL, but greedy and random bots and the
+        # rules' Python face do not. Results do not depend on `jobs` (seeds come from (S, i)).
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_play_task, task) for task in tasks]
+            for future in as_completed(futures):
+                record = future.result()
+                records.append(record)
+                if progress is not None:
+                    progress(record)
+        records.sort(key=lambda r: r.index)
     return MatchResult(
         game=game.name,
         bots=tuple(bot_specs),
@@ -293,3 +320,67 @@ def play_match(
         records=tuple(records),
         stats=_stats(bot_specs, records),
     )
+
+
+@dataclass(frozen=True)
+class RoundRobinResult:
+    """Every pair of bots played head to head, and the Elo ratings that fit the results."""
+
+    game: str
+    bots: tuple[str, ...]
+    matches: tuple[MatchResult, ...]
+    elo: tuple[float, ...]
+    """Elo per bot (same order as ``bots``), the first bot anchored at 0."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "bots": list(self.bots),
+            "elo": dict(zip(self.bots, self.elo)),
+            "matches": [
+                {"bots": list(m.bots), "games": m.games, "stats": [s.to_dict() for s in m.stats]}
+                for m in self.matches
+            ],
+        }
+
+
+def fit_elo(n_bots: int, results: Sequence[tuple[int, int, float, int]], iterations: int = 2000) -> list[float]:
+    """Bradley-Terry (Elo scale) ratings from (bot a, bot b, a's score, games) head to head
+    results, by gradient ascent on the log-likelihood; the first bot is anchored at 0."""
+    ratings = [0.0] * n_bots
+    for _ in range(iterations):
+        gradient = [0.0] * n_bots
+        for a, b, score, played in results:
+            expected = 1.0 / (1.0 + 10 ** ((ratings[b] - ratings[a]) / 400.0))
+            # Half a game of prior pull towards 50% keeps 100% records finite.
+            delta = (score + 0.5) / (played + 1.0) - expected
+            gradient[a] += delta * played
+            gradient[b] -= delta * played
+        for i in range(n_bots):
+            ratings[i] += 4.0 * gradient[i] / max(1, sum(p for a, b, _, p in results if i in (a, b)))
+        anchor = ratings[0]
+        ratings = [r - anchor for r in ratings]
+    return ratings
+
+
+def round_robin(
+    game_name: str,
+    bot_specs: Sequence[str],
+    games_per_pair: int,
+    seed: int = 0,
+    *,
+    jobs: int = 1,
+    progress: Callable[[GameRecord], None] | None = None,
+) -> RoundRobinResult:
+    """Every pair of `bot_specs` plays `games_per_pair` seeded 2-seat games, seats rotated."""
+    if len(bot_specs) < 2:
+        raise ValueError("a round robin needs at least two bots")
+    matches = []
+    results = []
+    for a in range(len(bot_specs)):
+        for b in range(a + 1, len(bot_specs)):
+            match = play_match(game_name, [bot_specs[a], bot_specs[b]], games_per_pair,
+                               _derive_seed(seed, a, b), jobs=jobs, players=2, progress=progress)
+            matches.append(match)
+            results.append((a, b, match.stats[0].score_rate * match.games, match.games))
+    return RoundRobinResult(game_name, tuple(bot_specs), tuple(matches), tuple(fit_elo(len(bot_specs), results)))
