@@ -21,7 +21,12 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
+    import grpc
+    from google.protobuf.message import DecodeError
+
     from hortus import games
+    from hortus.server.service import AdvisorServicer
+    from hortus.v1 import advisor_pb2 as pb
 
     for _name in games.names():
         games.get(_name)  # import (and so instrument) every game's Python face
@@ -49,11 +54,62 @@ def seed_positions(name: str) -> list[bytes]:
     return SEEDS[name]
 
 
+class Aborted(Exception):
+    pass
+
+
+class FakeContext:
+    """Just enough of grpc.ServicerContext for the unary handlers."""
+
+    def time_remaining(self) -> float:
+        return 5.0
+
+    def add_callback(self, callback: object) -> bool:
+        return True
+
+    def abort_with_status(self, status: grpc.Status) -> None:
+        if status.code not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED):
+            raise AssertionError(f"request path answered {status.code}: {status.details}")
+        raise Aborted()
+
+
+SERVICER = AdvisorServicer()
+REQUESTS = [
+    (pb.LegalActionsRequest, "LegalActions"),
+    (pb.ApplyActionsRequest, "ApplyActions"),
+    (pb.NewGameRequest, "NewGame"),
+    (pb.RankMovesRequest, "RankMoves"),
+]
+
+
+def request_path(fdp: atheris.FuzzedDataProvider, name: str) -> None:
+    """A request message from fuzz bytes, often around a real position, through the servicer."""
+    message_type, method = REQUESTS[fdp.ConsumeIntInRange(0, len(REQUESTS) - 1)]
+    try:
+        request = message_type.FromString(fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64)))
+    except DecodeError:
+        return
+    if hasattr(request, "position") and fdp.ConsumeBool():
+        request.position.game = name
+        request.position.encoded = seed_positions(name)[0]
+    if hasattr(request, "limits"):
+        request.limits.iterations = min(request.limits.iterations, 50)
+        request.limits.time_ms = 0
+        request.limits.threads = 1
+    try:
+        getattr(SERVICER, method)(request, FakeContext())
+    except Aborted:
+        pass
+
+
 def test_one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     name = NAMES[fdp.ConsumeIntInRange(0, len(NAMES) - 1)]
     game = games.get(name)
-    mode = fdp.ConsumeIntInRange(0, 4)
+    mode = fdp.ConsumeIntInRange(0, 5)
+    if mode == 5:
+        request_path(fdp, name)
+        return
     try:
         if mode == 0:
             game.decode(fdp.ConsumeBytes(fdp.remaining_bytes()))
