@@ -35,6 +35,7 @@ __all__ = [
 _REGISTRY: dict[str, str] = {
     "botanical_lab": "hortus.games.botanical_lab.game:BotanicalLabGame",
     "botanik": "hortus.games.botanik.game:BotanikGame",
+    "botanists": "hortus.games.botanists.game:BotanistsGame",
 }
 _LOADED: dict[str, Game] = {}
 

@@ -1,0 +1,1811 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Botanists rules over a flat BotanistsState buffer: the GameKernel of botanists.
+
+Section names follow botanists.decisions.md (S setup, G structure, P purchase, T tend, BA bonus
+actions, O orders, SC scoring phase, E end game, L solo Little Helper, A# resolutions).
+Boards, market-card shapes, orders and the bonus of each colour are data (components.toml),
+copied into the static tables below by ``load_components``.
+
+A turn is split into atomic decisions of one seat (decisions.md 6.1): the first decision
+merges D_ACTION with the purchase's destination or the tended colour (``move c3`` /
+``tend red``), so a turn never starts with a two-way choice that says nothing yet.
+Tiles of one colour, copies of one order and cards in a hand are interchangeable, so actions
+name colours, order kinds and card ids (never tile instances or hand slots).
+"""
+from libc.stdint cimport uint8_t, uint32_t, int32_t
+from libc.string cimport memset, memcpy
+
+from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
+from hortus._ext.rng cimport Rng, rng_below
+from hortus.games.botanists.kernel cimport *
+
+cdef extern from *:
+    int __builtin_ctz(unsigned int) nogil
+    int __builtin_popcount(unsigned int) nogil
+
+# --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
+cdef enum:
+    A_MOVE = 0              # + cell: purchase, move the pawn there (P1/P2)
+    A_TEND = 25             # + colour: tend, plant that leftover face down (T2)
+    A_CARD = 30             # + card: play that market card (P3)
+    A_PLANT_UP = 106        # + colour (P5)
+    A_PLANT_DOWN = 111      # + colour (P5)
+    A_SWAPM_GIVE = 116      # + colour: purple bonus, the leftover given to the market
+    A_SWAPM_CELL = 121      # + cell: purple bonus, the market tile taken
+    A_SWAPP_SEAT = 146      # + seat: red bonus, the other player
+    A_SWAPP_GIVE = 150      # + colour: red bonus, the leftover given
+    A_SWAPP_TAKE = 155      # + colour: red bonus, the leftover taken
+    A_SWAPH_TAKE = 160      # + space: solo red bonus, the Helper's face-up tile taken (L9)
+    A_BMOVE_OWN = 175       # + cell: yellow bonus, own pawn
+    A_BMOVE_HELPER = 200    # + cell: solo yellow bonus, the Helper (L9)
+    A_TAKE_OPEN = 225       # + slot: green bonus
+    A_TAKE_DECK = 228       # green bonus: the top card of the order deck
+    A_SKIP = 229            # BA1: do not use the bonus
+    A_DISCARD_OPEN = 230    # + slot mask: T3
+    A_DRAW2 = 238           # T4
+    A_NO_DRAW = 239         # T4
+    A_DISCARD_CARD = 240    # + card: T4 discard back down / L8 discard
+    A_NO_DISCARD = 316      # L8
+    A_FULFIL_OPEN = 317     # + slot (O2)
+    A_FULFIL_PERSONAL = 320  # + order kind (O2)
+    A_NO_FULFIL = 402
+    A_OWN_FIRST = 403       # L3
+    A_HELPER_FIRST = 404    # L3
+    A_HCARD = 405           # + card: L5 the card moving the Helper
+    A_HDEST_UP = 481        # + cell: L5 the Helper's destination, tile face up
+    A_HDEST_DOWN = 506      # + cell: L5, tile face down
+    A_KEEP = 531            # + a * 6 + b (a <= b colours, 5 = nothing): SC5
+    A_FIRST = 567           # + seat: SC7
+    A_CHOOSE_BOARD = 571    # + board: S2 with board_assignment=choose
+    C_BOARD = 576           # + board: chance, a board dealt (S2, L2)
+    C_CARD = 581            # + card: chance, a market card drawn
+    C_ORDER = 657           # + order kind: chance, an order drawn
+    C_TILE = 739            # + colour: chance, a tile drawn from the bag
+    C_FIRST = 744           # + seat: chance, the first player (S7)
+    NUM_ACTIONS = 748
+    MAX_LEGAL = 256
+    MAX_HAND = 16
+
+cdef enum:
+    BONUS_SWAP_PLAYER = 0   # red (2.6)
+    BONUS_MOVE = 1          # yellow
+    BONUS_TAKE_ORDER = 2    # green
+    BONUS_SWAP_MARKET = 3   # purple (A3)
+    BONUS_PLUS3 = 4         # blue (A3)
+
+cdef enum:
+    CTX_NONE = 0
+    CTX_BOARD = 1
+    CTX_CARDS_SETUP = 2
+    CTX_OPEN = 3
+    CTX_PERSONAL_SETUP = 4
+    CTX_TILE = 5
+    CTX_FIRST = 6
+    CTX_PERSONAL = 7
+    CTX_CARDS = 8
+
+cdef int COLUMN_BONUS[3]
+COLUMN_BONUS[:] = [2, 3, 5]          # SC4
+cdef enum:
+    ORDER_POINTS = 5                 # SC1
+    NO_LEFTOVER_BONUS = 7            # SC2
+    LEFTOVER_PENALTY = 2             # SC3
+    UNFULFILLED_PERSONAL_PENALTY = 5 # E2
+    PLUS3_POINTS = 3
+
+# --- static tables (filled once by load_components) -------------------------------------------
+cdef uint8_t SIGN[5][15]            # sign colour per board and space
+cdef uint8_t EXTRA_PERSONAL[5]      # S5
+cdef uint8_t BONUS_OF[5]            # bonus kind per sign colour (A3)
+cdef uint8_t ORDER_NEED[82][5]
+cdef uint8_t ORDER_KIND[82]         # lowest id with the same flowers
+cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
+cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
+cdef uint32_t NEIGH[25]             # king-step neighbours
+cdef int STEP[25][8]                # neighbour in each of the 8 directions, -1 off the market
+cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the straight second step inward
+cdef uint32_t OUTER = 0             # P2: the outermost ring
+cdef uint32_t CORNERS = 0           # P1d
+cdef uint8_t ORIENT[5][4]           # A15: seat orientation by player count
+cdef bint LOADED = False
+
+cdef int DR[8]
+cdef int DC[8]
+DR[:] = [-1, -1, -1, 0, 0, 1, 1, 1]
+DC[:] = [-1, 0, 1, -1, 1, -1, 0, 1]
+
+
+def load_components(list signs, list extra_personal, list shapes, list orders, list bonus_by_colour):
+    """Fill the static tables from validated component data (components.py)."""
+    global LOADED, OUTER, CORNERS
+    cdef int b, k, o, card, cell, i, h, r0, c0, dr, dc, br, bc, r, cc, d, col, u
+    cdef uint32_t mask, others
+    cdef bint inside
+    for b in range(N_BOARDS):
+        EXTRA_PERSONAL[b] = extra_personal[b]
+        for k in range(N_SPACES):
+            SIGN[b][k] = signs[b][k]
+    for col in range(N_COLOURS):
+        BONUS_OF[col] = bonus_by_colour[col]
+    for o in range(N_ORDERS):
+        for col in range(N_COLOURS):
+            ORDER_NEED[o][col] = orders[o][col]
+        ORDER_KIND[o] = o
+        for u in range(o):
+            if list(orders[u]) == list(orders[o]):
+                ORDER_KIND[o] = u
+                break
+    for o in range(4):
+        for card in range(N_CARDS):
+            cells = shapes[card // 4]
+            h = card % 4
+            for cell in range(N_CELLS):
+                r0 = cell // 5
+                c0 = cell % 5
+                mask = 0
+                others = 0
+                inside = True
+                for i in range(4):
+                    dr = cells[i][0] - cells[h][0]
+                    dc = cells[i][1] - cells[h][1]
+                    # A15: (dr toward the player, dc to the player's right) seen from seat s.
+                    if o == 0:
+                        br, bc = dr, dc
+                    elif o == 1:
+                        br, bc = dc, -dr
+                    elif o == 2:
+                        br, bc = -dr, -dc
+                    else:
+                        br, bc = -dc, dr
+                    r = r0 + br
+                    cc = c0 + bc
+                    if r < 0 or r > 4 or cc < 0 or cc > 4:
+                        inside = False
+                    else:
+                        mask |= (<uint32_t>1) << (r * 5 + cc)
+                        if i != h:
+                            others |= (<uint32_t>1) << (r * 5 + cc)
+                FOOT[o][card][cell] = mask if inside else 0
+                if o == 0:
+                    HELPER_DEST[card][cell] = others
+    OUTER = 0
+    CORNERS = 0
+    for cell in range(N_CELLS):
+        r0 = cell // 5
+        c0 = cell % 5
+        NEIGH[cell] = 0
+        INWARD[cell] = 0
+        for d in range(8):
+            r = r0 + DR[d]
+            cc = c0 + DC[d]
+            if 0 <= r <= 4 and 0 <= cc <= 4:
+                STEP[cell][d] = r * 5 + cc
+                NEIGH[cell] |= (<uint32_t>1) << (r * 5 + cc)
+            else:
+                STEP[cell][d] = -1
+        if r0 == 0 or r0 == 4 or c0 == 0 or c0 == 4:
+            OUTER |= (<uint32_t>1) << cell
+        if (r0 == 0 or r0 == 4) and (c0 == 0 or c0 == 4):
+            CORNERS |= (<uint32_t>1) << cell
+        if r0 == 0:
+            INWARD[cell] |= (<uint32_t>1) << (cell + 5)
+        if r0 == 4:
+            INWARD[cell] |= (<uint32_t>1) << (cell - 5)
+        if c0 == 0:
+            INWARD[cell] |= (<uint32_t>1) << (cell + 1)
+        if c0 == 4:
+            INWARD[cell] |= (<uint32_t>1) << (cell - 1)
+    memset(ORIENT, 0, sizeof(ORIENT))
+    ORIENT[2][1] = 2                  # A15 default seats: 2p {0, 2}; 3p {0, 1, 2}; 4p {0..3}
+    ORIENT[3][1] = 1
+    ORIENT[3][2] = 2
+    ORIENT[4][1] = 1
+    ORIENT[4][2] = 2
+    ORIENT[4][3] = 3
+    LOADED = True
+
+
+# --- small helpers ----------------------------------------------------------------------------
+cdef inline uint32_t bit(int cell) noexcept nogil:
+    return (<uint32_t>1) << cell
+
+
+cdef inline int get_score(const BotanistsCore* c, int p) noexcept nogil:
+    cdef int v = c.score[p][0] | (c.score[p][1] << 8)
+    if v >= 32768:
+        v -= 65536
+    return v
+
+
+cdef inline void add_score(BotanistsCore* c, int p, int delta) noexcept nogil:
+    cdef int v = get_score(c, p) + delta
+    if v > 32767:
+        v = 32767
+    if v < -32768:
+        v = -32768
+    if v < 0:
+        v += 65536
+    c.score[p][0] = v & 255
+    c.score[p][1] = (v >> 8) & 255
+
+
+cdef inline int hand_size_rule(const BotanistsCore* c) noexcept nogil:
+    """S3/L1: 2 market cards, 3 in solo."""
+    return 3 if c.players == 1 else 2
+
+
+cdef inline int hand_count(const BotanistsCore* c, int p) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(N_CARDS):
+        if c.card_loc[k] == CARD_HAND + p:
+            n += 1
+    return n
+
+
+cdef inline int hand_cards(const BotanistsCore* c, int p, int* out) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(N_CARDS):
+        if c.card_loc[k] == CARD_HAND + p and n < MAX_HAND:
+            out[n] = k
+            n += 1
+    return n
+
+
+cdef inline int leftover_total(const BotanistsCore* c, int p) noexcept nogil:
+    return c.leftover[p][0] + c.leftover[p][1] + c.leftover[p][2] + c.leftover[p][3] + c.leftover[p][4]
+
+
+cdef inline uint32_t pawns_except(const BotanistsCore* c, int who) noexcept nogil:
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(5):
+        if i != who and c.pawn[i] < N_CELLS:
+            m |= bit(c.pawn[i])
+    return m
+
+
+cdef inline uint32_t tiles_mask(const BotanistsCore* c) noexcept nogil:
+    cdef uint32_t m = 0
+    cdef int i
+    for i in range(N_CELLS):
+        if c.market[i] < N_COLOURS:
+            m |= bit(i)
+    return m
+
+
+cdef inline int orientation(const BotanistsCore* c, int p) noexcept nogil:
+    if c.opt_orientation or c.players > 4 or p > 3:
+        return 0
+    return ORIENT[c.players][p]
+
+
+cdef inline bint cards_available(const BotanistsCore* c) noexcept nogil:
+    cdef int k
+    for k in range(N_CARDS):
+        if c.card_loc[k] <= CARD_DISCARD:
+            return True
+    return False
+
+
+cdef inline bint orders_available(const BotanistsCore* c) noexcept nogil:
+    cdef int o
+    for o in range(N_ORDERS):
+        if c.order_loc[o] <= ORDER_DISCARD:
+            return True
+    return False
+
+
+cdef inline int empty_slot(const BotanistsCore* c) noexcept nogil:
+    cdef int i
+    for i in range(N_OPEN):
+        if c.open_orders[i] == EMPTY:
+            return i
+    return -1
+
+
+cdef inline int empty_cell(const BotanistsCore* c) noexcept nogil:
+    cdef int i
+    for i in range(N_CELLS):
+        if c.market[i] == EMPTY:
+            return i
+    return -1
+
+
+cdef inline bint bag_empty(const BotanistsCore* c) noexcept nogil:
+    return c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4] == 0
+
+
+cdef inline bint can_fulfil(const BotanistsCore* c, int p, int o) noexcept nogil:
+    cdef int col
+    for col in range(N_COLOURS):
+        if c.leftover[p][col] < ORDER_NEED[o][col]:
+            return False
+    return True
+
+
+cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
+    """O1/A11: the matching leftovers go back into the bag; the order is kept until scoring."""
+    cdef int col
+    for col in range(N_COLOURS):
+        c.leftover[p][col] -= ORDER_NEED[o][col]
+        c.bag[col] += ORDER_NEED[o][col]
+    c.order_loc[o] = ORDER_FULFILLED + p
+    if c.fulfilled_total[p] < 255:
+        c.fulfilled_total[p] += 1
+
+
+cdef inline int next_sign(const BotanistsCore* c, int who) noexcept nogil:
+    """The sign colour of the next land space of `who` (seat or HELPER); 255 if full."""
+    cdef int k = c.land_filled[who]
+    if k >= N_SPACES or c.board[who] >= N_BOARDS:
+        return 255
+    return SIGN[c.board[who]][k]
+
+
+# --- movement (P1, P2) ------------------------------------------------------------------------
+cdef inline uint32_t spread(uint32_t cells) noexcept nogil:
+    cdef uint32_t out = 0
+    while cells:
+        out |= NEIGH[__builtin_ctz(cells)]
+        cells &= cells - 1
+    return out
+
+
+cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexcept nogil:
+    """P1a/P1c (A14): cells 1 or 2 steps from `start` without entering or crossing a pawn."""
+    cdef uint32_t one, two = 0
+    cdef int d, a, b
+    if c.opt_move == 0:
+        one = NEIGH[start] & ~occ
+        two = spread(one) & ~occ
+    else:
+        one = 0
+        for d in range(8):
+            a = STEP[start][d]
+            if a < 0 or (occ >> a) & 1:
+                continue
+            one |= bit(a)
+            b = STEP[a][d]
+            if b >= 0 and not (occ >> b) & 1:
+                two |= bit(b)
+    return (one | two) & ~bit(start)
+
+
+cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
+    """Legal destinations of seat p's pawn at the start of a purchase."""
+    cdef uint32_t occ = pawns_except(c, p)
+    cdef uint32_t free_outer, res, w, jumps
+    cdef int start = c.pawn[p]
+    cdef int v
+    if start >= N_CELLS:
+        # P2 first turn: enter from an outermost tile.
+        free_outer = OUTER & ~occ
+        if c.opt_entry == 0:
+            # outer_start: any free outer tile is a virtual start, then a normal P1 move.
+            res = 0
+            w = free_outer
+            while w:
+                v = __builtin_ctz(w)
+                w &= w - 1
+                res |= reach_from(c, v, occ)
+            return res
+        # outer_is_step1: entering counts as the first step, an optional second follows.
+        if c.opt_move == 0:
+            return free_outer | (spread(free_outer) & ~occ)
+        res = free_outer
+        w = free_outer
+        while w:
+            v = __builtin_ctz(w)
+            w &= w - 1
+            res |= INWARD[v] & ~occ
+        return res
+    res = reach_from(c, start, occ)
+    if res == 0 and (CORNERS >> start) & 1:
+        # P1d corner escape: jump to another free corner (step 1), then maybe one more step.
+        jumps = CORNERS & ~bit(start) & ~occ
+        res = (jumps | (spread(jumps) & ~occ)) & ~bit(start)
+    return res
+
+
+cdef bint purchase_with(const BotanistsCore* c, int p, const int* cards, int n_cards) noexcept nogil:
+    """Is there a destination where one of the cards collects at least one tile (P3, P4)?"""
+    cdef uint32_t dests = move_dests(c, p)
+    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p)
+    cdef int o = orientation(c, p)
+    cdef int d, i
+    while dests:
+        d = __builtin_ctz(dests)
+        dests &= dests - 1
+        for i in range(n_cards):
+            if FOOT[o][cards[i]][d] & avail:
+                return True
+    return False
+
+
+cdef bint redraw_could_help(const BotanistsCore* c, int p) noexcept nogil:
+    """A12 guard: some card outside the other seats' hands would allow a purchase."""
+    cdef int cards[N_CARDS]
+    cdef int k, n = 0
+    for k in range(N_CARDS):
+        if c.card_loc[k] <= CARD_DISCARD or c.card_loc[k] == CARD_HAND + p:
+            cards[n] = k
+            n += 1
+    return purchase_with(c, p, cards, n)
+
+
+cdef inline uint32_t helper_targets(const BotanistsCore* c, int card) noexcept nogil:
+    """L5 + A23a: the card's other boxes inside the market, holding a tile, not under a pawn."""
+    cdef int h = c.pawn[HELPER]
+    if h >= N_CELLS:
+        return 0
+    return HELPER_DEST[card][h] & tiles_mask(c) & ~pawns_except(c, HELPER)
+
+
+cdef bint helper_with(const BotanistsCore* c, bint any_card) noexcept nogil:
+    cdef int k
+    for k in range(N_CARDS):
+        if c.card_loc[k] == CARD_HAND or (any_card and c.card_loc[k] <= CARD_DISCARD):
+            if helper_targets(c, k):
+                return True
+    return False
+
+
+# --- turn flow --------------------------------------------------------------------------------
+cdef void plant(BotanistsCore* c, int who, int colour, int down) noexcept nogil:
+    cdef int k = c.land_filled[who]
+    if k >= N_SPACES:
+        return
+    c.land_colour[who][k] = colour
+    c.land_down[who][k] = down
+    c.land_filled[who] = k + 1
+
+
+cdef void skip_space(BotanistsCore* c, int who) noexcept nogil:
+    """A passed turn (A10 extension) still uses up its land space (G1: turn t fills space
+    t - 1), which stays empty: no tile, no withered tile, no column bonus."""
+    cdef int k = c.land_filled[who]
+    if k >= N_SPACES:
+        return
+    c.land_colour[who][k] = EMPTY
+    c.land_down[who][k] = 0
+    c.land_filled[who] = k + 1
+    c.planted |= 2 if who == HELPER else 1
+
+
+cdef void start_turn(BotanistsCore* c) noexcept nogil:
+    c.cur = (c.first_player + c.turns_done) % c.players
+    c.part = PART_NONE
+    c.done_mask = 0
+    c.planted = 0
+    c.own_action = 0
+    c.solo_first = 0
+    c.keep_target = 0
+    c.bonus = NO_BONUS
+    c.bonus_on_helper = 0
+    c.sel_a = EMPTY
+    c.sel_b = EMPTY
+    c.stage = ST_SOLO_ORDER if c.players == 1 else ST_ACTION
+
+
+cdef void end_turn(BotanistsCore* c) noexcept nogil:
+    """P9/L8 hand refill, open-order refill and market refill (G4), then the next turn.
+
+    O2 says a fulfilled open order is replaced at once; the replacement is drawn here instead,
+    because no decision between the fulfilment and the end of the turn (the personal order,
+    the solo discard) depends on the open orders, and a chance node in the middle would cut
+    the player's turn in two for the search. Empty cells are refilled after every turn as
+    long as the bag has tiles (A10: tiles that returned to the bag fill cells left empty)."""
+    cdef int h = hand_count(c, c.cur)
+    c.pend_cards = hand_size_rule(c) - h if h < hand_size_rule(c) else 0
+    c.pend_open = 1
+    c.pend_market = 1
+    c.part = PART_NONE
+    c.stage = ST_END_TURN
+
+
+cdef void after_fulfil(BotanistsCore* c) noexcept nogil:
+    if c.players == 1:
+        c.stage = ST_SOLO_DISCARD
+    else:
+        end_turn(c)
+
+
+cdef void solo_after_both(BotanistsCore* c) noexcept nogil:
+    """L3: orders are fulfilled once, after both characters played."""
+    if c.own_action == 2 or c.opt_fulfil_purchase:
+        c.stage = ST_FULFIL_OPEN
+    else:
+        c.stage = ST_SOLO_DISCARD
+
+
+cdef void own_part_done(BotanistsCore* c) noexcept nogil:
+    c.done_mask |= 1
+    c.part = PART_NONE
+    c.sel_a = EMPTY
+    c.sel_b = EMPTY
+    c.keep_target = 0
+    if c.players == 1:
+        if c.done_mask & 2:
+            solo_after_both(c)
+        else:
+            c.stage = ST_HELPER_CARD
+    elif c.own_action == 2 or (c.own_action == 1 and c.opt_fulfil_purchase):
+        c.stage = ST_FULFIL_OPEN      # P8 / T5
+    else:
+        end_turn(c)
+
+
+cdef void helper_part_done(BotanistsCore* c) noexcept nogil:
+    c.done_mask |= 2
+    c.part = PART_NONE
+    c.sel_a = EMPTY
+    c.sel_b = EMPTY
+    if c.done_mask & 1:
+        solo_after_both(c)
+    else:
+        c.stage = ST_ACTION
+
+
+cdef void after_bonus(BotanistsCore* c) noexcept nogil:
+    """Continue the part that planted the tile once its bonus is used or skipped."""
+    cdef int col
+    c.bonus = NO_BONUS
+    c.bonus_on_helper = 0
+    c.sel_a = EMPTY
+    c.sel_b = EMPTY
+    if c.part == PART_PURCHASE:
+        for col in range(N_COLOURS):     # P7: the rest goes to the marginal land
+            c.leftover[c.cur][col] += c.collected[col]
+            c.collected[col] = 0
+        own_part_done(c)
+    elif c.part == PART_TEND:
+        c.stage = ST_TEND_DISCARD
+    elif c.part == PART_HELPER:
+        helper_part_done(c)
+    else:
+        own_part_done(c)
+
+
+cdef int bonus_actions(const BotanistsCore* c, int32_t* out) noexcept nogil:
+    """2.6 / L9: the choices of the bonus being resolved (the first step offers SKIP)."""
+    cdef int n = 0, p = c.cur, col, cell, q, d, k, slot
+    cdef uint32_t occ
+    cdef bint ok
+    cdef int kind = c.bonus
+    if kind == BONUS_SWAP_MARKET:
+        if c.sel_b == EMPTY:
+            for col in range(N_COLOURS):
+                if c.leftover[p][col] == 0:
+                    continue
+                ok = False
+                for cell in range(N_CELLS):
+                    if c.market[cell] < N_COLOURS and c.market[cell] != col:
+                        ok = True
+                        break
+                if ok:
+                    out[n] = A_SWAPM_GIVE + col
+                    n += 1
+            out[n] = A_SKIP
+            return n + 1
+        for cell in range(N_CELLS):
+            if c.market[cell] < N_COLOURS and c.market[cell] != c.sel_b:
+                out[n] = A_SWAPM_CELL + cell
+                n += 1
+        return n
+    if kind == BONUS_SWAP_PLAYER:
+        if c.players == 1:
+            # L9 red: with a face-up tile on the Helper's land.
+            if c.sel_b == EMPTY:
+                for col in range(N_COLOURS):
+                    if c.leftover[0][col] == 0:
+                        continue
+                    for k in range(c.land_filled[HELPER]):
+                        if (not c.land_down[HELPER][k] and c.land_colour[HELPER][k] < N_COLOURS
+                                and c.land_colour[HELPER][k] != col):
+                            out[n] = A_SWAPP_GIVE + col
+                            n += 1
+                            break
+                out[n] = A_SKIP
+                return n + 1
+            for k in range(c.land_filled[HELPER]):
+                if (not c.land_down[HELPER][k] and c.land_colour[HELPER][k] < N_COLOURS
+                        and c.land_colour[HELPER][k] != c.sel_b):
+                    out[n] = A_SWAPH_TAKE + k
+                    n += 1
+            return n
+        if c.sel_a == EMPTY:
+            for q in range(c.players):
+                if q == p:
+                    continue
+                ok = False
+                for col in range(N_COLOURS):
+                    for d in range(N_COLOURS):
+                        if col != d and c.leftover[p][col] and c.leftover[q][d]:
+                            ok = True
+                if ok:
+                    out[n] = A_SWAPP_SEAT + q
+                    n += 1
+            out[n] = A_SKIP
+            return n + 1
+        q = c.sel_a
+        if q >= c.players:
+            return 0
+        if c.sel_b == EMPTY:
+            for col in range(N_COLOURS):
+                if c.leftover[p][col] == 0:
+                    continue
+                for d in range(N_COLOURS):
+                    if d != col and c.leftover[q][d]:
+                        out[n] = A_SWAPP_GIVE + col
+                        n += 1
+                        break
+            return n
+        for d in range(N_COLOURS):
+            if d != c.sel_b and c.leftover[q][d]:
+                out[n] = A_SWAPP_TAKE + d
+                n += 1
+        return n
+    if kind == BONUS_MOVE:
+        occ = pawns_except(c, p)
+        for cell in range(N_CELLS):
+            if cell != c.pawn[p] and not (occ >> cell) & 1:    # A29: staying put is a skip
+                out[n] = A_BMOVE_OWN + cell
+                n += 1
+        if c.players == 1 and c.pawn[HELPER] < N_CELLS:
+            occ = pawns_except(c, HELPER)
+            for cell in range(N_CELLS):
+                if cell != c.pawn[HELPER] and not (occ >> cell) & 1:
+                    out[n] = A_BMOVE_HELPER + cell
+                    n += 1
+        out[n] = A_SKIP
+        return n + 1
+    if kind == BONUS_TAKE_ORDER:
+        for slot in range(N_OPEN):
+            if c.open_orders[slot] < N_ORDERS:
+                out[n] = A_TAKE_OPEN + slot
+                n += 1
+        if orders_available(c):
+            out[n] = A_TAKE_DECK
+            n += 1
+        out[n] = A_SKIP
+        return n + 1
+    return 0
+
+
+cdef void start_bonus(BotanistsCore* c, int sign_colour, int on_helper) noexcept nogil:
+    """P5/T2/L5: a face-down tile triggers the bonus of its space's sign colour (2.6)."""
+    cdef int32_t tmp[MAX_LEGAL]
+    cdef int kind = BONUS_OF[sign_colour] if sign_colour < N_COLOURS else NO_BONUS
+    c.bonus_on_helper = on_helper
+    c.sel_a = EMPTY
+    c.sel_b = EMPTY
+    if kind == BONUS_PLUS3:
+        # Using +3 VP can only help, so it is applied rather than offered (BA1 keeps the
+        # choice, but declining a free 3 points is never a better move).
+        add_score(c, c.cur, PLUS3_POINTS)
+        after_bonus(c)
+        return
+    if kind == NO_BONUS:
+        after_bonus(c)
+        return
+    c.bonus = kind
+    c.stage = ST_BONUS
+    if bonus_actions(c, tmp) <= 1:
+        after_bonus(c)                 # BA2: nothing usable, only SKIP: skipped at once
+
+
+cdef void tend_done(BotanistsCore* c) noexcept nogil:
+    own_part_done(c)
+
+
+cdef int sc7_chooser(const BotanistsCore* c) noexcept nogil:
+    """SC7/A19: the player furthest behind chooses; ties: furthest clockwise from the leader."""
+    cdef int n = c.players
+    cdef int t, s, leader = c.first_player, best = -100000, low = 100000, v, dist, best_dist = -1
+    cdef int chooser = (c.first_player + n - 1) % n
+    cdef bint all_tied = True
+    for t in range(n):
+        s = (c.first_player + t) % n
+        v = get_score(c, s)
+        if v > best:
+            best = v
+            leader = s
+        if v < low:
+            low = v
+        if v != get_score(c, c.first_player):
+            all_tied = False
+    if all_tied:
+        return chooser                 # A19: the last player of the finished round
+    for s in range(n):
+        if get_score(c, s) == low:
+            dist = (s - leader + n) % n
+            if dist > best_dist:
+                best_dist = dist
+                chooser = s
+    return chooser
+
+
+cdef inline bint column_face_up(const BotanistsCore* c, int who, int r) noexcept nogil:
+    cdef int k
+    for k in range(5 * r, 5 * r + 5):
+        if k >= c.land_filled[who] or c.land_down[who][k] or c.land_colour[who][k] >= N_COLOURS:
+            return False
+    return True
+
+
+cdef inline int face_down_count(const BotanistsCore* c, int who) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(c.land_filled[who]):
+        n += c.land_down[who][k]
+    return n
+
+
+cdef void round_scoring(BotanistsCore* c) noexcept nogil:
+    """SC1-SC4 and SC6 for every player (+ L10 the Helper's column); E1/E2 after round 3."""
+    cdef int p, o, n_orders, left, pts, r = c.round, k
+    for p in range(c.players):
+        n_orders = 0
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_FULFILLED + p:
+                n_orders += 1
+                c.order_loc[o] = ORDER_DISCARD          # SC6
+        left = leftover_total(c, p)
+        pts = ORDER_POINTS * n_orders - LEFTOVER_PENALTY * left
+        if left == 0:
+            pts += NO_LEFTOVER_BONUS
+        if r < 3 and column_face_up(c, p, r):
+            pts += COLUMN_BONUS[r]
+        if c.players == 1 and r < 3 and column_face_up(c, HELPER, r):
+            pts += COLUMN_BONUS[r]                       # L10
+        add_score(c, p, pts)
+    if r >= 2:
+        for p in range(c.players):
+            k = face_down_count(c, p)
+            pts = k * (k + 1) // 2                        # E1: -T(k)
+            if c.players == 1:
+                k = face_down_count(c, HELPER)
+                pts += k * (k + 1) // 2                   # L11/A23c: scored separately
+            for o in range(N_ORDERS):
+                if c.order_loc[o] == ORDER_PERSONAL + p:
+                    pts += UNFULFILLED_PERSONAL_PENALTY  # E2
+            add_score(c, p, -pts)
+        c.round = 3
+        c.stage = ST_OVER
+        return
+    c.keep_index = 0
+    c.stage = ST_KEEP
+
+
+cdef void new_round(BotanistsCore* c, int first) noexcept nogil:
+    c.round += 1
+    c.first_player = first
+    c.turns_done = 0
+    c.keep_index = 0
+    c.chooser = 0
+    c.pend_market = 1                 # withered tiles went back to the bag: refill what is empty
+    c.pend_open = 1
+    start_turn(c)
+
+
+cdef void discard_hand(BotanistsCore* c, int p) noexcept nogil:
+    """A12 / L7: the whole hand is revealed and discarded, the same number is drawn.
+
+    DECISIONS-CHANGED (A12): the decisions file says "draw 2 (3 in solo)"; in solo the hand
+    may hold 2 cards when the Helper already moved, and drawing 3 would hand the player a card
+    for free. Drawing as many as were discarded is A23(b)'s reading of L7, used for both."""
+    cdef int k, n = 0
+    for k in range(N_CARDS):
+        if c.card_loc[k] == CARD_HAND + p:
+            c.card_loc[k] = CARD_DISCARD
+            n += 1
+    c.pend_cards = n if n > 0 else hand_size_rule(c)
+
+
+cdef inline int board_target(const BotanistsCore* c) noexcept nogil:
+    cdef int i
+    for i in range(c.players):
+        if c.board[i] == EMPTY:
+            return i
+    if c.players == 1 and c.board[HELPER] == EMPTY:
+        return HELPER
+    return -1
+
+
+cdef inline int cards_target(const BotanistsCore* c) noexcept nogil:
+    cdef int p
+    for p in range(c.players):
+        if hand_count(c, p) < hand_size_rule(c):
+            return p
+    return -1
+
+
+cdef inline int personal_count(const BotanistsCore* c, int p) noexcept nogil:
+    cdef int o, n = 0
+    for o in range(N_ORDERS):
+        if c.order_loc[o] == ORDER_PERSONAL + p:
+            n += 1
+    return n
+
+
+cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
+    cdef int p
+    for p in range(c.players):
+        if c.board[p] < N_BOARDS and personal_count(c, p) < 1 + EXTRA_PERSONAL[c.board[p]]:
+            return p
+    return -1
+
+
+cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
+    return c.pend_personal or c.pend_open or c.pend_cards or c.pend_market
+
+
+cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
+    """A10: a refill or draw that nothing can satisfy is dropped."""
+    cdef bint orders = orders_available(c)
+    if c.pend_personal and not orders:
+        c.pend_personal = 0
+    if c.pend_open and (empty_slot(c) < 0 or not orders):
+        c.pend_open = 0
+    if c.pend_cards and not cards_available(c):
+        c.pend_cards = 0
+    if c.pend_market and (empty_cell(c) < 0 or bag_empty(c)):
+        c.pend_market = 0
+
+
+cdef bint any_open_fulfillable(const BotanistsCore* c) noexcept nogil:
+    cdef int i
+    for i in range(N_OPEN):
+        if c.open_orders[i] < N_ORDERS and can_fulfil(c, c.cur, c.open_orders[i]):
+            return True
+    return False
+
+
+cdef bint any_personal_fulfillable(const BotanistsCore* c) noexcept nogil:
+    cdef int o
+    for o in range(N_ORDERS):
+        if c.order_loc[o] == ORDER_PERSONAL + c.cur and can_fulfil(c, c.cur, o):
+            return True
+    return False
+
+
+cdef void advance(BotanistsCore* c) noexcept nogil:
+    """Resolve every forced step until a decision, a chance node or the end."""
+    cdef int guard, st, seat, p
+    cdef int cards[MAX_HAND]
+    for guard in range(400):
+        normalize_pending(c)
+        st = c.stage
+        if st == ST_OVER:
+            return
+        if st == ST_SETUP_BOARD:
+            if board_target(c) >= 0:
+                return
+            c.stage = ST_SETUP_CARDS
+            continue
+        if st == ST_SETUP_CARDS:
+            if cards_target(c) >= 0 and cards_available(c):
+                return
+            c.stage = ST_SETUP_OPEN
+            continue
+        if st == ST_SETUP_OPEN:
+            if empty_slot(c) >= 0 and orders_available(c):
+                return
+            c.stage = ST_SETUP_PERSONAL
+            continue
+        if st == ST_SETUP_PERSONAL:
+            if personal_target(c) >= 0 and orders_available(c):
+                return
+            c.stage = ST_SETUP_MARKET
+            continue
+        if st == ST_SETUP_MARKET:
+            if empty_cell(c) >= 0 and not bag_empty(c):
+                return
+            if c.players > 1:
+                c.stage = ST_SETUP_FIRST
+                return
+            c.first_player = 0
+            c.turns_done = 0
+            start_turn(c)
+            continue
+        if st == ST_SETUP_FIRST:
+            return
+        if pending_chance(c):
+            return
+        if st == ST_END_TURN:
+            c.turns_done += 1
+            if c.turns_done >= 5 * c.players:
+                round_scoring(c)
+            else:
+                start_turn(c)
+            continue
+        p = c.cur
+        if st == ST_ACTION:
+            if c.land_filled[p] >= N_SPACES:
+                c.own_action = 3                # only reachable from a full land: defensive
+                c.planted |= 1
+                own_part_done(c)
+                continue
+            if purchase_with(c, p, cards, hand_cards(c, p, cards)):
+                return
+            if redraw_could_help(c, p):
+                discard_hand(c, p)          # A12
+                continue
+            if leftover_total(c, p) > 0:
+                return                       # tending is the only action
+            # DECISIONS-CHANGED (A10/A12): "repeat the redraw until a purchase is legal" never
+            # ends when no card at all allows one (the bag ran out and the market is nearly
+            # empty) or when the only usable cards are in other hands. Then, with nothing to
+            # tend either, the turn passes: no tile is planted (that space stays empty, so that
+            # column earns no bonus) and play goes on.
+            c.own_action = 3
+            skip_space(c, p)
+            own_part_done(c)
+            continue
+        if st == ST_HELPER_CARD:
+            if c.land_filled[HELPER] >= N_SPACES:
+                helper_part_done(c)
+                continue
+            if helper_with(c, False):
+                return
+            if helper_with(c, True):
+                discard_hand(c, 0)          # L7
+                continue
+            skip_space(c, HELPER)           # A10 (extension): no card can move the Helper
+            helper_part_done(c)
+            continue
+        if st == ST_TEND_DISCARD:
+            if empty_slot(c) == 0 and c.open_orders[1] == EMPTY and c.open_orders[2] == EMPTY:
+                c.stage = ST_TEND_DRAW
+                continue
+            return
+        if st == ST_TEND_DRAW:
+            if not cards_available(c):
+                tend_done(c)
+                continue
+            return
+        if st == ST_TEND_KEEP:
+            if hand_count(c, p) <= c.keep_target:
+                tend_done(c)
+                continue
+            return
+        if st == ST_FULFIL_OPEN:
+            if not any_open_fulfillable(c):
+                c.stage = ST_FULFIL_PERSONAL
+                continue
+            return
+        if st == ST_FULFIL_PERSONAL:
+            if not any_personal_fulfillable(c):
+                after_fulfil(c)
+                continue
+            return
+        if st == ST_SOLO_DISCARD:
+            if hand_count(c, 0) == 0:
+                end_turn(c)
+                continue
+            return
+        if st == ST_KEEP:
+            if c.keep_index >= c.players:
+                if c.players == 1:
+                    new_round(c, 0)
+                else:
+                    c.chooser = sc7_chooser(c)
+                    c.stage = ST_CHOOSE_FIRST
+                continue
+            seat = (c.first_player + c.keep_index) % c.players
+            if leftover_total(c, seat) == 0:
+                c.keep_index += 1
+                continue
+            return
+        return
+
+
+# --- legal actions ----------------------------------------------------------------------------
+cdef int k_num_players(const uint8_t* buf) noexcept nogil:
+    return (<const BotanistsCore*>buf).players
+
+
+cdef int chance_context(const BotanistsCore* c) noexcept nogil:
+    cdef int st = c.stage
+    cdef int t
+    if st == ST_OVER:
+        return CTX_NONE
+    if st == ST_SETUP_BOARD:
+        t = board_target(c)
+        if t < 0 or (c.opt_choose_boards and t < c.players):
+            return CTX_NONE
+        return CTX_BOARD
+    if st == ST_SETUP_CARDS:
+        return CTX_CARDS_SETUP
+    if st == ST_SETUP_OPEN:
+        return CTX_OPEN
+    if st == ST_SETUP_PERSONAL:
+        return CTX_PERSONAL_SETUP
+    if st == ST_SETUP_MARKET:
+        return CTX_TILE
+    if st == ST_SETUP_FIRST:
+        return CTX_FIRST
+    if c.pend_personal:
+        return CTX_PERSONAL
+    if c.pend_open:
+        return CTX_OPEN
+    if c.pend_cards:
+        return CTX_CARDS
+    if c.pend_market:
+        return CTX_TILE
+    return CTX_NONE
+
+
+cdef int k_current_player(const uint8_t* buf) noexcept nogil:
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    if c.stage == ST_OVER:
+        return TERMINAL
+    if chance_context(c) != CTX_NONE:
+        return CHANCE
+    if c.stage == ST_SETUP_BOARD:
+        return board_target(c)
+    if c.stage == ST_KEEP:
+        return (c.first_player + c.keep_index) % c.players
+    if c.stage == ST_CHOOSE_FIRST:
+        return c.chooser
+    return c.cur
+
+
+cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef int n = 0, p = c.cur, i, k, col, cell, a, b, o, slot, mask, present, greater, need, sign
+    cdef int cards[MAX_HAND]
+    cdef int nh
+    cdef uint32_t dests, avail, w
+    cdef int orient
+    cdef uint8_t seen[82]
+    cdef int st
+    cdef bint ok
+    if c.stage == ST_OVER or chance_context(c) != CTX_NONE:
+        return 0
+    st = c.stage
+    if st == ST_SETUP_BOARD:
+        for b in range(N_BOARDS):
+            ok = True
+            for i in range(5):
+                if c.board[i] == b:
+                    ok = False
+            if ok:
+                out[n] = A_CHOOSE_BOARD + b
+                n += 1
+        return n
+    if st == ST_SOLO_ORDER:
+        out[0] = A_OWN_FIRST
+        out[1] = A_HELPER_FIRST
+        return 2
+    if st == ST_ACTION:
+        # G3: purchase (P1 destination; only where a hand card collects a tile) or tend (T2).
+        nh = hand_cards(c, p, cards)
+        orient = orientation(c, p)
+        avail = tiles_mask(c) & ~pawns_except(c, p)
+        dests = move_dests(c, p)
+        while dests:
+            cell = __builtin_ctz(dests)
+            dests &= dests - 1
+            for i in range(nh):
+                if FOOT[orient][cards[i]][cell] & avail:
+                    out[n] = A_MOVE + cell
+                    n += 1
+                    break
+        if c.land_filled[p] < N_SPACES:
+            for col in range(N_COLOURS):
+                if c.leftover[p][col]:
+                    out[n] = A_TEND + col
+                    n += 1
+        return n
+    if st == ST_CARD:
+        nh = hand_cards(c, p, cards)
+        orient = orientation(c, p)
+        avail = tiles_mask(c) & ~pawns_except(c, p)
+        if c.pawn[p] >= N_CELLS:
+            return 0
+        for i in range(nh):
+            if FOOT[orient][cards[i]][c.pawn[p]] & avail:
+                out[n] = A_CARD + cards[i]
+                n += 1
+        return n
+    if st == ST_PLANT:
+        # P5: face up only on a matching sign; face down always (and triggers the bonus).
+        sign = next_sign(c, p)
+        for col in range(N_COLOURS):
+            if c.collected[col] and col == sign:
+                out[n] = A_PLANT_UP + col
+                n += 1
+        for col in range(N_COLOURS):
+            if c.collected[col]:
+                out[n] = A_PLANT_DOWN + col
+                n += 1
+        return n
+    if st == ST_BONUS:
+        return bonus_actions(c, out)
+    if st == ST_TEND_DISCARD:
+        present = 0
+        for slot in range(N_OPEN):
+            if c.open_orders[slot] < N_ORDERS:
+                present |= 1 << slot
+        for mask in range(8):
+            if mask & ~present == 0:
+                out[n] = A_DISCARD_OPEN + mask
+                n += 1
+        return n
+    if st == ST_TEND_DRAW:
+        out[0] = A_DRAW2
+        out[1] = A_NO_DRAW
+        return 2
+    if st == ST_TEND_KEEP:
+        # T4: one card at a time, in any order (an order imposed on card ids would tell the
+        # other seats something about the cards kept).
+        for k in range(N_CARDS):
+            if c.card_loc[k] == CARD_HAND + p:
+                out[n] = A_DISCARD_CARD + k
+                n += 1
+        return n
+    if st == ST_FULFIL_OPEN:
+        for slot in range(N_OPEN):
+            o = c.open_orders[slot]
+            if o < N_ORDERS and can_fulfil(c, p, o):
+                out[n] = A_FULFIL_OPEN + slot
+                n += 1
+        out[n] = A_NO_FULFIL
+        return n + 1
+    if st == ST_FULFIL_PERSONAL:
+        memset(seen, 0, sizeof(seen))
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_PERSONAL + p and can_fulfil(c, p, o):
+                seen[ORDER_KIND[o]] = 1
+        for o in range(N_ORDERS):
+            if seen[o]:
+                out[n] = A_FULFIL_PERSONAL + o
+                n += 1
+        out[n] = A_NO_FULFIL
+        return n + 1
+    if st == ST_HELPER_CARD:
+        for k in range(N_CARDS):
+            if c.card_loc[k] == CARD_HAND and helper_targets(c, k):
+                out[n] = A_HCARD + k
+                n += 1
+        return n
+    if st == ST_HELPER_DEST:
+        if c.sel_a >= N_CARDS:
+            return 0
+        w = helper_targets(c, c.sel_a)
+        sign = next_sign(c, HELPER)
+        dests = w
+        while dests:
+            cell = __builtin_ctz(dests)
+            dests &= dests - 1
+            if c.market[cell] == sign:
+                out[n] = A_HDEST_UP + cell
+                n += 1
+        dests = w
+        while dests:
+            cell = __builtin_ctz(dests)
+            dests &= dests - 1
+            out[n] = A_HDEST_DOWN + cell
+            n += 1
+        return n
+    if st == ST_SOLO_DISCARD:
+        for k in range(N_CARDS):
+            if c.card_loc[k] == CARD_HAND:
+                out[n] = A_DISCARD_CARD + k
+                n += 1
+        out[n] = A_NO_DISCARD
+        return n + 1
+    if st == ST_KEEP:
+        p = (c.first_player + c.keep_index) % c.players
+        for a in range(6):
+            for b in range(a, 6):
+                if a == 5:
+                    ok = True
+                elif b == 5:
+                    ok = c.leftover[p][a] >= 1
+                elif a == b:
+                    ok = c.leftover[p][a] >= 2
+                else:
+                    ok = c.leftover[p][a] >= 1 and c.leftover[p][b] >= 1
+                if ok:
+                    out[n] = A_KEEP + a * 6 + b
+                    n += 1
+        return n
+    if st == ST_CHOOSE_FIRST:
+        for i in range(c.players):
+            out[n] = A_FIRST + i
+            n += 1
+        return n
+    return 0
+
+
+cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef int ctx = chance_context(c)
+    cdef int n = 0, i, k, b, o, col, src
+    cdef int count[82]
+    cdef bint used
+    if ctx == CTX_BOARD:
+        for b in range(N_BOARDS):
+            used = False
+            for i in range(5):
+                if c.board[i] == b:
+                    used = True
+            if not used:
+                out[n] = C_BOARD + b
+                weights[n] = 1.0
+                n += 1
+        return n
+    if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
+        # A10: an empty deck is the shuffled discard pile.
+        src = CARD_DECK
+        for k in range(N_CARDS):
+            if c.card_loc[k] == CARD_DECK:
+                break
+        else:
+            src = CARD_DISCARD
+        for k in range(N_CARDS):
+            if c.card_loc[k] == src:
+                out[n] = C_CARD + k
+                weights[n] = 1.0
+                n += 1
+        return n
+    if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
+        src = ORDER_DECK
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_DECK:
+                break
+        else:
+            src = ORDER_DISCARD
+        memset(count, 0, sizeof(count))
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == src:
+                count[ORDER_KIND[o]] += 1
+        for o in range(N_ORDERS):
+            if count[o]:
+                out[n] = C_ORDER + o
+                weights[n] = count[o]
+                n += 1
+        return n
+    if ctx == CTX_TILE:
+        for col in range(N_COLOURS):
+            if c.bag[col]:
+                out[n] = C_TILE + col
+                weights[n] = c.bag[col]
+                n += 1
+        return n
+    if ctx == CTX_FIRST:
+        for i in range(c.players):
+            out[n] = C_FIRST + i
+            weights[n] = 1.0
+            n += 1
+        return n
+    return 0
+
+
+# --- apply ------------------------------------------------------------------------------------
+cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
+    cdef int ctx = chance_context(c)
+    cdef int k, o, kind, slot, cell, t
+    cdef bint deck_empty
+    if action >= C_FIRST:
+        c.first_player = action - C_FIRST
+        c.round = 0
+        c.turns_done = 0
+        start_turn(c)
+        return
+    if action >= C_TILE:
+        cell = empty_cell(c)
+        if cell >= 0:
+            c.market[cell] = action - C_TILE      # S6/G4: row-major
+            c.bag[action - C_TILE] -= 1
+        return
+    if action >= C_ORDER:
+        kind = action - C_ORDER
+        deck_empty = True
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_DECK:
+                deck_empty = False
+                break
+        if deck_empty:                            # A10: reshuffle the discard pile
+            for o in range(N_ORDERS):
+                if c.order_loc[o] == ORDER_DISCARD:
+                    c.order_loc[o] = ORDER_DECK
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_DECK and ORDER_KIND[o] == kind:
+                break
+        else:
+            return
+        if ctx == CTX_PERSONAL_SETUP:
+            t = personal_target(c)
+            if t >= 0:
+                c.order_loc[o] = ORDER_PERSONAL + t
+        elif ctx == CTX_PERSONAL:
+            c.order_loc[o] = ORDER_PERSONAL + c.cur
+            c.pend_personal -= 1
+        else:
+            slot = empty_slot(c)
+            if slot >= 0:
+                c.order_loc[o] = ORDER_OPEN
+                c.open_orders[slot] = o
+        return
+    if action >= C_CARD:
+        k = action - C_CARD
+        if c.card_loc[k] == CARD_DISCARD:         # A10: the deck is empty, reshuffle
+            for o in range(N_CARDS):
+                if c.card_loc[o] == CARD_DISCARD:
+                    c.card_loc[o] = CARD_DECK
+        if ctx == CTX_CARDS_SETUP:
+            t = cards_target(c)
+        else:
+            t = c.cur
+            if c.pend_cards:
+                c.pend_cards -= 1
+        if t >= 0:
+            c.card_loc[k] = CARD_HAND + t
+        return
+    if action >= C_BOARD:
+        t = board_target(c)
+        if t >= 0:
+            c.board[t] = action - C_BOARD
+        return
+
+
+cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
+    cdef BotanistsCore* c = <BotanistsCore*>buf
+    cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
+    cdef uint32_t w
+    if action >= C_BOARD:
+        apply_chance(c, action)
+        advance(c)
+        return
+    if action >= A_CHOOSE_BOARD:
+        t = board_target(c)
+        if t >= 0:
+            c.board[t] = action - A_CHOOSE_BOARD
+    elif action >= A_FIRST:
+        new_round(c, action - A_FIRST)                   # SC7
+    elif action >= A_KEEP:
+        # SC5: keep the chosen (at most 2) leftovers, the rest withers back into the bag.
+        q = (c.first_player + c.keep_index) % c.players
+        a = (action - A_KEEP) // 6
+        b = (action - A_KEEP) % 6
+        for col in range(N_COLOURS):
+            k = (a == col) + (b == col)
+            if c.leftover[q][col] > k:
+                c.bag[col] += c.leftover[q][col] - k
+                c.leftover[q][col] = k
+        c.keep_index += 1
+    elif action >= A_HDEST_UP:
+        # L5: the Helper collects only its destination's tile and plants it.
+        cell = (action - A_HDEST_UP) % 25
+        col = c.market[cell]
+        c.pawn[HELPER] = cell
+        c.market[cell] = EMPTY
+        sign = next_sign(c, HELPER)
+        t = 1 if action >= A_HDEST_DOWN else 0
+        plant(c, HELPER, col, t)
+        c.planted |= 2
+        if t:
+            start_bonus(c, sign, 1)
+        else:
+            helper_part_done(c)
+    elif action >= A_HCARD:
+        k = action - A_HCARD
+        c.card_loc[k] = CARD_DISCARD
+        c.sel_a = k
+        c.part = PART_HELPER
+        c.stage = ST_HELPER_DEST
+    elif action == A_HELPER_FIRST:
+        c.solo_first = 1
+        c.stage = ST_HELPER_CARD
+    elif action == A_OWN_FIRST:
+        c.solo_first = 0
+        c.stage = ST_ACTION
+    elif action == A_NO_FULFIL:
+        if c.stage == ST_FULFIL_OPEN:
+            c.stage = ST_FULFIL_PERSONAL
+        else:
+            after_fulfil(c)
+    elif action >= A_FULFIL_PERSONAL:
+        for o in range(N_ORDERS):
+            if c.order_loc[o] == ORDER_PERSONAL + p and ORDER_KIND[o] == action - A_FULFIL_PERSONAL:
+                pay_order(c, p, o)
+                break
+        after_fulfil(c)
+    elif action >= A_FULFIL_OPEN:
+        slot = action - A_FULFIL_OPEN
+        o = c.open_orders[slot]
+        if o < N_ORDERS:
+            pay_order(c, p, o)
+            c.open_orders[slot] = EMPTY
+        c.stage = ST_FULFIL_PERSONAL
+    elif action == A_NO_DISCARD:
+        end_turn(c)                                      # L8: keep the hand
+    elif action >= A_DISCARD_CARD:
+        c.card_loc[action - A_DISCARD_CARD] = CARD_DISCARD
+        if c.stage == ST_SOLO_DISCARD:
+            end_turn(c)                                  # L8: at most one card
+    elif action == A_NO_DRAW:
+        tend_done(c)
+    elif action == A_DRAW2:
+        c.keep_target = hand_count(c, p)                 # A21: back down to the hand held
+        c.pend_cards = 2
+        c.stage = ST_TEND_KEEP
+    elif action >= A_DISCARD_OPEN:
+        # T3: discard any open orders; as many are redrawn (a chance refill).
+        mask = action - A_DISCARD_OPEN
+        for slot in range(N_OPEN):
+            if (mask >> slot) & 1 and c.open_orders[slot] < N_ORDERS:
+                c.order_loc[c.open_orders[slot]] = ORDER_DISCARD
+                c.open_orders[slot] = EMPTY
+                c.pend_open = 1
+        c.stage = ST_TEND_DRAW
+    elif action == A_SKIP:
+        after_bonus(c)
+    elif action == A_TAKE_DECK:
+        c.pend_personal = 1                              # green: the top of the order deck
+        after_bonus(c)
+    elif action >= A_TAKE_OPEN:
+        slot = action - A_TAKE_OPEN
+        o = c.open_orders[slot]
+        if o < N_ORDERS:
+            c.order_loc[o] = ORDER_PERSONAL + p
+            c.open_orders[slot] = EMPTY
+            c.pend_open = 1                              # A17: refilled at once
+        after_bonus(c)
+    elif action >= A_BMOVE_HELPER:
+        c.pawn[HELPER] = action - A_BMOVE_HELPER
+        after_bonus(c)
+    elif action >= A_BMOVE_OWN:
+        c.pawn[p] = action - A_BMOVE_OWN
+        after_bonus(c)
+    elif action >= A_SWAPH_TAKE:
+        # L9 red: the given tile stays face up on the Helper's land.
+        k = action - A_SWAPH_TAKE
+        col = c.land_colour[HELPER][k]
+        c.land_colour[HELPER][k] = c.sel_b
+        c.leftover[0][c.sel_b] -= 1
+        c.leftover[0][col] += 1
+        after_bonus(c)
+    elif action >= A_SWAPP_TAKE:
+        col = action - A_SWAPP_TAKE
+        q = c.sel_a
+        c.leftover[p][c.sel_b] -= 1
+        c.leftover[p][col] += 1
+        c.leftover[q][col] -= 1
+        c.leftover[q][c.sel_b] += 1
+        after_bonus(c)
+    elif action >= A_SWAPP_GIVE:
+        c.sel_b = action - A_SWAPP_GIVE
+    elif action >= A_SWAPP_SEAT:
+        c.sel_a = action - A_SWAPP_SEAT
+    elif action >= A_SWAPM_CELL:
+        # Purple (A3/A28): any market tile, also one under a pawn.
+        cell = action - A_SWAPM_CELL
+        col = c.market[cell]
+        c.market[cell] = c.sel_b
+        c.leftover[p][c.sel_b] -= 1
+        c.leftover[p][col] += 1
+        after_bonus(c)
+    elif action >= A_SWAPM_GIVE:
+        c.sel_b = action - A_SWAPM_GIVE
+    elif action >= A_PLANT_UP:
+        # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
+        col = (action - A_PLANT_UP) % 5
+        t = 1 if action >= A_PLANT_DOWN else 0
+        sign = next_sign(c, p)
+        c.collected[col] -= 1
+        plant(c, p, col, t)
+        c.planted |= 1
+        if c.opt_bonus_sees:
+            for k in range(N_COLOURS):
+                c.leftover[p][k] += c.collected[k]
+                c.collected[k] = 0
+        if t:
+            start_bonus(c, sign, 0)
+        else:
+            after_bonus(c)
+    elif action >= A_CARD:
+        # P3/P4: the card is played (and discarded); the covered tiles are collected except
+        # those under other pawns.
+        k = action - A_CARD
+        c.card_loc[k] = CARD_DISCARD
+        if c.pawn[p] < N_CELLS:
+            w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
+            while w:
+                cell = __builtin_ctz(w)
+                w &= w - 1
+                c.collected[c.market[cell]] += 1
+                c.market[cell] = EMPTY
+        c.stage = ST_PLANT
+    elif action >= A_TEND:
+        # T2: any leftover, face down whatever its colour; the space's bonus triggers.
+        col = action - A_TEND
+        c.part = PART_TEND
+        c.own_action = 2
+        sign = next_sign(c, p)
+        c.leftover[p][col] -= 1
+        plant(c, p, col, 1)
+        c.planted |= 1
+        start_bonus(c, sign, 0)
+    else:
+        c.part = PART_PURCHASE
+        c.own_action = 1
+        c.pawn[p] = action - A_MOVE
+        c.stage = ST_CARD
+    advance(c)
+
+
+# --- results ----------------------------------------------------------------------------------
+cdef void k_scores(const uint8_t* buf, double* out) noexcept nogil:
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef int p
+    for p in range(c.players):
+        out[p] = get_score(c, p)
+
+
+cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
+    """E3/A18: most VP; then fewer face-down tiles; then more orders fulfilled; then shared.
+    Solo has no opponent: the only seat always gets the whole (1.0) share."""
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef int p, n = c.players, winners = 0
+    cdef int key[4][3]
+    cdef int best = 0
+    for p in range(n):
+        key[p][0] = get_score(c, p)
+        key[p][1] = -face_down_count(c, p)
+        key[p][2] = c.fulfilled_total[p]
+    for p in range(1, n):
+        if (key[p][0] > key[best][0] or (key[p][0] == key[best][0] and (key[p][1] > key[best][1]
+                or (key[p][1] == key[best][1] and key[p][2] > key[best][2])))):
+            best = p
+    for p in range(n):
+        out[p] = 0.0
+        if key[p][0] == key[best][0] and key[p][1] == key[best][1] and key[p][2] == key[best][2]:
+            out[p] = 1.0
+            winners += 1
+    for p in range(n):
+        out[p] /= winners
+
+
+cdef bint acting_seat_consistent(BotanistsCore* c, int observer) noexcept nogil:
+    """After a re-deal: a seat to move other than the observer still holds what its public
+    play revealed: a legal decision (e.g. a card that fits where its pawn moved), and at the
+    start of its purchase a usable card (else A12 would already have redrawn its hand)."""
+    cdef int32_t tmp[MAX_LEGAL]
+    cdef int cards[MAX_HAND]
+    cdef int p = k_current_player(<const uint8_t*>c)
+    if p < 0 or p == observer:
+        return True
+    if k_legal_actions(<const uint8_t*>c, tmp) <= 0:
+        return False
+    if c.stage == ST_ACTION and p == c.cur and c.land_filled[p] < N_SPACES:
+        if not purchase_with(c, p, cards, hand_cards(c, p, cards)) and redraw_could_help(c, p):
+            return False
+    return True
+
+
+cdef void deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_pool, const int* count,
+                      int forced_seat, int forced_card, Rng* rng) noexcept nogil:
+    """Deal the other seats' hands uniformly from the pool (card-id order), optionally with
+    one given card in one seat's hand."""
+    cdef int pool[N_CARDS]
+    cdef int q, i, j, n = 0
+    for i in range(n_pool):
+        c.card_loc[pool_in[i]] = CARD_DECK
+        if pool_in[i] != forced_card:
+            pool[n] = pool_in[i]
+            n += 1
+    for q in range(c.players):
+        if q == observer:
+            continue
+        for i in range(count[q]):
+            if q == forced_seat and i == 0:
+                c.card_loc[forced_card] = CARD_HAND + q
+                continue
+            j = rng_below(rng, n)
+            c.card_loc[pool[j]] = CARD_HAND + q
+            pool[j] = pool[n - 1]
+            n -= 1
+
+
+cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
+    """Re-deal the other seats' hands from every card the observer cannot place: the deck and
+    those hands, gathered in card-id order, so the result depends only on what the observer
+    knows (own hand, discards, hand sizes, the public play) and the rng. Orders and tiles hide
+    nothing stored: the decks are sets and the bag is counts.
+
+    When another seat is to move (a view sent for a seat that is not deciding), deals that
+    contradict that seat's public play are rejected and redrawn, so the world stays a
+    position the game can reach."""
+    cdef BotanistsCore* c = <BotanistsCore*>buf
+    cdef int pool[N_CARDS]
+    cdef int count[4]
+    cdef int k, q, attempt, n = 0
+    for q in range(4):
+        count[q] = 0
+    for k in range(N_CARDS):
+        q = c.card_loc[k] - CARD_HAND
+        if c.card_loc[k] == CARD_DECK or (0 <= q < c.players and q != observer):
+            if c.card_loc[k] != CARD_DECK:
+                count[q] += 1
+            pool[n] = k
+            n += 1
+    for attempt in range(64):
+        deal_hidden(c, observer, pool, n, count, -1, -1, rng)
+        if acting_seat_consistent(c, observer):
+            return
+    # Rare: only a few cards fit. Try each candidate card in the acting seat's hand in turn.
+    q = c.cur
+    if q == observer or count[q] == 0:
+        return
+    for k in range(n):
+        deal_hidden(c, observer, pool, n, count, q, pool[k], rng)
+        if acting_seat_consistent(c, observer):
+            return
+
+
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Playout policy, uniform over legal actions except that nine times in ten it plays the
+    obvious choice: a matching tile face up (own or Helper), an order fulfilled when one can
+    be, a purchase rather than a tend, nothing kept at a scoring phase. Uniform playouts
+    wither most tiles and fulfil few orders; their scores sit far below real play, where the
+    search's bounded score term can no longer tell good moves from bad ones."""
+    cdef int32_t legal[MAX_LEGAL]
+    cdef int32_t good[MAX_LEGAL]
+    cdef int n = k_legal_actions(buf, legal)
+    cdef int m = 0, i
+    cdef int32_t a
+    if n <= 0:
+        return 0
+    if rng_below(rng, 10) != 0:
+        for i in range(n):
+            a = legal[i]
+            if ((A_PLANT_UP <= a < A_PLANT_DOWN) or (A_HDEST_UP <= a < A_HDEST_DOWN)
+                    or (A_FULFIL_OPEN <= a < A_NO_FULFIL) or a < A_TEND or a == A_KEEP + 35):
+                good[m] = a
+                m += 1
+        if m:
+            return good[rng_below(rng, m)]
+    return legal[rng_below(rng, n)]
+
+
+cdef GameKernel KERNEL
+KERNEL.state_bytes = sizeof(BotanistsState)
+KERNEL.core_bytes = sizeof(BotanistsCore)
+KERNEL.num_distinct_actions = NUM_ACTIONS
+KERNEL.max_players = 4
+KERNEL.max_legal_actions = MAX_LEGAL
+KERNEL.max_game_length = 20000
+KERNEL.num_players = k_num_players
+KERNEL.current_player = k_current_player
+KERNEL.legal_actions = k_legal_actions
+KERNEL.chance_outcomes = k_chance_outcomes
+KERNEL.apply = k_apply
+KERNEL.returns = k_returns
+KERNEL.scores = k_scores
+KERNEL.determinize = k_determinize
+KERNEL.rollout_action = k_rollout_action
+KERNEL.rebuild = NULL
+
+
+def kernel_capsule():
+    if not LOADED:
+        raise RuntimeError("botanists components are not loaded")
+    return kernel_to_capsule(&KERNEL)
+
+
+def core_size():
+    return sizeof(BotanistsCore)
+
+
+def action_base():
+    """The action id layout, for the Python notation."""
+    return {
+        "MOVE": A_MOVE, "TEND": A_TEND, "CARD": A_CARD, "PLANT_UP": A_PLANT_UP,
+        "PLANT_DOWN": A_PLANT_DOWN, "SWAPM_GIVE": A_SWAPM_GIVE, "SWAPM_CELL": A_SWAPM_CELL,
+        "SWAPP_SEAT": A_SWAPP_SEAT, "SWAPP_GIVE": A_SWAPP_GIVE, "SWAPP_TAKE": A_SWAPP_TAKE,
+        "SWAPH_TAKE": A_SWAPH_TAKE, "BMOVE_OWN": A_BMOVE_OWN, "BMOVE_HELPER": A_BMOVE_HELPER,
+        "TAKE_OPEN": A_TAKE_OPEN, "TAKE_DECK": A_TAKE_DECK, "SKIP": A_SKIP,
+        "DISCARD_OPEN": A_DISCARD_OPEN, "DRAW2": A_DRAW2, "NO_DRAW": A_NO_DRAW,
+        "DISCARD_CARD": A_DISCARD_CARD, "NO_DISCARD": A_NO_DISCARD, "FULFIL_OPEN": A_FULFIL_OPEN,
+        "FULFIL_PERSONAL": A_FULFIL_PERSONAL, "NO_FULFIL": A_NO_FULFIL, "OWN_FIRST": A_OWN_FIRST,
+        "HELPER_FIRST": A_HELPER_FIRST, "HCARD": A_HCARD, "HDEST_UP": A_HDEST_UP,
+        "HDEST_DOWN": A_HDEST_DOWN, "KEEP": A_KEEP, "FIRST": A_FIRST,
+        "CHOOSE_BOARD": A_CHOOSE_BOARD, "C_BOARD": C_BOARD, "C_CARD": C_CARD,
+        "C_ORDER": C_ORDER, "C_TILE": C_TILE, "C_FIRST": C_FIRST, "NUM_ACTIONS": NUM_ACTIONS,
+    }
+
+
+# --- Python views of the core (whole structs are copied; no pointer escapes) ------------------
+_SCALARS = ("stage", "players", "opt_entry", "opt_move", "opt_orientation", "opt_bonus_sees",
+            "opt_fulfil_purchase", "opt_choose_boards", "tiles_per_colour", "round",
+            "first_player", "turns_done", "cur", "part", "solo_first", "done_mask", "planted",
+            "own_action", "bonus", "bonus_on_helper", "sel_a", "sel_b", "keep_target",
+            "keep_index", "chooser", "pend_personal", "pend_open", "pend_cards", "pend_market")
+
+
+def core_to_dict(const uint8_t[::1] data):
+    """The fields of serialized core bytes as a dict of ints and lists."""
+    if data.shape[0] != sizeof(BotanistsCore):
+        raise ValueError("wrong core size")
+    cdef BotanistsCore c
+    memcpy(&c, &data[0], sizeof(BotanistsCore))
+    d = {}
+    cdef const uint8_t* raw = <const uint8_t*>&c
+    for i, name in enumerate(_SCALARS):
+        d[name] = raw[i]
+    d["market"] = [c.market[i] for i in range(25)]
+    d["pawn"] = [c.pawn[i] for i in range(5)]
+    d["bag"] = [c.bag[i] for i in range(5)]
+    d["collected"] = [c.collected[i] for i in range(5)]
+    d["board"] = [c.board[i] for i in range(5)]
+    d["land_filled"] = [c.land_filled[i] for i in range(5)]
+    d["land_colour"] = [[c.land_colour[w][k] for k in range(15)] for w in range(5)]
+    d["land_down"] = [[c.land_down[w][k] for k in range(15)] for w in range(5)]
+    d["leftover"] = [[c.leftover[p][i] for i in range(5)] for p in range(4)]
+    d["score"] = [get_score(&c, p) for p in range(4)]
+    d["fulfilled_total"] = [c.fulfilled_total[p] for p in range(4)]
+    d["card_loc"] = [c.card_loc[k] for k in range(76)]
+    d["order_loc"] = [c.order_loc[o] for o in range(82)]
+    d["open_orders"] = [c.open_orders[i] for i in range(3)]
+    return d
+
+
+def dict_to_core(dict d):
+    """Serialized core bytes from a dict shaped like core_to_dict's (values are range-checked
+    by the caller; out-of-range bytes raise OverflowError here)."""
+    cdef BotanistsCore c
+    cdef uint8_t* raw = <uint8_t*>&c
+    cdef int i, k, w, p
+    memset(&c, 0, sizeof(BotanistsCore))
+    for i, name in enumerate(_SCALARS):
+        raw[i] = d[name]
+    for i in range(25):
+        c.market[i] = d["market"][i]
+    for i in range(5):
+        c.pawn[i] = d["pawn"][i]
+        c.bag[i] = d["bag"][i]
+        c.collected[i] = d["collected"][i]
+        c.board[i] = d["board"][i]
+        c.land_filled[i] = d["land_filled"][i]
+    for w in range(5):
+        for k in range(15):
+            c.land_colour[w][k] = d["land_colour"][w][k]
+            c.land_down[w][k] = d["land_down"][w][k]
+    for p in range(4):
+        for i in range(5):
+            c.leftover[p][i] = d["leftover"][p][i]
+        v = int(d["score"][p])
+        if not -32768 <= v <= 32767:
+            raise OverflowError("score out of range")
+        add_score(&c, p, v)
+        c.fulfilled_total[p] = d["fulfilled_total"][p]
+    for k in range(76):
+        c.card_loc[k] = d["card_loc"][k]
+    for k in range(82):
+        c.order_loc[k] = d["order_loc"][k]
+    for i in range(3):
+        c.open_orders[i] = d["open_orders"][i]
+    return (<char*>&c)[:sizeof(BotanistsCore)]
+
+
+def normalized(const uint8_t[::1] data):
+    """For the validator: the core after advance() resolved every forced step. A stored core
+    must already be in this form (else it is not a position the game can reach)."""
+    cdef BotanistsCore c
+    if data.shape[0] != sizeof(BotanistsCore):
+        raise ValueError("wrong core size")
+    memcpy(&c, &data[0], sizeof(BotanistsCore))
+    advance(&c)
+    return (<char*>&c)[:sizeof(BotanistsCore)]
+
+
+def footprint(int orient, int card, int cell):
+    """The cells (25-bit mask) a card covers from `cell` seen from an orientation; 0 if off."""
+    return FOOT[orient][card][cell]
+
+
+def helper_destinations(int card, int cell):
+    return HELPER_DEST[card][cell]
