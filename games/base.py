@@ -101,6 +101,12 @@ class Game(ABC):
         others = [v for i, v in enumerate(scores) if i != seat]
         return scores[seat] - (max(others) if others else 0.0)
 
+    def search_margin(self, players: int) -> tuple[float, float]:
+        """(weight, scale) of the search reward's score-margin term
+        ``weight * tanh(margin / scale)``: scale should be a typical winning margin in points.
+        The weight stays small where a win share exists, so the margin never outweighs it."""
+        return (0.1, 10.0)
+
     def action_effects(self, state: "State", action: int) -> list[str]:
         """Visible, immediate effects of a legal action, in a few words each (for hint
         reasons): e.g. 'frees your red gear'. Default: none."""

@@ -37,6 +37,10 @@ class Limits:
     """Progressive widening: > 0 allows at most ``widening * visits**widening_alpha``
     children per node (for decisions with very many options); 0 = off."""
     widening_alpha: float = 0.5
+    margin_weight: float | None = None
+    """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
+    margin_scale: float | None = None
+    """Points at which the margin term reaches tanh(1); None = the game's."""
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.time_ms is None:
@@ -105,6 +109,15 @@ class Analysis:
         return self.moves[0]
 
 
+def _margin(state: State, limits: Limits) -> dict[str, float]:
+    """The reward's score-margin parameters: the limits' if set, else the game's."""
+    weight, scale = state.game.search_margin(state.num_players)
+    return {
+        "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
+        "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
+    }
+
+
 class SearchHandle:
     """Lets another thread (e.g. a gRPC cancellation callback) stop a running search."""
 
@@ -153,6 +166,7 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
             paranoid=limits.paranoid,
             widening_c=limits.widening,
             widening_alpha=limits.widening_alpha,
+            **_margin(state, limits),
         )
 
     if limits.threads == 1:
