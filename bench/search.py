@@ -29,7 +29,7 @@ def main() -> None:
     rows = []
     for name in args.game or games.names():
         game = games.get(name)
-        for players in sorted({game.min_players, game.max_players}):
+        for players in sorted({game.min_players, max(2, game.min_players), game.max_players}):
             opening = game.new_game(players=players, seed=1)
             # Decisions per simulated game, to express the speed per simulated decision.
             decisions, _, _ = random_playouts(opening.kernel_state, 200, 7, True)
