@@ -36,6 +36,7 @@ _REGISTRY: dict[str, str] = {
     "botanical_lab": "hortus.games.botanical_lab.game:BotanicalLabGame",
     "botanik": "hortus.games.botanik.game:BotanikGame",
     "botanists": "hortus.games.botanists.game:BotanistsGame",
+    "war_of_the_posies": "hortus.games.war_of_the_posies.game:WarOfThePosiesGame",
 }
 _LOADED: dict[str, Game] = {}
 

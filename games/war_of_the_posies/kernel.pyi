@@ -1,0 +1,29 @@
+"""Type stub of the compiled War of the Posies kernel (kernel.pyx)."""
+
+from typing import Any
+
+ACTION_BASES: dict[str, int]
+LIMITS: dict[str, int]
+
+def load_components(
+    category: list[int],
+    symbol: list[int | None],
+    points: list[int],
+    cost: list[int],
+    play: list[list[tuple[int, int]]],
+    plant: list[list[tuple[int, int]]],
+    gf_symbols: list[list[int]],
+    gf_cost: list[int],
+    gf_reputation: list[int],
+    gf_when_completed: list[list[tuple[int, int]]],
+    gf_kind: list[int],
+    end_reputation: int,
+) -> None: ...
+def kernel_capsule() -> object: ...
+def core_size() -> int: ...
+def core_to_dict(data: bytes) -> dict[str, Any]: ...
+def dict_to_core(d: dict[str, Any]) -> bytes: ...
+def at_rest(data: bytes) -> bool: ...
+def action_info(data: bytes, action: int) -> tuple[str, int, int, int]: ...
+def seat_summary(data: bytes) -> list[tuple[int, int, int, int]]: ...
+def policy_action(data: bytes, seed: int) -> int: ...

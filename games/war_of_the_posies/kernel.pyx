@@ -1,0 +1,1085 @@
+# cython: language_level=3
+"""War of the Posies rules over a flat WarCore buffer: the GameKernel of war_of_the_posies.
+
+Section names follow war_of_the_posies.decisions.md (WS setup, WT turn, WP playing, WPl
+planting, WG completing, WB purchasing, WE end of turn, WK composting, WZ end and scoring,
+A# resolutions). Cards are data (components.toml): ``load_components`` copies them into the
+static tables below, and every card text is a list of effect primitives interpreted here.
+
+Model of hidden information and chance (decisions.md sections 4 and 5):
+* Every pile whose order nobody knows is stored as a multiset of card kinds: each seat's draw
+  pile, the Market deck, the GF deck, the Basic Flower deck below its top. A draw, a refill
+  or a reveal is a chance node over kinds weighted by the remaining copies, and a reshuffle
+  of a discard pile is just "the discard multiset becomes the draw multiset".
+* Hands are the only hidden part: determinize deals each other seat's hand again from the
+  multiset (hand + draw pile) that the observer can infer from public history. Section 4
+  stops there, but the history tells a little more: when an end-of-turn draw empties the
+  draw pile, the cards drawn before the reshuffle are the whole old draw pile, whose contents
+  everyone knows (the discarded hand is public, A13). They are kept in ``known_hand`` and
+  stay in the hand when it is dealt again, so beliefs are exact.
+
+Where this kernel departs from decisions.md (and why):
+* Safety end instead of A6's net: an untriggered game ends after round ROUND_LIMIT (40; a
+  round = one turn per seat) and is scored normally. A6's condition ("Market deck, GF deck and
+  GF row empty and nobody can complete a GF") is not enough: with the default pool the Market
+  row can clog with 7- and 9-coin Expeditions while every affordable GF waits for Flowers
+  nobody holds any more, and play goes on for ever with full decks. Real games end by WZ1
+  after 12-20 rounds; 40 leaves twice that.
+* Coin-only plays are not auto-played at the first purchase (6.1): that would take options
+  away (planting that Starter into a GF bought later in the turn, composting that card from
+  hand). They commute instead, so a run of them is offered in ascending kind order only
+  (``last_pure``): every reachable position stays reachable, without the permutations.
+* A Plant ability resolves before the When-Completed ability of the GF it completes (WG1 locks
+  the Flowers at once; the rulebook orders "place, then Plant ability" and "complete, then
+  WC" without ordering the two abilities).
+* UPROOT frees the slot (A12 says where the Flower goes, not whether the symbol may be used
+  again; "it also cleans out poison" only makes sense if the slot can be replanted).
+* Piles are multisets (draw piles, Market deck, GF deck, Basic pile below its top) and the
+  Market and GF rows are sets of cards, not slots: their order is unknown to everyone or
+  irrelevant. So GFs are located per card (no cap of 10 GFs per player as in 6.3), purchases
+  name the card kind, and action ids are dense blocks rather than 6.1's bit fields.
+
+Action ids (dense, ascending by block):
+  END                 0                  end the turn (WT2)
+  PLAY(kind)          1 + kind           play a card from hand (WP1; a Flower cultivates)
+  BUY(kind)           65 + kind          buy a Market card or the top Basic Flower (WB1)
+  BUY_GF(gf)          129 + gf           buy a face-up Garden Feature (WB1, WB2)
+  PLANT(kind, gf)     161 + kind*32 + gf plant a Flower from hand under a GF (WPl1, WPl3)
+  COMPOST_HAND(kind)  2209 + kind        "up to n" choice: compost a card from hand (WK1)
+  COMPOST_DISC(kind)  2273 + kind        "up to n" choice: compost a card from the discard
+  UPROOT(gf, slot)    2337 + gf*4 + slot "up to n" choice: compost an unlocked Flower (A12)
+  STOP                2465               end an "up to n" choice early
+  chance: DRAW(kind) 2466+, REFILL_MARKET(kind) 2530+, REFILL_GF(gf kind) 2594+,
+          REVEAL_BASIC(kind) 2626+, FIRST_PLAYER(seat) 2690+
+"""
+from libc.stdint cimport uint8_t, int8_t, int32_t, uint64_t
+from libc.string cimport memset, memcpy, memcmp
+
+from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
+from hortus._ext.rng cimport Rng, rng_below, rng_seed
+from hortus.games.war_of_the_posies.kernel cimport *
+
+cdef enum:
+    ACT_END = 0
+    ACT_PLAY = 1
+    ACT_BUY = 65
+    ACT_BUY_GF = 129
+    ACT_PLANT = 161
+    ACT_COMPOST_HAND = 2209
+    ACT_COMPOST_DISCARD = 2273
+    ACT_UPROOT = 2337
+    ACT_STOP = 2465
+    ACT_DRAW = 2466
+    ACT_REFILL_MARKET = 2530
+    ACT_REFILL_GF = 2594
+    ACT_REVEAL_BASIC = 2626
+    ACT_FIRST = 2690
+    NUM_ACTIONS = 2694
+    MAX_LEGAL = 2048       # END + 64 plays + 96 buys + 64*32 plants would exceed it only in theory;
+                           # plant targets are capped by the GFs actually owned (<= 32)
+    EFFECT_WC = 128        # effect id of GF g's When-Completed ability: 128 + g
+    CAT_STARTING = 0
+    CAT_BASIC = 1
+    CAT_MARKET = 2
+
+# --- static component tables (filled once by load_components) ------------------------------
+cdef int N_KINDS = 0
+cdef int N_GF = 0
+cdef int END_REPUTATION = 7
+cdef uint8_t K_CATEGORY[64]     # CAT_*
+cdef uint8_t K_SYMBOL[64]       # flower symbol index, EMPTY for cards without one
+cdef int8_t K_POINTS[64]        # printed points (negative: Poisonous, A19)
+cdef int K_EXP_POINTS[64]       # points scored while in the deck (WZ2b): non-Flowers only
+cdef uint8_t K_COST[64]
+cdef uint8_t K_PURE[64]         # play text only adds coins, purchases or plantings
+cdef uint8_t E_LEN[160]
+cdef uint8_t E_OP[160][6]
+cdef uint8_t E_ARG[160][6]
+cdef uint8_t G_NSLOTS[32]
+cdef uint8_t G_SYM[32][4]
+cdef uint8_t G_COST[32]
+cdef uint8_t G_REP[32]
+cdef uint8_t G_KIND[32]         # lowest id of the identical GF cards (interchangeable copies)
+cdef bint LOADED = False
+
+
+def load_components(list category, list symbol, list points, list cost, list play, list plant,
+                    list gf_symbols, list gf_cost, list gf_reputation, list gf_when_completed,
+                    list gf_kind, int end_reputation):
+    """Fill the static tables from validated data (components.install). Effects are lists of
+    (op, arg) pairs; sizes were checked by the loader."""
+    global N_KINDS, N_GF, END_REPUTATION, LOADED
+    cdef int k, g, i, e
+    N_KINDS = len(category)
+    N_GF = len(gf_symbols)
+    if N_KINDS > MAX_KINDS or N_GF > MAX_GF:
+        raise ValueError("too many card kinds or garden features for the state layout")
+    END_REPUTATION = end_reputation
+    memset(E_LEN, 0, sizeof(E_LEN))
+    memset(E_OP, 0, sizeof(E_OP))
+    memset(E_ARG, 0, sizeof(E_ARG))
+    for k in range(MAX_KINDS):
+        K_CATEGORY[k] = 0
+        K_SYMBOL[k] = EMPTY
+        K_POINTS[k] = 0
+        K_EXP_POINTS[k] = 0
+        K_COST[k] = 0
+        K_PURE[k] = 0
+    for k in range(N_KINDS):
+        K_CATEGORY[k] = category[k]
+        K_SYMBOL[k] = EMPTY if symbol[k] is None else symbol[k]
+        K_POINTS[k] = points[k]
+        K_EXP_POINTS[k] = points[k] if symbol[k] is None else 0
+        K_COST[k] = cost[k]
+        for e, text in ((2 * k, play[k]), (2 * k + 1, plant[k])):
+            E_LEN[e] = len(text)
+            for i, (op, arg) in enumerate(text):
+                E_OP[e][i] = op
+                E_ARG[e][i] = arg
+        K_PURE[k] = 1
+        for i in range(E_LEN[2 * k]):
+            if E_OP[2 * k][i] not in (OP_COIN, OP_BUY, OP_PLANT):
+                K_PURE[k] = 0
+    for g in range(MAX_GF):
+        G_NSLOTS[g] = 0
+        G_COST[g] = 0
+        G_REP[g] = 0
+        G_KIND[g] = g
+        for i in range(MAX_SLOTS):
+            G_SYM[g][i] = EMPTY
+    for g in range(N_GF):
+        G_NSLOTS[g] = len(gf_symbols[g])
+        for i, sym in enumerate(gf_symbols[g]):
+            G_SYM[g][i] = sym
+        G_COST[g] = gf_cost[g]
+        G_REP[g] = gf_reputation[g]
+        G_KIND[g] = gf_kind[g]
+        e = EFFECT_WC + g
+        E_LEN[e] = len(gf_when_completed[g])
+        for i, (op, arg) in enumerate(gf_when_completed[g]):
+            E_OP[e][i] = op
+            E_ARG[e][i] = arg
+    LOADED = True
+
+
+# --- small helpers ------------------------------------------------------------------------------
+cdef inline uint8_t sat_add(uint8_t a, int b) noexcept nogil:
+    cdef int v = a + b
+    return 255 if v > 255 else v
+
+
+cdef inline bint is_choice(int op) noexcept nogil:
+    return op == OP_COMPOST_HAND or op == OP_COMPOST_ANY or op == OP_UPROOT
+
+
+cdef inline void push_frame(WarCore* c, int effect) noexcept nogil:
+    if E_LEN[effect] == 0 or c.depth >= MAX_DEPTH:
+        return
+    c.frame_effect[c.depth] = effect
+    c.frame_pc[c.depth] = 0
+    c.frame_left[c.depth] = 0
+    c.depth += 1
+
+
+cdef inline int free_slot(const WarCore* c, int g, int symbol) noexcept nogil:
+    """The lowest free slot of GF g showing `symbol`, or -1 (WPl1: one Flower per symbol)."""
+    cdef int i
+    for i in range(G_NSLOTS[g]):
+        if G_SYM[g][i] == symbol and c.gf_slot[g][i] == 0:
+            return i
+    return -1
+
+
+cdef inline bint same_gf_as_lower_copy(const WarCore* c, int g) noexcept nogil:
+    """True if an identical GF card with a lower id is in the same place and state: acting on
+    either is the same move, so only the lower id is offered."""
+    cdef int h
+    if G_KIND[g] == g:
+        return False
+    for h in range(G_KIND[g], g):
+        if (G_KIND[h] == G_KIND[g] and c.gf_loc[h] == c.gf_loc[g] and c.gf_flags[h] == c.gf_flags[g]
+                and memcmp(c.gf_slot[h], c.gf_slot[g], MAX_SLOTS) == 0):
+            return True
+    return False
+
+
+cdef bint uproot_targets_exist(const WarCore* c) noexcept nogil:
+    cdef int g, i
+    for g in range(N_GF):
+        if c.gf_loc[g] >= GF_OWNED and c.gf_loc[g] != EMPTY and not (c.gf_flags[g] & GF_COMPLETE):
+            for i in range(G_NSLOTS[g]):
+                if c.gf_slot[g][i]:
+                    return True
+    return False
+
+
+cdef bint has_candidates(const WarCore* c, int op) noexcept nogil:
+    cdef int tp = c.turn_player
+    if op == OP_COMPOST_HAND:
+        return c.hand_count[tp] > 0
+    if op == OP_COMPOST_ANY:
+        return c.hand_count[tp] + c.discard_count[tp] > 0
+    return uproot_targets_exist(c)
+
+
+cdef void move_all(uint8_t* source, uint8_t* target, uint8_t* source_count,
+                   uint8_t* target_count) noexcept nogil:
+    cdef int k
+    for k in range(N_KINDS):
+        target[k] += source[k]
+        source[k] = 0
+    target_count[0] += source_count[0]
+    source_count[0] = 0
+
+
+cdef inline bint refill_pending(const WarCore* c) noexcept nogil:
+    return ((c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0)
+            or (c.market_row_count < MARKET_SIZE and c.market_deck_count > 0)
+            or (c.basic_top == EMPTY and c.basic_count > 0))
+
+
+cdef void remember_hand(WarCore* c, int seat) noexcept nogil:
+    """The end-of-turn draw ran out of cards: everything drawn so far was the whole old draw
+    pile, whose contents everyone knows (the discarded hand is public, A13), so those cards
+    are known to be in the new hand. determinize keeps them there."""
+    cdef int k, j, n = 0
+    for j in range(4):
+        c.known_hand[seat][j] = 0
+    for k in range(N_KINDS):
+        for j in range(c.hand[seat][k]):
+            if n < 4:
+                c.known_hand[seat][n] = k + 1
+                n += 1
+
+
+cdef bint chance_pending(WarCore* c) noexcept nogil:
+    """Is the next event a chance node? Resolves the deterministic parts of a draw on the way:
+    WE2 reshuffle of an empty draw pile, and "draw fewer" when both piles are empty."""
+    cdef int seat
+    if c.stage == STAGE_OVER:
+        return False
+    if c.first_player == EMPTY or refill_pending(c):
+        return True
+    if c.draws_pending:
+        seat = c.draw_seat
+        if c.draw_count[seat] == 0:
+            if c.discard_count[seat] == 0:
+                c.draws_pending = 0            # WE2 [RES-RULE]: draw fewer
+                return False
+            if c.turn_ending:
+                remember_hand(c, seat)
+            move_all(c.discard[seat], c.draw[seat], &c.discard_count[seat], &c.draw_count[seat])
+        return True
+    return False
+
+
+cdef void resolve_primitive(WarCore* c, int op, int arg) noexcept nogil:
+    """WP3: one non-choice primitive of the effect being resolved."""
+    cdef int tp = c.turn_player
+    if op == OP_COIN:
+        c.coins = sat_add(c.coins, arg)
+    elif op == OP_BUY:
+        c.buys = sat_add(c.buys, arg)
+    elif op == OP_PLANT:
+        c.plants = sat_add(c.plants, arg)
+    elif op == OP_DRAW:
+        c.draw_seat = tp
+        c.draws_pending = sat_add(c.draws_pending, arg)
+    elif op == OP_GAIN_BASIC_HAND:
+        if c.basic_top != EMPTY:
+            c.hand[tp][c.basic_top] += 1
+            c.hand_count[tp] += 1
+            c.basic_top = EMPTY               # the next one is revealed by chance (WB3)
+
+
+cdef void advance(WarCore* c) noexcept nogil:
+    """Resolve forced steps until a decision, a chance node or the end."""
+    cdef int top, e, op, arg, g, tp
+    cdef bint pushed
+    while True:
+        if c.stage == STAGE_OVER or chance_pending(c):
+            return
+        if c.depth > 0:
+            top = c.depth - 1
+            e = c.frame_effect[top]
+            if c.frame_pc[top] >= E_LEN[e]:
+                c.frame_effect[top] = 0          # unused frames are zero (one encoding per position)
+                c.frame_pc[top] = 0
+                c.frame_left[top] = 0
+                c.depth -= 1
+                continue
+            op = E_OP[e][c.frame_pc[top]]
+            arg = E_ARG[e][c.frame_pc[top]]
+            if is_choice(op):
+                if c.frame_left[top] > 0:
+                    return
+                if has_candidates(c, op):
+                    c.frame_left[top] = arg       # WP3: "up to n" picks are decisions
+                    return
+                c.frame_pc[top] += 1
+                continue
+            c.frame_pc[top] += 1
+            resolve_primitive(c, op, arg)
+            continue
+        if c.stage == STAGE_SETUP:
+            # WS2: every seat draws its opening 5, seat by seat; then the first player starts.
+            if c.draw_seat + 1 < c.players:
+                c.draw_seat += 1
+                c.draws_pending = HAND_SIZE
+                continue
+            c.stage = STAGE_PLAY
+            c.turn_player = c.first_player
+            c.round = 1
+            c.coins = 0
+            c.buys = 1
+            c.plants = 1
+            c.last_pure = 0
+            continue
+        tp = c.turn_player
+        if c.turn_ending:
+            # The ending player's new hand is drawn: the next seat clockwise starts.
+            c.turn_ending = 0
+            c.turn_player = (tp + 1) % c.players
+            if c.turn_player == c.first_player:
+                c.round += 1
+            # Its own turn: it may play the known cards; nobody else decides until it ends.
+            memset(c.known_hand[c.turn_player], 0, 4)
+            continue
+        # WG2 / A8: a GF completed by an opponent's poison resolves its WC at the start of the
+        # owner's next turn, before any other action (one GF at a time, lowest id first).
+        pushed = False
+        for g in range(N_GF):
+            if c.gf_loc[g] == GF_OWNED + tp and c.gf_flags[g] & GF_WC_PENDING:
+                c.gf_flags[g] &= ~GF_WC_PENDING
+                push_frame(c, EFFECT_WC + g)
+                pushed = True
+                break
+        if pushed:
+            continue
+        return
+
+
+# --- kernel functions -------------------------------------------------------------------------
+cdef int k_num_players(const uint8_t* buf) noexcept nogil:
+    return (<const WarCore*>buf).players
+
+
+cdef int k_current_player(const uint8_t* buf) noexcept nogil:
+    cdef const WarCore* c = <const WarCore*>buf
+    if c.stage == STAGE_OVER:
+        return TERMINAL
+    # At rest a pending draw always has cards to draw (advance reshuffled or cancelled it).
+    if c.first_player == EMPTY or refill_pending(c) or c.draws_pending:
+        return CHANCE
+    return c.turn_player
+
+
+cdef int choice_actions(const WarCore* c, int op, int32_t* out) noexcept nogil:
+    """Legal picks of an "up to n" choice (ascending), then STOP."""
+    cdef int n = 0, k, g, i, j, tp = c.turn_player
+    cdef bint dup
+    if op == OP_COMPOST_HAND or op == OP_COMPOST_ANY:
+        for k in range(N_KINDS):
+            if c.hand[tp][k]:
+                out[n] = ACT_COMPOST_HAND + k
+                n += 1
+        if op == OP_COMPOST_ANY:
+            for k in range(N_KINDS):
+                if c.discard[tp][k]:
+                    out[n] = ACT_COMPOST_DISCARD + k
+                    n += 1
+    else:
+        # A12: an unlocked Flower in any player's incomplete GF (own GFs included).
+        for g in range(N_GF):
+            if c.gf_loc[g] < GF_OWNED or c.gf_loc[g] == EMPTY or c.gf_flags[g] & GF_COMPLETE:
+                continue
+            if same_gf_as_lower_copy(c, g):
+                continue
+            for i in range(G_NSLOTS[g]):
+                if not c.gf_slot[g][i]:
+                    continue
+                dup = False
+                for j in range(i):        # the same kind in another slot: the same move
+                    if c.gf_slot[g][j] == c.gf_slot[g][i]:
+                        dup = True
+                if not dup:
+                    out[n] = ACT_UPROOT + g * 4 + i
+                    n += 1
+    out[n] = ACT_STOP
+    return n + 1
+
+
+cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int n = 0, k, g, tp, loc, top
+    if k_current_player(buf) < 0:
+        return 0
+    tp = c.turn_player
+    if c.depth > 0:
+        top = c.depth - 1
+        return choice_actions(c, E_OP[c.frame_effect[top]][c.frame_pc[top]], out)
+    out[n] = ACT_END                         # WT2: the turn may end at any time
+    n += 1
+    # WP1 play. Coin-only plays commute, so a run of them is offered in ascending kind order
+    # only (last_pure): every sequence of plays stays reachable, without its permutations.
+    for k in range(N_KINDS):
+        if c.hand[tp][k] and (not K_PURE[k] or k + 1 >= c.last_pure):
+            out[n] = ACT_PLAY + k
+            n += 1
+    # WB1 purchase (A15: the top Basic Flower is a Market purchase).
+    if c.buys > 0:
+        for k in range(N_KINDS):
+            if (c.market_row[k] or c.basic_top == k) and K_COST[k] <= c.coins:
+                out[n] = ACT_BUY + k
+                n += 1
+        for g in range(N_GF):
+            if c.gf_loc[g] == GF_ROW and G_COST[g] <= c.coins and not same_gf_as_lower_copy(c, g):
+                out[n] = ACT_BUY_GF + g
+                n += 1
+    # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
+    # also into an opponent's.
+    if c.plants > 0:
+        for k in range(N_KINDS):
+            if not c.hand[tp][k] or K_SYMBOL[k] == EMPTY:
+                continue
+            for g in range(N_GF):
+                loc = c.gf_loc[g]
+                if loc < GF_OWNED or loc == EMPTY or c.gf_flags[g] & GF_COMPLETE:
+                    continue
+                if loc != GF_OWNED + tp and K_POINTS[k] >= 0:
+                    continue
+                if free_slot(c, g, K_SYMBOL[k]) < 0 or same_gf_as_lower_copy(c, g):
+                    continue
+                if n < MAX_LEGAL:
+                    out[n] = ACT_PLANT + k * MAX_GF + g
+                    n += 1
+    return n
+
+
+cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int n = 0, k, g, seat
+    cdef int gf_weight[32]
+    if c.stage == STAGE_OVER:
+        return 0
+    if c.first_player == EMPTY:
+        for seat in range(c.players):          # WS7 [RES-RULE]: a random first player
+            out[n] = ACT_FIRST + seat
+            weights[n] = 1.0
+            n += 1
+        return n
+    if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
+        for g in range(N_GF):
+            gf_weight[g] = 0
+        for g in range(N_GF):
+            if c.gf_loc[g] == GF_DECK:
+                gf_weight[G_KIND[g]] += 1
+        for g in range(N_GF):
+            if gf_weight[g]:
+                out[n] = ACT_REFILL_GF + g
+                weights[n] = gf_weight[g]
+                n += 1
+        return n
+    if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
+        for k in range(N_KINDS):
+            if c.market_deck[k]:
+                out[n] = ACT_REFILL_MARKET + k
+                weights[n] = c.market_deck[k]
+                n += 1
+        return n
+    if c.basic_top == EMPTY and c.basic_count > 0:
+        for k in range(N_KINDS):
+            if c.basic_pile[k]:
+                out[n] = ACT_REVEAL_BASIC + k
+                weights[n] = c.basic_pile[k]
+                n += 1
+        return n
+    if c.draws_pending:
+        seat = c.draw_seat
+        for k in range(N_KINDS):
+            if c.draw[seat][k]:
+                out[n] = ACT_DRAW + k
+                weights[n] = c.draw[seat][k]
+                n += 1
+    return n
+
+
+cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
+    cdef int g, rep = 0
+    for g in range(N_GF):
+        if c.gf_loc[g] == GF_OWNED + p and c.gf_flags[g] & GF_COMPLETE:
+            rep += G_REP[g]
+    return rep
+
+
+cdef void end_turn(WarCore* c) noexcept nogil:
+    """WE1, WT3, WZ1: discard, reset the counters, check the end, draw the new hand."""
+    cdef int tp = c.turn_player
+    move_all(c.play, c.discard[tp], &c.play_count, &c.discard_count[tp])
+    move_all(c.hand[tp], c.discard[tp], &c.hand_count[tp], &c.discard_count[tp])
+    c.coins = 0                 # WT3/WT14: unspent coins are lost
+    c.buys = 1
+    c.plants = 1
+    c.last_pure = 0
+    # WZ1 + A11: only the first trigger counts; every other player then gets one final turn.
+    if c.end_trigger == EMPTY:
+        if completed_reputation(c, tp) >= END_REPUTATION:
+            c.end_trigger = tp
+            c.final_turns_left = c.players - 1
+    else:
+        c.final_turns_left -= 1
+    if c.end_trigger != EMPTY and c.final_turns_left == 0:
+        c.stage = STAGE_OVER
+        return
+    # Safety end (documented in decisions-changed): the rules allow endless play (nobody ever
+    # completing 7 Reputation), so an untriggered game ends after round ROUND_LIMIT.
+    if c.end_trigger == EMPTY and (tp + 1) % c.players == c.first_player and c.round >= ROUND_LIMIT:
+        c.stage = STAGE_OVER
+        return
+    c.draw_seat = tp            # WE2: draw 5 (chance, reshuffling when needed)
+    c.draws_pending = HAND_SIZE
+    c.turn_ending = 1
+
+
+cdef void normalize_slots(WarCore* c, int g, int symbol) noexcept nogil:
+    """Keep the filled slots of one symbol first (planting always fills the lowest free one)."""
+    cdef int i, j
+    for i in range(G_NSLOTS[g]):
+        if G_SYM[g][i] != symbol or c.gf_slot[g][i]:
+            continue
+        for j in range(i + 1, G_NSLOTS[g]):
+            if G_SYM[g][j] == symbol and c.gf_slot[g][j]:
+                c.gf_slot[g][i] = c.gf_slot[g][j]
+                c.gf_slot[g][j] = 0
+                break
+
+
+cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
+    cdef WarCore* c = <WarCore*>buf
+    cdef int tp = c.turn_player, k, g, h, i, seat, owner, slot, top
+    cdef bint complete
+    if action >= ACT_DRAW:
+        if action >= ACT_FIRST:
+            c.first_player = action - ACT_FIRST
+            c.turn_player = c.first_player
+        elif action >= ACT_REVEAL_BASIC:
+            k = action - ACT_REVEAL_BASIC
+            c.basic_pile[k] -= 1
+            c.basic_count -= 1
+            c.basic_top = k
+        elif action >= ACT_REFILL_GF:
+            g = action - ACT_REFILL_GF         # a GF kind: the lowest-id copy in the deck
+            for h in range(N_GF):
+                if c.gf_loc[h] == GF_DECK and G_KIND[h] == g:
+                    c.gf_loc[h] = GF_ROW
+                    break
+            c.gf_deck_count -= 1
+            c.gf_row_count += 1
+        elif action >= ACT_REFILL_MARKET:
+            k = action - ACT_REFILL_MARKET
+            c.market_deck[k] -= 1
+            c.market_deck_count -= 1
+            c.market_row[k] += 1
+            c.market_row_count += 1
+        else:
+            k = action - ACT_DRAW
+            seat = c.draw_seat
+            c.draw[seat][k] -= 1
+            c.draw_count[seat] -= 1
+            c.hand[seat][k] += 1
+            c.hand_count[seat] += 1
+            c.draws_pending -= 1
+        advance(c)
+        return
+    top = c.depth - 1
+    if action == ACT_END:
+        end_turn(c)
+    elif action < ACT_BUY:
+        # WP1/WP2: into the play area, then its text (a Flower's Cultivate ability).
+        k = action - ACT_PLAY
+        c.hand[tp][k] -= 1
+        c.hand_count[tp] -= 1
+        c.play[k] += 1
+        c.play_count += 1
+        c.last_pure = k + 1 if K_PURE[k] else 0
+        push_frame(c, 2 * k)
+    elif action < ACT_BUY_GF:
+        # WB1/WB2: pay, the card goes to the discard pile; WB3 refill follows by chance.
+        k = action - ACT_BUY
+        c.coins -= K_COST[k]
+        c.buys -= 1
+        if c.market_row[k]:
+            c.market_row[k] -= 1
+            c.market_row_count -= 1
+        else:
+            c.basic_top = EMPTY
+        c.discard[tp][k] += 1
+        c.discard_count[tp] += 1
+        c.last_pure = 0
+    elif action < ACT_PLANT:
+        # WB2: a bought GF goes face up into the play area for good.
+        g = action - ACT_BUY_GF
+        c.coins -= G_COST[g]
+        c.buys -= 1
+        c.gf_loc[g] = GF_OWNED + tp
+        c.gf_row_count -= 1
+        c.last_pure = 0
+    elif action < ACT_COMPOST_HAND:
+        # WPl1-WPl3: under the GF, then (WG1) lock if complete, then the Plant ability, then
+        # the WC ability (now on the owner's turn, at the owner's next turn start otherwise).
+        k = (action - ACT_PLANT) // MAX_GF
+        g = (action - ACT_PLANT) % MAX_GF
+        c.plants -= 1
+        c.hand[tp][k] -= 1
+        c.hand_count[tp] -= 1
+        slot = free_slot(c, g, K_SYMBOL[k])
+        c.gf_slot[g][slot] = k + 1
+        complete = True
+        for i in range(G_NSLOTS[g]):
+            if not c.gf_slot[g][i]:
+                complete = False
+        owner = c.gf_loc[g] - GF_OWNED
+        if complete:
+            c.gf_flags[g] |= GF_COMPLETE
+            if owner == tp:
+                push_frame(c, EFFECT_WC + g)
+            else:
+                c.gf_flags[g] |= GF_WC_PENDING
+        push_frame(c, 2 * k + 1)
+        c.last_pure = 0
+    elif action == ACT_STOP:
+        c.frame_left[top] = 0
+        c.frame_pc[top] += 1
+    else:
+        # WK1: composted cards leave the game; A12 uprooting composts an unlocked Flower.
+        if action < ACT_COMPOST_DISCARD:
+            k = action - ACT_COMPOST_HAND
+            c.hand[tp][k] -= 1
+            c.hand_count[tp] -= 1
+        elif action < ACT_UPROOT:
+            k = action - ACT_COMPOST_DISCARD
+            c.discard[tp][k] -= 1
+            c.discard_count[tp] -= 1
+        else:
+            g = (action - ACT_UPROOT) // 4
+            slot = (action - ACT_UPROOT) % 4
+            k = c.gf_slot[g][slot] - 1
+            c.gf_slot[g][slot] = 0
+            normalize_slots(c, g, G_SYM[g][slot])
+        c.compost[k] += 1
+        c.last_pure = 0
+        c.frame_left[top] -= 1
+        if c.frame_left[top] == 0:
+            c.frame_pc[top] += 1
+    advance(c)
+
+
+cdef void seat_totals(const WarCore* c, int p, int* points, int* planted_all,
+                      int* planted_locked) noexcept nogil:
+    """WZ2 points of seat p and the WZ3 tie-break counts (A9)."""
+    cdef int g, i, k, total = 0, planted = 0, locked = 0
+    for g in range(N_GF):
+        if c.gf_loc[g] != GF_OWNED + p:
+            continue
+        for i in range(G_NSLOTS[g]):
+            if c.gf_slot[g][i]:
+                planted += 1
+        if c.gf_flags[g] & GF_COMPLETE:
+            total += G_REP[g]                      # (c) Reputation of completed GFs
+            for i in range(G_NSLOTS[g]):
+                total += K_POINTS[c.gf_slot[g][i] - 1]   # (a) locked Flowers, poison included
+                locked += 1
+    for k in range(N_KINDS):                       # (b) Expeditions anywhere in the deck (A10)
+        if K_EXP_POINTS[k]:
+            total += K_EXP_POINTS[k] * (c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
+                                        + (c.play[k] if p == c.turn_player else 0))
+    points[0] = total
+    planted_all[0] = planted
+    planted_locked[0] = locked
+
+
+cdef void k_scores(const uint8_t* buf, double* out) noexcept nogil:
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int p, pts, a, b
+    for p in range(c.players):
+        seat_totals(c, p, &pts, &a, &b)
+        out[p] = pts
+
+
+cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
+    """WZ3: most points; tie: most planted Flowers (A9: under the seat's own GFs, locked or
+    not; option locked_only counts locked ones); further tie: a shared win."""
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int pts[4]
+    cdef int tie[4]
+    cdef int p, a, b, best_pts = -100000, best_tie = -1, winners = 0
+    for p in range(c.players):
+        seat_totals(c, p, &pts[p], &a, &b)
+        tie[p] = b if c.tiebreak_locked_only else a
+        if pts[p] > best_pts:
+            best_pts = pts[p]
+    for p in range(c.players):
+        if pts[p] == best_pts and tie[p] > best_tie:
+            best_tie = tie[p]
+    for p in range(c.players):
+        if pts[p] == best_pts and tie[p] == best_tie:
+            winners += 1
+    for p in range(c.players):
+        out[p] = 1.0 / winners if pts[p] == best_pts and tie[p] == best_tie else 0.0
+
+
+cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
+    """Deal every other seat's hand again from its hand + draw pile multiset (the part of its
+    cards the observer cannot tell apart). Only that multiset, the hand size and the rng are
+    read, never the hidden split, so the result is fair by construction."""
+    cdef WarCore* c = <WarCore*>buf
+    cdef uint8_t cards[1024]
+    cdef int q, k, j, i, total, in_hand, tmp
+    for q in range(c.players):
+        if q == observer:
+            continue
+        total = 0
+        for k in range(N_KINDS):               # canonical order: ascending kind
+            c.draw[q][k] += c.hand[q][k]
+            c.hand[q][k] = 0
+        in_hand = c.hand_count[q]
+        for j in range(4):                     # the publicly known cards stay in the hand
+            if c.known_hand[q][j]:
+                k = c.known_hand[q][j] - 1
+                c.draw[q][k] -= 1
+                c.hand[q][k] += 1
+                in_hand -= 1
+        for k in range(N_KINDS):
+            for j in range(c.draw[q][k]):
+                if total < 1024:
+                    cards[total] = k
+                    total += 1
+        for i in range(in_hand):               # partial Fisher-Yates: a uniform rest of the hand
+            j = i + rng_below(rng, total - i)
+            tmp = cards[i]
+            cards[i] = cards[j]
+            cards[j] = tmp
+            c.hand[q][cards[i]] += 1
+            c.draw[q][cards[i]] -= 1
+
+
+# --- rollout policy -----------------------------------------------------------------------------
+cdef inline bint completes(const WarCore* c, int g) noexcept nogil:
+    """Planting one more Flower completes GF g (exactly one free slot left)."""
+    cdef int i, free = 0
+    for i in range(G_NSLOTS[g]):
+        if not c.gf_slot[g][i]:
+            free += 1
+    return free == 1
+
+
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """A cheap playout policy, so that playouts look like games: plant whenever it helps
+    (into an own GF, completing first; poison into an opponent's GF only where it does not
+    complete it), play every card, buy the most expensive thing affordable (a GF while owning
+    fewer than two incomplete ones), compost starters, uproot poison from own GFs, then end.
+    One decision in ten is uniform, so playouts keep some variety."""
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = k_legal_actions(buf, acts)
+    cdef int i, a, k, g, best = -1, best_value = -100000, value, tp = c.turn_player, open_gfs = 0
+    if n <= 1 or rng_below(rng, 10) == 0:
+        return acts[rng_below(rng, n)]
+    if c.depth > 0:
+        for i in range(n):
+            a = acts[i]
+            value = -1
+            if ACT_COMPOST_HAND <= a < ACT_UPROOT:
+                k = (a - ACT_COMPOST_HAND) % MAX_KINDS
+                if K_CATEGORY[k] == CAT_STARTING and K_SYMBOL[k] != EMPTY:
+                    value = 1
+            elif ACT_UPROOT <= a < ACT_STOP:
+                g = (a - ACT_UPROOT) // 4
+                k = c.gf_slot[g][(a - ACT_UPROOT) % 4] - 1
+                if c.gf_loc[g] == GF_OWNED + tp:
+                    value = 1 if K_POINTS[k] < 0 else -1
+                else:
+                    value = K_POINTS[k]
+            elif a == ACT_STOP:
+                value = 0
+            if value > best_value:
+                best_value = value
+                best = a
+        return best
+    for g in range(N_GF):
+        if c.gf_loc[g] == GF_OWNED + tp and not (c.gf_flags[g] & GF_COMPLETE):
+            open_gfs += 1
+    for i in range(n):
+        a = acts[i]
+        value = 0                                  # END
+        if a >= ACT_PLANT:
+            k = (a - ACT_PLANT) // MAX_GF
+            g = (a - ACT_PLANT) % MAX_GF
+            if c.gf_loc[g] == GF_OWNED + tp:
+                value = 300 + K_POINTS[k] + (30 if completes(c, g) else 0)
+                if K_POINTS[k] < 0:
+                    value = -50
+            else:
+                value = -50 if completes(c, g) else 280
+        elif a >= ACT_BUY_GF:
+            g = a - ACT_BUY_GF
+            value = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
+        elif a >= ACT_BUY:
+            k = a - ACT_BUY
+            value = 100 + K_COST[k] * 3 + K_POINTS[k] * 2
+        elif a >= ACT_PLAY:
+            k = a - ACT_PLAY
+            value = 200 + (0 if K_PURE[k] else 10)
+        value += rng_below(rng, 4)
+        if value > best_value:
+            best_value = value
+            best = a
+    return best
+
+
+cdef GameKernel KERNEL
+KERNEL.state_bytes = sizeof(WarState)
+KERNEL.core_bytes = sizeof(WarCore)
+KERNEL.num_distinct_actions = NUM_ACTIONS
+KERNEL.max_players = MAX_SEATS
+KERNEL.max_legal_actions = MAX_LEGAL
+KERNEL.max_game_length = 200000
+KERNEL.num_players = k_num_players
+KERNEL.current_player = k_current_player
+KERNEL.legal_actions = k_legal_actions
+KERNEL.chance_outcomes = k_chance_outcomes
+KERNEL.apply = k_apply
+KERNEL.returns = k_returns
+KERNEL.scores = k_scores
+KERNEL.determinize = k_determinize
+KERNEL.rollout_action = k_rollout_action
+KERNEL.rebuild = NULL
+
+
+def kernel_capsule():
+    if not LOADED:
+        raise RuntimeError("war_of_the_posies components are not loaded")
+    return kernel_to_capsule(&KERNEL)
+
+
+def core_size():
+    return sizeof(WarCore)
+
+
+# --- Python views of the core (whole structs are copied; no pointer ever escapes) -------------
+_SCALARS = ("players", "stage", "first_player", "turn_player", "round", "end_trigger",
+            "final_turns_left", "tiebreak_locked_only", "coins", "buys", "plants", "last_pure",
+            "draw_seat", "draws_pending", "turn_ending", "basic_top", "depth", "play_count",
+            "market_row_count", "market_deck_count", "basic_count", "gf_row_count",
+            "gf_deck_count")
+
+
+def core_to_dict(const uint8_t[::1] data):
+    """The core fields of serialized core bytes as a dict of ints and lists of ints."""
+    if data.shape[0] != sizeof(WarCore):
+        raise ValueError("wrong core size")
+    cdef WarCore c
+    memcpy(&c, &data[0], sizeof(WarCore))
+    cdef uint8_t* raw = <uint8_t*>&c
+    return {
+        "players": c.players, "stage": c.stage, "first_player": c.first_player,
+        "turn_player": c.turn_player, "round": c.round, "end_trigger": c.end_trigger,
+        "final_turns_left": c.final_turns_left, "tiebreak_locked_only": c.tiebreak_locked_only,
+        "coins": c.coins, "buys": c.buys, "plants": c.plants, "last_pure": c.last_pure,
+        "draw_seat": c.draw_seat, "draws_pending": c.draws_pending, "turn_ending": c.turn_ending,
+        "basic_top": c.basic_top, "depth": c.depth,
+        "frame_effect": [c.frame_effect[i] for i in range(3)],
+        "frame_pc": [c.frame_pc[i] for i in range(3)],
+        "frame_left": [c.frame_left[i] for i in range(3)],
+        "hand_count": [c.hand_count[i] for i in range(4)],
+        "draw_count": [c.draw_count[i] for i in range(4)],
+        "discard_count": [c.discard_count[i] for i in range(4)],
+        "play_count": c.play_count, "market_row_count": c.market_row_count,
+        "market_deck_count": c.market_deck_count, "basic_count": c.basic_count,
+        "gf_row_count": c.gf_row_count, "gf_deck_count": c.gf_deck_count,
+        "hand": [list(c.hand[p][:MAX_KINDS]) for p in range(4)],
+        "draw": [list(c.draw[p][:MAX_KINDS]) for p in range(4)],
+        "discard": [list(c.discard[p][:MAX_KINDS]) for p in range(4)],
+        "play": list(c.play[:MAX_KINDS]),
+        "market_row": list(c.market_row[:MAX_KINDS]),
+        "market_deck": list(c.market_deck[:MAX_KINDS]),
+        "basic_pile": list(c.basic_pile[:MAX_KINDS]),
+        "compost": list(c.compost[:MAX_KINDS]),
+        "gf_loc": list(c.gf_loc[:MAX_GF]),
+        "gf_slot": [list(c.gf_slot[g][:MAX_SLOTS]) for g in range(MAX_GF)],
+        "gf_flags": list(c.gf_flags[:MAX_GF]),
+        "known_hand": [list(c.known_hand[p][:4]) for p in range(4)],
+        # Aggregates for the validator (plain sums over the fields above, computed here only
+        # because a C loop is 20x faster than Python's): copies per kind over every pile
+        # (planted Flowers and the Basic top excluded), and the size of every pile.
+        "pile_totals": pile_totals(&c),
+        "sizes": {
+            "hand": [_size(c.hand[p]) for p in range(4)],
+            "draw": [_size(c.draw[p]) for p in range(4)],
+            "discard": [_size(c.discard[p]) for p in range(4)],
+            "play": _size(c.play), "market_row": _size(c.market_row),
+            "market_deck": _size(c.market_deck), "basic_pile": _size(c.basic_pile),
+        },
+    }
+
+
+cdef int _size(const uint8_t* counts) noexcept:
+    cdef int k, n = 0
+    for k in range(MAX_KINDS):
+        n += counts[k]
+    return n
+
+
+cdef list pile_totals(const WarCore* c):
+    cdef int k, p, n
+    out = []
+    for k in range(MAX_KINDS):
+        n = c.play[k] + c.market_row[k] + c.market_deck[k] + c.basic_pile[k] + c.compost[k]
+        for p in range(4):
+            n += c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
+        out.append(n)
+    return out
+
+
+def dict_to_core(dict d):
+    """Serialized core bytes from a dict shaped like core_to_dict's. Values are range-checked
+    by the caller (an out-of-range value raises OverflowError here). Totals (hand_count...)
+    are recomputed from the per-kind arrays when absent."""
+    cdef WarCore c
+    cdef int p, k, g, i
+    memset(&c, 0, sizeof(WarCore))
+    c.players = d["players"]; c.stage = d["stage"]; c.first_player = d["first_player"]
+    c.turn_player = d["turn_player"]; c.round = d["round"]; c.end_trigger = d["end_trigger"]
+    c.final_turns_left = d["final_turns_left"]; c.tiebreak_locked_only = d["tiebreak_locked_only"]
+    c.coins = d["coins"]; c.buys = d["buys"]; c.plants = d["plants"]; c.last_pure = d["last_pure"]
+    c.draw_seat = d["draw_seat"]; c.draws_pending = d["draws_pending"]
+    c.turn_ending = d["turn_ending"]; c.basic_top = d["basic_top"]; c.depth = d["depth"]
+    for i in range(3):
+        c.frame_effect[i] = d["frame_effect"][i]
+        c.frame_pc[i] = d["frame_pc"][i]
+        c.frame_left[i] = d["frame_left"][i]
+    for p in range(4):
+        for k in range(MAX_KINDS):
+            c.hand[p][k] = d["hand"][p][k]
+            c.draw[p][k] = d["draw"][p][k]
+            c.discard[p][k] = d["discard"][p][k]
+        c.hand_count[p] = d["hand_count"][p] if "hand_count" in d else sum(d["hand"][p])
+        c.draw_count[p] = d["draw_count"][p] if "draw_count" in d else sum(d["draw"][p])
+        c.discard_count[p] = d["discard_count"][p] if "discard_count" in d else sum(d["discard"][p])
+    for k in range(MAX_KINDS):
+        c.play[k] = d["play"][k]
+        c.market_row[k] = d["market_row"][k]
+        c.market_deck[k] = d["market_deck"][k]
+        c.basic_pile[k] = d["basic_pile"][k]
+        c.compost[k] = d["compost"][k]
+    for p in range(4):
+        for i in range(4):
+            c.known_hand[p][i] = d["known_hand"][p][i] if "known_hand" in d else 0
+    for g in range(MAX_GF):
+        c.gf_loc[g] = d["gf_loc"][g]
+        c.gf_flags[g] = d["gf_flags"][g]
+        for i in range(MAX_SLOTS):
+            c.gf_slot[g][i] = d["gf_slot"][g][i]
+    c.play_count = d.get("play_count", sum(d["play"]))
+    c.market_row_count = d.get("market_row_count", sum(d["market_row"]))
+    c.market_deck_count = d.get("market_deck_count", sum(d["market_deck"]))
+    c.basic_count = d.get("basic_count", sum(d["basic_pile"]))
+    c.gf_row_count = d.get("gf_row_count", sum(1 for x in d["gf_loc"] if x == GF_ROW))
+    c.gf_deck_count = d.get("gf_deck_count", sum(1 for x in d["gf_loc"] if x == GF_DECK))
+    return (<char*>&c)[:sizeof(WarCore)]
+
+
+def at_rest(const uint8_t[::1] data):
+    """For the validator, once every field is in range: True if no forced step is pending
+    (advance would change nothing), i.e. the state waits for a decision, a chance outcome or
+    is over. Positions are only ever stored at rest."""
+    cdef WarCore before, after
+    if data.shape[0] != sizeof(WarCore):
+        raise ValueError("wrong core size")
+    memcpy(&before, &data[0], sizeof(WarCore))
+    memcpy(&after, &data[0], sizeof(WarCore))
+    advance(&after)
+    return memcmp(&before, &after, sizeof(WarCore)) == 0
+
+
+def action_info(const uint8_t[::1] data, int action):
+    """(type, kind, gf, seat) of an action, for notation: type is one of 'end', 'play', 'buy',
+    'buy_gf', 'plant', 'compost_hand', 'compost_discard', 'uproot', 'stop', 'draw',
+    'refill_market', 'refill_gf', 'reveal_basic', 'first'; kind/gf/seat are -1 when unused.
+    The seat is the one the action concerns (drawing seat, GF owner, first player)."""
+    cdef const WarCore* c
+    cdef int g, slot
+    if data.shape[0] != sizeof(WarCore):
+        raise ValueError("wrong core size")
+    c = <const WarCore*>&data[0]
+    if action == ACT_END:
+        return ("end", -1, -1, -1)
+    if action < ACT_BUY:
+        return ("play", action - ACT_PLAY, -1, -1)
+    if action < ACT_BUY_GF:
+        return ("buy", action - ACT_BUY, -1, -1)
+    if action < ACT_PLANT:
+        return ("buy_gf", -1, action - ACT_BUY_GF, -1)
+    if action < ACT_COMPOST_HAND:
+        g = (action - ACT_PLANT) % MAX_GF
+        return ("plant", (action - ACT_PLANT) // MAX_GF, g, c.gf_loc[g] - GF_OWNED)
+    if action < ACT_COMPOST_DISCARD:
+        return ("compost_hand", action - ACT_COMPOST_HAND, -1, -1)
+    if action < ACT_UPROOT:
+        return ("compost_discard", action - ACT_COMPOST_DISCARD, -1, -1)
+    if action < ACT_STOP:
+        g = (action - ACT_UPROOT) // 4
+        slot = (action - ACT_UPROOT) % 4
+        return ("uproot", c.gf_slot[g][slot] - 1, g, c.gf_loc[g] - GF_OWNED)
+    if action == ACT_STOP:
+        return ("stop", -1, -1, -1)
+    if action < ACT_REFILL_MARKET:
+        return ("draw", action - ACT_DRAW, -1, c.draw_seat)
+    if action < ACT_REFILL_GF:
+        return ("refill_market", action - ACT_REFILL_MARKET, -1, -1)
+    if action < ACT_REVEAL_BASIC:
+        return ("refill_gf", -1, action - ACT_REFILL_GF, -1)
+    if action < ACT_FIRST:
+        return ("reveal_basic", action - ACT_REVEAL_BASIC, -1, -1)
+    return ("first", -1, -1, action - ACT_FIRST)
+
+
+def seat_summary(const uint8_t[::1] data):
+    """Per seat: (points, planted Flowers under own GFs, locked ones, completed Reputation)."""
+    cdef const WarCore* c
+    cdef int p, pts, a, b
+    if data.shape[0] != sizeof(WarCore):
+        raise ValueError("wrong core size")
+    c = <const WarCore*>&data[0]
+    out = []
+    for p in range(c.players):
+        seat_totals(c, p, &pts, &a, &b)
+        out.append((pts, a, b, completed_reputation(c, p)))
+    return out
+
+
+ACTION_BASES = {
+    "end": ACT_END, "play": ACT_PLAY, "buy": ACT_BUY, "buy_gf": ACT_BUY_GF, "plant": ACT_PLANT,
+    "compost_hand": ACT_COMPOST_HAND, "compost_discard": ACT_COMPOST_DISCARD,
+    "uproot": ACT_UPROOT, "stop": ACT_STOP, "draw": ACT_DRAW,
+    "refill_market": ACT_REFILL_MARKET, "refill_gf": ACT_REFILL_GF,
+    "reveal_basic": ACT_REVEAL_BASIC, "first": ACT_FIRST, "num_actions": NUM_ACTIONS,
+}
+LIMITS = {"max_kinds": MAX_KINDS, "max_gf": MAX_GF, "max_slots": MAX_SLOTS,
+          "max_prims": MAX_PRIMS, "max_depth": MAX_DEPTH, "hand_size": HAND_SIZE,
+          "market_size": MARKET_SIZE, "gf_row_size": GF_ROW_SIZE, "round_limit": ROUND_LIMIT,
+          "effect_wc": EFFECT_WC, "n_effects": N_EFFECTS}
+
+
+def policy_action(const uint8_t[::1] data, uint64_t seed):
+    """The playout policy's choice in a decision state (for tests and tools). The core must be
+    a validated position where a seat is to decide."""
+    cdef WarCore c
+    cdef Rng rng
+    if data.shape[0] != sizeof(WarCore):
+        raise ValueError("wrong core size")
+    memcpy(&c, &data[0], sizeof(WarCore))
+    if k_current_player(<uint8_t*>&c) < 0:
+        raise ValueError("not a decision")
+    rng_seed(&rng, seed)
+    return k_rollout_action(<uint8_t*>&c, &rng)
