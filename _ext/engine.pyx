@@ -18,6 +18,8 @@ from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
 cdef int32_t sample_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
                            Rng* rng) noexcept nogil:
     """Draw one chance outcome with probability proportional to its weight."""
+    if k.sample_chance != NULL:
+        return k.sample_chance(s, rng)
     cdef int n = k.chance_outcomes(s, actions, weights)
     cdef double total = 0.0
     cdef int i

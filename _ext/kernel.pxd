@@ -43,6 +43,10 @@ ctypedef struct GameKernel:
     int32_t (*rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil
     # Optional (NULL = no cache): recompute the derived cache after the core was written.
     void (*rebuild)(uint8_t* s) noexcept nogil
+    # Optional (NULL = drawn from chance_outcomes by weight): one chance outcome drawn with
+    # exactly the probabilities chance_outcomes gives, without listing them (a fast path
+    # for playouts, where chance events can be as frequent as decisions).
+    int32_t (*sample_chance)(const uint8_t* s, Rng* rng) noexcept nogil
 
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
 

@@ -47,6 +47,8 @@ cdef double _now() noexcept nogil:
 
 cdef int32_t _sample_chance(GameKernel* k, const uint8_t* s, int32_t* acts, double* ws,
                             Rng* rng) noexcept nogil:
+    if k.sample_chance != NULL:
+        return k.sample_chance(s, rng)
     cdef int n = k.chance_outcomes(s, acts, ws)
     cdef double total = 0.0
     cdef int i

@@ -128,3 +128,23 @@ def test_views_rebuild_the_position(name: str) -> None:
         assert rebuilt.view(seat) == state.view(seat)
         assert rebuilt.legal_actions() == state.legal_actions()
         state.apply(rng.choice(state.legal_actions()))
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_sampled_chance_follows_chance_outcomes(name: str) -> None:
+    """The kernel's chance sampler (fast path or by weight) draws outcomes with the
+    probabilities chance_outcomes states (seeded, so deterministic)."""
+    game = games.get(name)
+    state = game.new_game(players=game.min_players)
+    assert state.is_chance()
+    outcomes = dict(state.chance_outcomes())
+    draws = 20000
+    counts: dict[int, int] = {}
+    for seed in range(draws):
+        action = state.kernel_state.sample_chance(seed)
+        assert action in outcomes
+        counts[action] = counts.get(action, 0) + 1
+    for action, p in outcomes.items():
+        expected = p * draws
+        # 5 standard deviations of a binomial count: a real bias fails, noise never does.
+        assert abs(counts.get(action, 0) - expected) <= 5 * (expected * (1 - p)) ** 0.5 + 1

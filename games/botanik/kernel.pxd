@@ -60,3 +60,4 @@ ctypedef struct BotanikState:
     BotanikCore core
     MachineCache cache[2]
     uint8_t pool_count[65]     # undrawn copies per kind (indexed by the kind's lowest id)
+    uint8_t pool_total         # undrawn tiles

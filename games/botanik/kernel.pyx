@@ -515,6 +515,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             if c.status[t] == AT_POOL and T_KIND[t] == (action & 0xFF):
                 break
         s.pool_count[T_KIND[t]] -= 1
+        s.pool_total -= 1
         if c.stage == STAGE_DEAL:
             for i in range(N_COLUMNS):
                 if c.top[i] == EMPTY:
@@ -710,9 +711,25 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     rebuild_machine(s, 0)
     rebuild_machine(s, 1)
     memset(s.pool_count, 0, sizeof(s.pool_count))
+    s.pool_total = 0
     for t in range(N_COLOURED):
         if s.core.status[t] == AT_POOL:
             s.pool_count[T_KIND[t]] += 1
+            s.pool_total += 1
+
+
+cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """K-S3/K-P1: a uniformly random undrawn tile, reported as its kind (the same
+    distribution as chance_outcomes: each kind weighted by its undrawn copies)."""
+    cdef const BotanikState* s = <const BotanikState*>buf
+    cdef int k, kind
+    cdef int r = rng_below(rng, s.pool_total)
+    for k in range(N_KINDS):
+        kind = KINDS[k]
+        r -= s.pool_count[kind]
+        if r < 0:
+            return ACT_DRAW | kind
+    return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
 cdef GameKernel KERNEL
@@ -732,6 +749,7 @@ KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = NULL
 KERNEL.rebuild = k_rebuild
+KERNEL.sample_chance = k_sample_chance
 
 
 def kernel_capsule():
