@@ -13,7 +13,17 @@ with AdvisorClient("127.0.0.1:50051", timeout=10) as client:
 
 from __future__ import annotations
 
-from hortus.clients.client import DEFAULT_TARGET, ActionLike, AdvisorClient, AsyncAdvisorClient
+from hortus.clients.client import (
+    DEFAULT_TARGET,
+    DEFAULT_TIMEOUT,
+    ActionLike,
+    AdvisorClient,
+    AsyncAdvisorClient,
+    EvaluationInput,
+    TlsConfig,
+    channel_target,
+    service_config,
+)
 from hortus.clients.errors import (
     AdvisorError,
     DeadlineExceededError,
@@ -29,7 +39,11 @@ from hortus.clients.types import (
     TERMINAL,
     Action,
     Analysis,
+    AnalysisUpdate,
     ChanceOutcome,
+    EvaluationError,
+    EvaluationItem,
+    EvaluationResult,
     GameInfo,
     LegalActions,
     MoveHint,
@@ -43,6 +57,15 @@ from hortus.clients.types import (
 __all__ = [
     "CHANCE",
     "DEFAULT_TARGET",
+    "DEFAULT_TIMEOUT",
+    "AnalysisUpdate",
+    "EvaluationError",
+    "EvaluationInput",
+    "EvaluationItem",
+    "EvaluationResult",
+    "TlsConfig",
+    "channel_target",
+    "service_config",
     "TERMINAL",
     "Action",
     "ActionLike",

@@ -4,10 +4,11 @@
 server started on a free local port when no target is given; ``serve`` and ``arena`` import the
 engine lazily, so importing this module stays thin (grpc, protobuf, ``hortus.v1``, stdlib).
 
-    hortus serve [--address 127.0.0.1:50051] [--max-iterations N ...]
+    hortus serve [--address 127.0.0.1:50051] [--workers N] [--tls-cert C --tls-key K] [--max-iterations N ...]
     hortus play botanik [--players 2] [--seat 0] [--seed N] [--iterations N | --time-ms MS]
     hortus suggest --game botanik --seed 1 [--json]
     hortus hints --game botanik --position-hex 4852... [--max-moves 5] [--json]
+    hortus evaluate positions.jsonl -o results.jsonl [--iterations N] [--streams 2]
     hortus arena --game botanik --bots mcts:200 random --games 20 --seed 1 [--jobs 2] [--json]
 """
 
@@ -386,26 +387,218 @@ _CAPS = (
     ("max_actions_per_request", int, "cap of ApplyActions actions"),
     ("max_nodes", int, "tree nodes per search thread"),
     ("deadline_margin_ms", float, "stop this long before a call's deadline (ms)"),
-    ("workers", int, "gRPC worker threads (0 = searches + 8)"),
     ("grace_seconds", float, "shutdown grace period (s)"),
+    ("max_batch_size", int, "positions per EvaluatePositions call"),
+    ("batch_window", int, "unanswered positions per EvaluatePositions call (0 = 2 x searches)"),
+    ("min_interval_ms", float, "smallest Analyze interval_ms (ms)"),
+    ("retry_after_ms", float, "retry delay suggested with RESOURCE_EXHAUSTED (ms)"),
+    ("max_concurrent_rpcs", int, "calls admitted at once (0 = 4 x gRPC threads); more are RESOURCE_EXHAUSTED"),
 )
 
 
+def _read_file(path: str | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
-    import logging
+    import os
 
-    from hortus.server import ServerConfig, serve  # lazy: the engine loads only here
+    from hortus.server import ServerConfig, ServerTls, serve  # lazy: the engine loads only here
+    from hortus.server.observe import configure_logging
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format)
     settings = {name: getattr(args, name) for name, _, _ in _CAPS if getattr(args, name) is not None}
+    if args.access_log:
+        settings["access_log"] = True
+    if args.rpc_threads is not None:
+        settings["workers"] = args.rpc_threads
+    cores = max(1, os.cpu_count() or 1)
+    # Each process keeps the default max_concurrent_searches (one per core): the kernel spreads
+    # connections, not calls, so one busy client may reach a single worker.
+    processes = args.workers if args.workers is not None else cores
     try:
         config = ServerConfig(**settings)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    tls = None
+    if args.tls_cert or args.tls_key or args.tls_client_ca:
+        cert = _read_file(args.tls_cert, "--tls-cert")
+        key = _read_file(args.tls_key, "--tls-key")
+        if cert is None or key is None:
+            raise CliError("TLS needs both --tls-cert and --tls-key")
+        tls = ServerTls(cert, key, _read_file(args.tls_client_ca, "--tls-client-ca"))
+    if args.metrics_port is not None:
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError as exc:
+            raise CliError("--metrics-port needs the prometheus_client package (pip install prometheus_client)") from exc
     try:
-        return serve(args.address, config)
+        if processes > 1:
+            from hortus.server.workers import serve_workers
+
+            status: int = serve_workers(
+                args.address,
+                config,
+                processes,
+                tls=tls,
+                metrics_port=args.metrics_port,
+                log_level=args.log_level,
+                log_format=args.log_format,
+            )
+            return status
+        return serve(args.address, config, tls=tls, metrics_port=args.metrics_port)
     except OSError as exc:  # the address cannot be bound
         raise CliError(str(exc)) from exc
+
+
+# --- evaluate --------------------------------------------------------------------------------
+class _Progress:
+    """A progress bar on stderr: tqdm when installed, else a plain counter line."""
+
+    def __init__(self, total: int, initial: int, enabled: bool) -> None:
+        self._bar: Any = None
+        self._done = initial
+        self._total = total
+        self._enabled = enabled
+        self._last = 0.0
+        if not enabled:
+            return
+        try:
+            from tqdm import tqdm  # type: ignore[import-untyped, unused-ignore]  # optional
+        except ImportError:
+            return
+        self._bar = tqdm(total=total, initial=initial, unit="pos", file=sys.stderr, dynamic_ncols=True)
+
+    def update(self) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.update(1)
+            return
+        if not self._enabled:
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self._last >= 0.5 or self._done == self._total:
+            self._last = now
+            print(f"\revaluated {self._done}/{self._total}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        elif self._enabled:
+            print(file=sys.stderr, flush=True)
+
+
+def _answered_ids(path: Path) -> set[str]:
+    """Ids already in an output file; a torn last line (an interrupted run) is cut off."""
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    ids: set[str] = set()
+    good = 0
+    offset = 0
+    for line in data.splitlines(keepends=True):
+        offset += len(line)
+        if not line.endswith(b"\n"):
+            break
+        try:
+            record = json.loads(line)
+            ids.add(str(record["id"]))
+        except (ValueError, KeyError, TypeError):
+            if line.strip():
+                break
+        good = offset
+    if good < len(data):
+        with path.open("r+b") as f:
+            f.truncate(good)
+    return ids
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from hortus.clients.types import EvaluationError, EvaluationItem, EvaluationResult
+
+    try:
+        lines = Path(args.positions).read_text().splitlines()
+    except OSError as exc:
+        raise CliError(f"cannot read {args.positions}: {exc.strerror or exc}") from exc
+    output = Path(args.output)
+    done = _answered_ids(output)
+    items: list[EvaluationItem] = []
+    local: list[EvaluationResult] = []
+    seen: set[str] = set()
+    every: set[str] = set()  # every id of the input, bad lines included
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        record: Any = None
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+            item_id = str(record.get("id", number))
+            game = str(record.get("game", args.game or ""))
+            if not game:
+                raise ValueError('no "game" (or --game)')
+            position = Position.from_hex(game, str(record["position"]))
+            item = EvaluationItem(
+                item_id,
+                position,
+                iterations=int(record.get("iterations", 0)),
+                time_ms=float(record.get("time_ms", 0.0)),
+                seed=int(record.get("seed", 0)),
+                threads=int(record.get("threads", 0)),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            item_id = str(record.get("id", number)) if isinstance(record, dict) else str(number)
+            every.add(item_id)
+            if item_id not in done:
+                local.append(EvaluationResult(item_id, error=EvaluationError("INVALID_ARGUMENT", f"line {number}: {exc}", "line")))
+            continue
+        if item_id in seen:
+            raise CliError(f"{args.positions}:{number}: id {item_id!r} appears twice")
+        seen.add(item_id)
+        every.add(item_id)
+        if item_id not in done:
+            items.append(item)
+    skipped = len(done & every)
+    total = len(every)
+    progress = _Progress(total, skipped, not args.no_progress)
+    errors = 0
+    evaluated = 0
+    try:
+        with output.open("a") as out, _advisor(args.target, args.timeout) as client:
+            for result in local:
+                out.write(json.dumps(result.to_dict()) + "\n")
+                out.flush()
+                errors += 1
+                progress.update()
+            for result in client.evaluate(
+                items,
+                iterations=args.iterations,
+                time_ms=args.time_ms,
+                seed=args.search_seed,
+                threads=args.threads,
+                max_moves=args.max_moves,
+                streams=args.streams,
+            ):
+                out.write(json.dumps(result.to_dict()) + "\n")
+                out.flush()
+                evaluated += 1
+                errors += 0 if result.ok else 1
+                progress.update()
+    finally:
+        progress.close()
+    print(
+        f"hortus evaluate: {evaluated} evaluated, {errors} errors, {skipped} already in {output} (of {total})",
+        file=sys.stderr,
+    )
+    return 0
 
 
 # --- arena -----------------------------------------------------------------------------------
@@ -503,9 +696,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the gRPC advisor service")
     p.add_argument("--address", default="127.0.0.1:50051", help="HOST:PORT to listen on (default %(default)s)")
+    p.add_argument(
+        "--workers", type=_positive_int, default=None, help="server processes on the port (SO_REUSEPORT; default: cores)"
+    )
+    p.add_argument("--rpc-threads", type=_non_negative_int, default=None, help="gRPC threads per process (0 = searches + 8)")
     for name, kind, text in _CAPS:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None, help=text)
+    p.add_argument("--tls-cert", help="PEM certificate chain of the server (turns TLS on)")
+    p.add_argument("--tls-key", help="PEM private key of the server")
+    p.add_argument("--tls-client-ca", help="PEM CA of client certificates (turns mutual TLS on)")
+    p.add_argument("--metrics-port", type=_non_negative_int, default=None, help="Prometheus /metrics port (needs prometheus_client)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-format", default="text", choices=["text", "json"], help="log lines as text or JSON objects")
+    p.add_argument("--access-log", action="store_true", help="log every call: method, code, ms, peer")
     p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("play", help="play a game against the AI in the terminal")
@@ -536,6 +739,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print JSON")
         _add_connection(p)
         p.set_defaults(func=func)
+
+    p = sub.add_parser("evaluate", help="evaluate a JSONL file of positions (resumable)")
+    p.add_argument("positions", help='JSONL: {"id", "game", "position" (hex), optional "iterations", "time_ms", "seed", "threads"}')
+    p.add_argument("-o", "--output", required=True, help="JSONL results; ids already there are skipped")
+    p.add_argument("--game", default=None, help="game of lines that give none")
+    _add_search(p)
+    p.add_argument("--search-seed", type=_non_negative_int, default=0, help="seed of lines that give none")
+    p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves per analysis (0 = all)")
+    p.add_argument("--streams", type=_positive_int, default=2, help="concurrent streams (default 2)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_connection(p)
+    p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("games", help="list the games the server plays")
     p.add_argument("--json", action="store_true", help="print JSON")

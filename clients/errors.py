@@ -61,11 +61,19 @@ class InvalidArgumentError(AdvisorError, ValueError):
 
 
 class ResourceExhaustedError(AdvisorError):
-    """The server is at capacity (e.g. concurrent searches); retry later."""
+    """The server is at capacity (e.g. concurrent searches); retry after ``retry_delay``
+    seconds (from the status's ``google.rpc.RetryInfo``; None if the server gave none)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str, violations: tuple[QuotaViolation, ...] = ()) -> None:
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        violations: tuple[QuotaViolation, ...] = (),
+        retry_delay: float | None = None,
+    ) -> None:
         super().__init__(code, message)
         self.violations = violations
+        self.retry_delay = retry_delay
 
 
 class DeadlineExceededError(AdvisorError):
@@ -108,13 +116,18 @@ def error_from_rpc(error: grpc.RpcError) -> AdvisorError:
         return InvalidArgumentError(code, message, tuple(violations))
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         quotas: list[QuotaViolation] = []
+        delay: float | None = None
         if status is not None:
             for detail in status.details:
                 if detail.Is(error_details_pb2.QuotaFailure.DESCRIPTOR):
                     failure = error_details_pb2.QuotaFailure()
                     detail.Unpack(failure)
                     quotas.extend(QuotaViolation(v.subject, v.description) for v in failure.violations)
-        return ResourceExhaustedError(code, message, tuple(quotas))
+                elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                    retry = error_details_pb2.RetryInfo()
+                    detail.Unpack(retry)
+                    delay = retry.retry_delay.ToNanoseconds() / 1e9
+        return ResourceExhaustedError(code, message, tuple(quotas), delay)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return DeadlineExceededError(code, message)
     if code == grpc.StatusCode.UNAVAILABLE:

@@ -12,9 +12,11 @@ Units and perspective (the same as ``proto/hortus/v1/advisor.proto``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hortus.clients.views import structured_to_view, view_to_structured
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [
@@ -22,7 +24,11 @@ __all__ = [
     "TERMINAL",
     "Action",
     "Analysis",
+    "AnalysisUpdate",
     "ChanceOutcome",
+    "EvaluationError",
+    "EvaluationItem",
+    "EvaluationResult",
     "GameInfo",
     "LegalActions",
     "MoveHint",
@@ -41,10 +47,14 @@ TERMINAL = -4
 
 @dataclass(frozen=True)
 class Position:
-    """A position of one game: its registered name and its encoded bytes (opaque to clients)."""
+    """A position of one game: its registered name and its encoded bytes (opaque to clients),
+    or a seat's structured view (``view``, a dictionary shaped like ``State.view(seat)``; see
+    :meth:`from_view`), which the server completes by sampling hidden parts with ``seed``."""
 
     game: str
-    encoded: bytes
+    encoded: bytes = b""
+    view: Mapping[str, Any] | None = field(default=None, compare=False)
+    seed: int = 0
 
     def hex(self) -> str:
         """The encoded bytes as hex text (e.g. for ``hortus suggest --position-hex``)."""
@@ -54,11 +64,21 @@ class Position:
     def from_hex(cls, game: str, text: str) -> "Position":
         return cls(game, bytes.fromhex("".join(text.split())))
 
+    @classmethod
+    def from_view(cls, game: str, view: Mapping[str, Any], seed: int = 0) -> "Position":
+        """A position given as a seat's view (see ``proto/hortus/v1/positions.proto``)."""
+        return cls(game, b"", dict(view), seed)
+
     def to_proto(self) -> pb.Position:
+        if self.view is not None:
+            return pb.Position(game=self.game, structured=view_to_structured(self.game, self.view, self.seed))
         return pb.Position(game=self.game, encoded=self.encoded)
 
     @classmethod
     def from_proto(cls, msg: pb.Position) -> "Position":
+        if msg.HasField("structured"):
+            game, view = structured_to_view(msg.structured)
+            return cls(msg.game or game, bytes(msg.encoded), view, msg.structured.seed)
         return cls(msg.game, bytes(msg.encoded))
 
 
@@ -293,3 +313,58 @@ class VersionInfo:
     @classmethod
     def from_proto(cls, msg: pb.GetVersionResponse) -> "VersionInfo":
         return cls(msg.version, msg.protocol, tuple(GameInfo.from_proto(g) for g in msg.games))
+
+
+@dataclass(frozen=True)
+class AnalysisUpdate:
+    """One message of a streamed analysis: the statistics so far, and whether it is the final
+    result (exactly one per stream, the last)."""
+
+    analysis: Analysis
+    final: bool
+
+    @classmethod
+    def from_proto(cls, msg: pb.AnalyzeResponse) -> "AnalysisUpdate":
+        return cls(Analysis.from_proto(msg.analysis), msg.final)
+
+
+@dataclass(frozen=True)
+class EvaluationItem:
+    """One position of a batch, with the caller's id and its own budget (0 = the call's
+    defaults given to ``evaluate``)."""
+
+    id: str
+    position: Position
+    iterations: int = 0
+    time_ms: float = 0.0
+    seed: int = 0
+    threads: int = 0
+
+
+@dataclass(frozen=True)
+class EvaluationError:
+    """Why one position of a batch has no analysis: a status code name (``"INVALID_ARGUMENT"``),
+    the server's message and the offending field (``""`` if none)."""
+
+    code: str
+    message: str
+    field: str = ""
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """The answer for one position of a batch: its analysis or its error (exactly one is set)."""
+
+    id: str
+    analysis: Analysis | None = None
+    error: EvaluationError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.analysis is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.analysis is not None:
+            return {"id": self.id, "analysis": self.analysis.to_dict()}
+        assert self.error is not None
+        return {"id": self.id, "error": {"code": self.error.code, "message": self.error.message, "field": self.error.field}}

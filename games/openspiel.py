@@ -19,7 +19,7 @@ import json
 from typing import Any, Callable
 
 import numpy as np
-import pyspiel
+import pyspiel  # type: ignore[import-not-found, unused-ignore]
 
 from hortus import games
 

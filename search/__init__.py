@@ -17,7 +17,7 @@ so lost or won positions still prefer better scores, and the margin term is boun
 
 from __future__ import annotations
 
-from hortus.search.analysis import Analysis, Limits, MoveInfo, SearchHandle, analyze
+from hortus.search.analysis import Analysis, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
 from hortus.search.bots import Bot, GreedyBot, MctsBot, RandomBot, make_bot
 
 __all__ = [
@@ -30,5 +30,6 @@ __all__ = [
     "RandomBot",
     "SearchHandle",
     "analyze",
+    "analyze_stream",
     "make_bot",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from hortus._ext.mcts import Search
@@ -190,6 +191,99 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
         nodes=sum(int(s.node_count) for s in searches),
     )
+
+
+def analyze_stream(
+    state: State,
+    limits: Limits = Limits(),
+    handle: SearchHandle | None = None,
+    interval_ms: float = 100.0,
+) -> Iterator[tuple[Analysis, bool]]:
+    """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
+    `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
+    (``final`` True, ``partial`` as :func:`analyze` reports it).
+
+    The search runs in slices of `interval_ms` that continue the same trees; each slice reseeds
+    the RNG from (seed, thread, slice), so a run is reproducible for a given slicing but not
+    identical to :func:`analyze`. The search is paused while the consumer holds a snapshot
+    (bounded: nothing is buffered). Cancelling `handle` ends the current slice at its next
+    iteration; the final analysis follows at once. `interval_ms` <= 0: only the final result.
+    """
+    player = state.current_player
+    if player == TERMINAL:
+        raise ValueError("the game is over: nothing to analyse")
+    if player == CHANCE:
+        raise ValueError("chance node: apply the chance outcome first")
+    started = time.perf_counter()
+    searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    if handle is not None:
+        handle._attach(searches)
+    deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
+    slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
+
+    def snapshot(partial: bool) -> Analysis:
+        return Analysis(
+            seat=player,
+            moves=tuple(_rank(state, searches, player)),
+            iterations=sum(int(s.iterations_done) for s in searches),
+            partial=partial,
+            elapsed_ms=(time.perf_counter() - started) * 1000.0,
+            nodes=sum(int(s.node_count) for s in searches),
+        )
+
+    def left(i: int) -> int:
+        return 0 if limits.iterations is None else max(0, limits.iterations - int(searches[i].iterations_done))
+
+    index = 0
+    while True:
+        now = time.perf_counter()
+        cancelled = handle is not None and handle.cancelled
+        out_of_time = deadline is not None and now >= deadline
+        budget_done = limits.iterations is not None and all(left(i) == 0 for i in range(limits.threads))
+        if cancelled or out_of_time or budget_done:
+            break
+        span = slice_s if deadline is None else min(slice_s, deadline - now)
+        time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
+        seeds = [
+            (limits.seed + i * _THREAD_SEED_STRIDE + index * 0xD1B54A32D192ED03) & 0xFFFFFFFFFFFFFFFF
+            for i in range(limits.threads)
+        ]
+
+        def run(i: int) -> None:
+            iterations = left(i) if limits.iterations is not None else 0
+            if limits.iterations is not None and iterations == 0:
+                return
+            searches[i].run(
+                iterations=iterations,
+                time_ms=time_ms,
+                seed=seeds[i],
+                exploration=limits.exploration,
+                paranoid=limits.paranoid,
+                widening_c=limits.widening,
+                widening_alpha=limits.widening_alpha,
+            **_margin(state, limits),
+            )
+
+        if limits.threads == 1:
+            run(0)
+        else:
+            workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(limits.threads)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        index += 1
+        more = not (handle is not None and handle.cancelled)
+        if more and limits.iterations is not None:
+            more = any(left(i) > 0 for i in range(limits.threads))
+        if more and deadline is not None:
+            more = time.perf_counter() < deadline
+        if more:
+            yield snapshot(True), False
+
+    cancelled = handle is not None and handle.cancelled
+    short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
+    yield snapshot(bool(cancelled or short)), True
 
 
 @dataclass

@@ -11,9 +11,9 @@ serve("127.0.0.1:50051")  # blocking; SIGTERM/SIGINT shut it down gracefully
 
 from __future__ import annotations
 
-from hortus.server.app import DEFAULT_ADDRESS, RunningServer, build_server, create_server, serve
+from hortus.server.app import DEFAULT_ADDRESS, RunningServer, ServerTls, build_server, create_server, serve
 from hortus.server.config import ServerConfig
-from hortus.server.errors import CapacityError, NoAnswerError, RequestError, status_for
+from hortus.server.errors import CapacityError, NoAnswerError, RequestError, error_answer, status_for
 from hortus.server.service import AdvisorServicer
 
 __all__ = [
@@ -24,7 +24,9 @@ __all__ = [
     "RequestError",
     "RunningServer",
     "ServerConfig",
+    "ServerTls",
     "build_server",
+    "error_answer",
     "create_server",
     "serve",
     "status_for",

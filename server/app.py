@@ -9,19 +9,37 @@ import threading
 from concurrent import futures
 from dataclasses import dataclass
 from types import FrameType
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hortus.server.config import ServerConfig
+from hortus.server.observe import ObservingInterceptor, access_logger
 from hortus.server.service import SERVICE_NAME, AdvisorServicer
 from hortus.v1 import advisor_pb2_grpc
 
-__all__ = ["DEFAULT_ADDRESS", "RunningServer", "build_server", "create_server", "serve"]
+__all__ = ["DEFAULT_ADDRESS", "RunningServer", "ServerTls", "build_server", "create_server", "serve"]
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+
+
+@dataclass(frozen=True)
+class ServerTls:
+    """TLS of the listening port (PEM bytes): the server's certificate chain and key, and for
+    mutual TLS the CA whose certificates clients must present (``client_ca``)."""
+
+    certificate_chain: bytes
+    private_key: bytes
+    client_ca: bytes | None = None
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials(
+            [(self.private_key, self.certificate_chain)],
+            root_certificates=self.client_ca,
+            require_client_auth=self.client_ca is not None,
+        )
 
 
 @dataclass(frozen=True)
@@ -33,13 +51,21 @@ class RunningServer:
     address: str
     servicer: AdvisorServicer
     health: health.HealthServicer
+    metrics_port: int | None = None
+    """The port of the Prometheus ``/metrics`` endpoint, if any."""
+    metrics_server: Any = None
 
     def stop(self, grace: float | None = None) -> None:
         """Report NOT_SERVING, then stop; in-flight calls get `grace` seconds (None: the
         config's grace period) before they are cancelled."""
         self.health.enter_graceful_shutdown()
+        self.servicer.draining.set()
         period = self.servicer.config.grace_seconds if grace is None else grace
         self.server.stop(period).wait()
+        self.servicer.close()
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
 
 
 def _host(address: str) -> str:
@@ -47,13 +73,35 @@ def _host(address: str) -> str:
     return host if sep else address
 
 
-def build_server(address: str = DEFAULT_ADDRESS, config: ServerConfig | None = None) -> RunningServer:
-    """Bind `address` (port 0: any free port) and start serving Advisor, health and reflection."""
+def build_server(
+    address: str = DEFAULT_ADDRESS,
+    config: ServerConfig | None = None,
+    *,
+    tls: ServerTls | None = None,
+    metrics_port: int | None = None,
+) -> RunningServer:
+    """Bind `address` (port 0: any free port) and start serving Advisor, health and reflection;
+    with `tls` on a TLS port (mutual TLS when it has a client CA); with `metrics_port` (needs
+    ``prometheus_client``) a Prometheus endpoint on that port (0: any free port)."""
     config = config if config is not None else ServerConfig()
     pool = futures.ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="hortus-rpc")
-    server = grpc.server(pool, options=config.grpc_options())
-
     servicer = AdvisorServicer(config)
+    observer = ObservingInterceptor()
+    if config.access_log:
+        observer.observers.append(access_logger())
+    metrics: Any = None
+    if metrics_port is not None:
+        from hortus.server.metrics import start_metrics  # lazy: prometheus_client is optional
+
+        metrics = start_metrics(metrics_port, servicer)
+        observer.observers.append(metrics.observe_call)
+    server = grpc.server(
+        pool,
+        options=config.grpc_options(),
+        interceptors=[observer] if observer.observers else [],
+        maximum_concurrent_rpcs=config.rpc_limit,
+    )
+
     advisor_pb2_grpc.add_AdvisorServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
 
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
@@ -66,13 +114,21 @@ def build_server(address: str = DEFAULT_ADDRESS, config: ServerConfig | None = N
         server,
     )
     try:
-        port = server.add_insecure_port(address)
+        port = server.add_secure_port(address, tls.credentials()) if tls else server.add_insecure_port(address)
     except RuntimeError as exc:  # grpc raises when it cannot bind
         raise OSError(f"cannot listen on {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     server.start()
-    return RunningServer(server, port, f"{_host(address)}:{port}", servicer, health_servicer)
+    return RunningServer(
+        server,
+        port,
+        f"{_host(address)}:{port}",
+        servicer,
+        health_servicer,
+        metrics.port if metrics is not None else None,
+        metrics.http_server if metrics is not None else None,
+    )
 
 
 def create_server(address: str = "127.0.0.1:0", config: ServerConfig | None = None) -> tuple[grpc.Server, int]:
@@ -91,6 +147,8 @@ def serve(
     out: TextIO | None = None,
     ready: Callable[[RunningServer], None] | None = None,
     stop_event: threading.Event | None = None,
+    tls: ServerTls | None = None,
+    metrics_port: int | None = None,
 ) -> int:
     """Serve until SIGTERM or SIGINT, then shut down gracefully. Returns 0.
 
@@ -99,7 +157,7 @@ def serve(
     installed only when called from the main thread.
     """
     out = out if out is not None else sys.stdout
-    running = build_server(address, config)
+    running = build_server(address, config, tls=tls, metrics_port=metrics_port)
     stop = stop_event if stop_event is not None else threading.Event()
     previous: dict[signal.Signals, object] = {}
 

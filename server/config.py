@@ -33,6 +33,20 @@ class ServerConfig:
     workers: threads of the gRPC server pool (searches run in them, without the GIL); must
         exceed ``max_concurrent_searches`` so that cheap calls are served during searches.
     grace_seconds: on shutdown, in-flight calls get this long to finish before cancellation.
+    max_batch_size: positions per ``EvaluatePositions`` call; the next one ends the call
+        ``INVALID_ARGUMENT`` naming this cap (every accepted position is answered first).
+    batch_window: positions of one ``EvaluatePositions`` call accepted but not yet sent back
+        (0 = 2 x max_concurrent_searches): the server stops reading a stream whose answers the
+        client does not read, so its buffering stays bounded.
+    min_interval_ms: smallest ``AnalyzeRequest.interval_ms`` (other than 0).
+    retry_after_ms: the delay suggested in the ``google.rpc.RetryInfo`` of a
+        ``RESOURCE_EXHAUSTED`` answer.
+    max_concurrent_rpcs: calls in progress or waiting for a pool thread (0 = 4 x the pool
+        size); one more is refused ``RESOURCE_EXHAUSTED`` by gRPC, so nothing queues without
+        bound (streaming calls hold a pool thread for their whole life).
+    access_log: log every call (method, code, milliseconds, peer) to ``hortus.access``.
+    reuse_port: share the port with other processes (``SO_REUSEPORT``); only the worker group
+        of ``hortus serve --workers N`` sets it, so a second accidental server fails to bind.
     """
 
     default_iterations: int = 2000
@@ -46,6 +60,13 @@ class ServerConfig:
     deadline_margin_ms: float = 50.0
     workers: int = 0
     grace_seconds: float = 5.0
+    max_batch_size: int = 100_000
+    batch_window: int = 0
+    min_interval_ms: float = 10.0
+    retry_after_ms: float = 100.0
+    max_concurrent_rpcs: int = 0
+    access_log: bool = False
+    reuse_port: bool = False
 
     def __post_init__(self) -> None:
         positive_ints = {
@@ -56,6 +77,7 @@ class ServerConfig:
             "max_message_bytes": self.max_message_bytes,
             "max_actions_per_request": self.max_actions_per_request,
             "max_nodes": self.max_nodes,
+            "max_batch_size": self.max_batch_size,
         }
         for name, value in positive_ints.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -68,11 +90,17 @@ class ServerConfig:
             ("max_time_ms", self.max_time_ms),
             ("deadline_margin_ms", self.deadline_margin_ms),
             ("grace_seconds", self.grace_seconds),
+            ("min_interval_ms", self.min_interval_ms),
+            ("retry_after_ms", self.retry_after_ms),
         ):
             if not math.isfinite(number) or number < 0:
                 raise ValueError(f"ServerConfig.{name} must be a finite number >= 0, not {number!r}")
         if self.max_time_ms <= 0:
             raise ValueError("ServerConfig.max_time_ms must be > 0")
+        if isinstance(self.max_concurrent_rpcs, bool) or not isinstance(self.max_concurrent_rpcs, int) or self.max_concurrent_rpcs < 0:
+            raise ValueError(f"ServerConfig.max_concurrent_rpcs must be an integer >= 0, not {self.max_concurrent_rpcs!r}")
+        if isinstance(self.batch_window, bool) or not isinstance(self.batch_window, int) or self.batch_window < 0:
+            raise ValueError(f"ServerConfig.batch_window must be an integer >= 0, not {self.batch_window!r}")
         if self.workers < 0:
             raise ValueError("ServerConfig.workers must be >= 0 (0 = automatic)")
         if self.workers and self.workers <= self.max_concurrent_searches:
@@ -83,12 +111,22 @@ class ServerConfig:
         """Threads of the gRPC server pool: ``workers``, or searches + 8 when 0."""
         return self.workers or self.max_concurrent_searches + 8
 
+    @property
+    def rpc_limit(self) -> int:
+        """Calls admitted at once (see ``max_concurrent_rpcs``)."""
+        return self.max_concurrent_rpcs or 4 * self.pool_size
+
+    @property
+    def window(self) -> int:
+        """Positions in flight per ``EvaluatePositions`` call (see ``batch_window``)."""
+        return self.batch_window or 2 * self.max_concurrent_searches
+
     def grpc_options(self) -> list[tuple[str, int]]:
         """Channel arguments of the server: message size limits, and no SO_REUSEPORT (gRPC's
-        default on Linux), so that a second server on a busy port fails instead of silently
-        sharing it."""
+        default on Linux) unless ``reuse_port``, so that a second server on a busy port fails
+        instead of silently sharing it."""
         return [
             ("grpc.max_receive_message_length", self.max_message_bytes),
             ("grpc.max_send_message_length", self.max_message_bytes),
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 1 if self.reuse_port else 0),
         ]

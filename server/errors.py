@@ -3,8 +3,10 @@
 * :class:`RequestError` (a field of the request is wrong), ``InvalidPositionError``,
   ``IllegalActionError`` and ``UnknownGameError`` → ``INVALID_ARGUMENT`` with a
   ``google.rpc.BadRequest`` field violation naming the field;
-* :class:`CapacityError` → ``RESOURCE_EXHAUSTED`` with a ``google.rpc.QuotaFailure``;
+* :class:`CapacityError` → ``RESOURCE_EXHAUSTED`` with a ``google.rpc.QuotaFailure`` and a
+  ``google.rpc.RetryInfo`` (when to try again);
 * :class:`NoAnswerError` → ``DEADLINE_EXCEEDED`` (not even a partial answer exists);
+* :class:`ShuttingDownError` → ``UNAVAILABLE`` (the server is draining: send elsewhere);
 * anything else → ``INTERNAL`` with the generic message ``"internal error"``; the traceback is
   logged here, server side, and never sent.
 
@@ -20,7 +22,7 @@ import logging
 from typing import Callable, TypeVar
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped, unused-ignore]
 from grpc_status import rpc_status
 
@@ -30,6 +32,8 @@ __all__ = [
     "CapacityError",
     "NoAnswerError",
     "RequestError",
+    "ShuttingDownError",
+    "error_answer",
     "rpc_errors",
     "status_for",
 ]
@@ -50,16 +54,22 @@ class RequestError(ValueError):
 
 
 class CapacityError(Exception):
-    """The server is at capacity for this kind of work (``subject`` names the quota)."""
+    """The server is at capacity for this kind of work (``subject`` names the quota);
+    ``retry_after_s`` is the delay sent in the ``google.rpc.RetryInfo`` detail."""
 
-    def __init__(self, subject: str, description: str) -> None:
+    def __init__(self, subject: str, description: str, retry_after_s: float = 0.1) -> None:
         super().__init__(description)
         self.subject = subject
         self.description = description
+        self.retry_after_s = retry_after_s
 
 
 class NoAnswerError(Exception):
     """The call's deadline leaves no time for even a partial answer."""
+
+
+class ShuttingDownError(Exception):
+    """The server is shutting down and takes no new work (a client retries elsewhere)."""
 
 
 def _position_field(field: str) -> str:
@@ -92,6 +102,7 @@ _CODE_NUMBERS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: code_pb2.RESOURCE_EXHAUSTED,
     grpc.StatusCode.DEADLINE_EXCEEDED: code_pb2.DEADLINE_EXCEEDED,
     grpc.StatusCode.INTERNAL: code_pb2.INTERNAL,
+    grpc.StatusCode.UNAVAILABLE: code_pb2.UNAVAILABLE,
 }
 
 
@@ -107,15 +118,38 @@ def status_for(exc: BaseException, method: str = "") -> grpc.Status:
         return _bad_request(str(getattr(exc, "field", "game")), str(exc))
     if isinstance(exc, CapacityError):
         violation = error_details_pb2.QuotaFailure.Violation(subject=exc.subject, description=exc.description)
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(max(0, int(exc.retry_after_s * 1e9)))
         return _with_details(
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             exc.description,
             error_details_pb2.QuotaFailure(violations=[violation]),
+            error_details_pb2.RetryInfo(retry_delay=delay),
         )
+    if isinstance(exc, ShuttingDownError):
+        return _with_details(grpc.StatusCode.UNAVAILABLE, str(exc) or "the server is shutting down")
     if isinstance(exc, NoAnswerError):
         return _with_details(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc) or "deadline exceeded")
     log.error("internal error in %s", method or "a call", exc_info=exc)
     return _with_details(grpc.StatusCode.INTERNAL, INTERNAL_MESSAGE)
+
+
+def error_answer(exc: BaseException, method: str = "") -> tuple[grpc.StatusCode, str, str]:
+    """The status code, message and offending field (``""`` if none) answering `exc`: the
+    same mapping as :func:`status_for`, for answers carried inside a message (a failed position
+    of a batch)."""
+    status = status_for(exc, method)
+    field = ""
+    for key, value in status.trailing_metadata:
+        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
+            continue
+        for detail in status_pb2.Status.FromString(value).details:
+            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                if bad.field_violations:
+                    field = bad.field_violations[0].field
+    return status.code, status.details, field
 
 
 _Self = TypeVar("_Self")

@@ -8,18 +8,31 @@ decoded and validated before any compiled code reads it.
 from __future__ import annotations
 
 import math
+import queue
+import random
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent import futures
 from dataclasses import dataclass
 
 import grpc
 
 import hortus
 from hortus import games
-from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, State, UnknownGameError
-from hortus.search import Analysis, Limits, MoveInfo, SearchHandle, analyze
+from hortus.clients.views import ViewError, structured_to_view, view_to_structured
+from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, InvalidPositionError, State, UnknownGameError
+from hortus.search import Analysis, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
+from hortus.search.levels import LEVELS, choose
 from hortus.server.config import ServerConfig
-from hortus.server.errors import CapacityError, NoAnswerError, RequestError, rpc_errors
+from hortus.server.errors import (
+    CapacityError,
+    NoAnswerError,
+    RequestError,
+    ShuttingDownError,
+    error_answer,
+    rpc_errors,
+    status_for,
+)
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
 
@@ -27,6 +40,10 @@ PROTOCOL = "hortus.v1"
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Advisor"].full_name
 
 _NO_DEADLINE_S = 1e9  # time_remaining() of a call without deadline is ~infinite
+MAX_ID_BYTES = 256  # EvaluateRequest.id
+
+SearchListener = Callable[[str, Analysis, bool], None]
+"""Called after every search with (method, analysis, cancelled); e.g. for metrics."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +53,12 @@ class _Budget:
     limits: Limits
     time_only: bool  # the caller gave a time budget and no iteration budget
     time_cut: bool  # the deadline (or max_time_ms) shortened the caller's time budget
+
+    def partial(self, analysis: Analysis, cancelled: bool) -> bool:
+        """Whether `analysis` was cut short: a time-only budget run to its end is complete."""
+        if self.time_only and not self.time_cut:
+            return cancelled
+        return analysis.partial or cancelled
 
 
 def _action(state: State, action: int) -> pb.Action:
@@ -111,6 +134,18 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config if config is not None else ServerConfig()
         self._search_slots = threading.BoundedSemaphore(self.config.max_concurrent_searches)
+        self._batch_pool = futures.ThreadPoolExecutor(
+            max_workers=self.config.max_concurrent_searches, thread_name_prefix="hortus-batch"
+        )
+        self._lock = threading.Lock()
+        self.searches_in_flight = 0
+        self.listeners: list[SearchListener] = []
+        self.draining = threading.Event()
+        """Set when the server starts shutting down: batch calls accept no new position."""
+
+    def close(self) -> None:
+        """Stop the batch pool (after the server stopped)."""
+        self._batch_pool.shutdown(wait=False, cancel_futures=True)
 
     # --- decoding and validation ---------------------------------------------------------
     @staticmethod
@@ -121,9 +156,23 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             raise RequestError(field, str(exc)) from exc
 
     def _decode(self, position: pb.Position) -> State:
-        """The state of a request's position (InvalidPositionError names the bad field)."""
-        game = self._game(position.game, "position.game")
-        return game.decode(position.encoded)
+        """The state of a request's position: its encoded bytes (InvalidPositionError names the
+        bad field) or its structured view, completed by sampling the hidden parts."""
+        if not position.HasField("structured"):
+            return self._game(position.game, "position.game").decode(position.encoded)
+        if position.encoded:
+            raise RequestError("position", "give encoded bytes or a structured view, not both")
+        try:
+            name, view = structured_to_view(position.structured)
+        except ViewError as exc:
+            raise RequestError(f"position.{exc.field}", exc.description) from exc
+        game = self._game(position.game or name, "position.game")
+        if game.name != name:
+            raise RequestError("position.structured", f"holds a {name} view, not a {game.name} one")
+        try:
+            return game.from_view(view, seed=int(position.structured.seed))
+        except InvalidPositionError as exc:
+            raise RequestError(f"position.structured.{name}.{exc.field}", exc.reason) from exc
 
     @staticmethod
     def _check_decision(state: State) -> None:
@@ -178,32 +227,66 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         )
         return _Budget(limits=limits, time_only=time_only, time_cut=time_cut)
 
-    def _search(
-        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext
-    ) -> tuple[State, Analysis, bool]:
-        """Decode, validate, search within the caps; returns the state, analysis and the
-        partial flag (cut short by the deadline, a cap or cancellation)."""
-        state = self._decode(position)
-        self._check_decision(state)
-        budget = self._budget(limits, context)
-        if not self._search_slots.acquire(blocking=False):
+    def _acquire_slot(self, stop: threading.Event | None = None) -> None:
+        """A search slot: at once, or RESOURCE_EXHAUSTED (unary and Analyze calls); for batch
+        positions (`stop` given), wait until one is free or the call is over."""
+        if stop is None:
+            if self._search_slots.acquire(blocking=False):
+                return
             raise CapacityError(
                 "max_concurrent_searches",
                 "the server is running as many searches as it allows "
                 f"(max_concurrent_searches={self.config.max_concurrent_searches}); retry later",
+                self.config.retry_after_ms / 1000.0,
             )
+        while not self._search_slots.acquire(timeout=0.05):
+            if stop.is_set():
+                raise NoAnswerError("the call ended before a search slot was free")
+
+    def _searching(self, delta: int) -> None:
+        with self._lock:
+            self.searches_in_flight += delta
+
+    def _notify(self, method: str, analysis: Analysis, cancelled: bool) -> None:
+        for listener in list(self.listeners):
+            listener(method, analysis, cancelled)
+
+    def _prepare(
+        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext
+    ) -> tuple[State, _Budget]:
+        state = self._decode(position)
+        self._check_decision(state)
+        return state, self._budget(limits, context)
+
+    def _run(
+        self,
+        method: str,
+        state: State,
+        budget: _Budget,
+        handle: SearchHandle,
+        stop: threading.Event | None = None,
+    ) -> tuple[Analysis, bool]:
+        """One search within a slot; returns the analysis and its partial flag."""
+        self._acquire_slot(stop)
+        self._searching(+1)
         try:
-            handle = SearchHandle()
-            if not context.add_callback(handle.cancel):  # the call already ended
-                handle.cancel()
             analysis = analyze(state, budget.limits, handle)
         finally:
+            self._searching(-1)
             self._search_slots.release()
-        if budget.time_only and not budget.time_cut:
-            # The caller's budget is time alone: stopping at that time is a complete answer.
-            partial = handle.cancelled
-        else:
-            partial = analysis.partial or handle.cancelled
+        self._notify(method, analysis, handle.cancelled)
+        return analysis, budget.partial(analysis, handle.cancelled)
+
+    def _search(
+        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext, method: str = ""
+    ) -> tuple[State, Analysis, bool]:
+        """Decode, validate, search within the caps; returns the state, analysis and the
+        partial flag (cut short by the deadline, a cap or cancellation)."""
+        state, budget = self._prepare(position, limits, context)
+        handle = SearchHandle()
+        if not context.add_callback(handle.cancel):  # the call already ended
+            handle.cancel()
+        analysis, partial = self._run(method, state, budget, handle)
         return state, analysis, partial
 
     # --- RPCs ----------------------------------------------------------------------------
@@ -278,18 +361,197 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     @rpc_errors
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
-        state, analysis, partial = self._search(request.position, request.limits, context)
-        best = analysis.best
+        if not request.level:
+            state, analysis, partial = self._search(request.position, request.limits, context, "SuggestMove")
+            best = analysis.best
+            return pb.SuggestMoveResponse(
+                action=pb.Action(id=best.action, notation=best.notation),
+                turn=_principal_variation(state, best),
+                analysis=analysis_message(state, analysis, partial),
+            )
+        level = LEVELS.get(request.level)
+        if level is None:
+            raise RequestError("level", f"difficulty level must be 1..{len(LEVELS)} (0 = use limits), not {request.level}")
+        if request.limits.iterations or request.limits.time_ms:
+            raise RequestError("limits", "give a difficulty level or an iteration/time budget, not both")
+        if level.iterations > self.config.max_iterations:
+            raise RequestError(
+                "level",
+                f"level {level.level} searches {level.iterations} iterations, over the server cap "
+                f"max_iterations={self.config.max_iterations}",
+            )
+        limits = pb.SearchLimits()
+        limits.CopyFrom(request.limits)
+        limits.iterations = level.iterations
+        state, analysis, partial = self._search(request.position, limits, context, "SuggestMove")
+        chosen = choose(analysis, level.temperature, random.Random(int(request.limits.seed)))
         return pb.SuggestMoveResponse(
-            action=pb.Action(id=best.action, notation=best.notation),
-            turn=_principal_variation(state, best),
+            action=pb.Action(id=chosen.action, notation=chosen.notation),
+            turn=_principal_variation(state, chosen),
             analysis=analysis_message(state, analysis, partial),
         )
 
     @rpc_errors
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
-        state, analysis, partial = self._search(request.position, request.limits, context)
+        state, analysis, partial = self._search(request.position, request.limits, context, "RankMoves")
         return pb.RankMovesResponse(analysis=analysis_message(state, analysis, partial, request.max_moves))
+
+    def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
+        """Partial analyses every ``interval_ms`` of search, then exactly one final one."""
+        try:
+            interval = request.interval_ms
+            if interval and interval < self.config.min_interval_ms:
+                raise RequestError(
+                    "interval_ms", f"{interval} is under the server cap min_interval_ms={self.config.min_interval_ms:g}"
+                )
+            state, budget = self._prepare(request.position, request.limits, context)
+            self._acquire_slot()
+        except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            context.abort_with_status(status_for(exc, "Analyze"))
+        self._searching(+1)
+        handle = SearchHandle()
+        last: Analysis | None = None
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._searching(-1)
+                self._search_slots.release()
+                if last is not None:
+                    self._notify("Analyze", last, handle.cancelled)
+
+        try:
+            if not context.add_callback(handle.cancel):
+                handle.cancel()
+            for analysis, final in analyze_stream(state, budget.limits, handle, float(interval)):
+                last = analysis
+                if final:
+                    release()
+                partial = budget.partial(analysis, handle.cancelled) if final else True
+                yield pb.AnalyzeResponse(
+                    analysis=analysis_message(state, analysis, partial, request.max_moves), final=final
+                )
+        except GeneratorExit:  # the call ended (cancelled) while a partial result was being sent;
+            handle.cancel()  # the search is paused during a send, so it stops right here
+            raise
+        except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            context.abort_with_status(status_for(exc, "Analyze"))
+        finally:
+            release()
+
+    def _evaluate_one(
+        self, request: pb.EvaluateRequest, context: grpc.ServicerContext, stop: threading.Event, call: "_BatchCall"
+    ) -> pb.EvaluateResponse:
+        """One position of a batch: its analysis, or its error as an answer."""
+        try:
+            if len(request.id.encode()) > MAX_ID_BYTES:
+                raise RequestError("id", f"longer than {MAX_ID_BYTES} bytes")
+            state, budget = self._prepare(request.position, request.limits, context)
+            handle = SearchHandle()
+            call.track(handle)
+            try:
+                analysis, partial = self._run("EvaluatePositions", state, budget, handle, stop)
+            finally:
+                call.untrack(handle)
+            return pb.EvaluateResponse(
+                id=request.id, analysis=analysis_message(state, analysis, partial, request.max_moves)
+            )
+        except Exception as exc:  # noqa: BLE001 - an error is an answer
+            code, message, field = error_answer(exc, "EvaluatePositions")
+            return pb.EvaluateResponse(
+                id=request.id, error=pb.EvaluateError(code=code.name, message=message, field=field)
+            )
+
+    def EvaluatePositions(
+        self, request_iterator: Iterator[pb.EvaluateRequest], context: grpc.ServicerContext
+    ) -> Iterator[pb.EvaluateResponse]:
+        """Every accepted position answered exactly once, in completion order, at most
+        ``window`` accepted and unanswered at a time (bounded buffering). While the server
+        drains, no new position is accepted: once the accepted ones are answered the call ends
+        UNAVAILABLE, and the client sends the rest elsewhere."""
+        call = _BatchCall(self.config.window)
+        if not context.add_callback(call.end):
+            call.end()
+        cap = self.config.max_batch_size
+
+        def finish(future: "futures.Future[pb.EvaluateResponse]") -> None:
+            try:
+                call.results.put(future.result())
+            except BaseException as exc:  # noqa: BLE001 - the pool was shut down
+                call.results.put(exc)
+
+        def read() -> None:
+            accepted = 0
+            try:
+                for request in request_iterator:
+                    while not call.window.acquire(timeout=0.05):
+                        if call.stop.is_set():
+                            return
+                    with call.lock:
+                        if call.closed or self.draining.is_set():
+                            call.window.release()
+                            return
+                        if accepted >= cap:
+                            call.window.release()
+                            call.over_cap = True
+                            return
+                        accepted += 1
+                        call.submitted += 1
+                    try:
+                        future = self._batch_pool.submit(self._evaluate_one, request, context, call.stop, call)
+                    except RuntimeError:  # the pool is shut down: an answer all the same
+                        error = pb.EvaluateError(code="UNAVAILABLE", message="the server is shutting down")
+                        call.results.put(pb.EvaluateResponse(id=request.id, error=error))
+                    else:
+                        future.add_done_callback(finish)
+                call.half_closed = True
+            except Exception:  # noqa: BLE001 - the client went away while we were reading
+                call.end()
+            finally:
+                call.results.put(_READER_DONE)
+
+        threading.Thread(target=read, name="hortus-batch-reader", daemon=True).start()
+        answered = 0
+        reader_done = False
+        while True:
+            with call.lock:
+                if answered >= call.submitted and (reader_done or self.draining.is_set()):
+                    call.closed = True  # the reader accepts nothing more
+                    break
+            try:
+                item = call.results.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if item is _READER_DONE:
+                reader_done = True
+                continue
+            if isinstance(item, BaseException):
+                context.abort_with_status(status_for(item, "EvaluatePositions"))
+            answered += 1
+            assert isinstance(item, pb.EvaluateResponse)
+            yield item
+            call.window.release()
+        if call.over_cap:
+            context.abort_with_status(
+                status_for(RequestError("id", f"more positions than the server cap max_batch_size={cap} in one call"))
+            )
+        if not call.half_closed and self.draining.is_set():
+            context.abort_with_status(
+                status_for(ShuttingDownError("the server is shutting down: send the unanswered positions again"))
+            )
+
+    @rpc_errors
+    def ViewPosition(self, request: pb.ViewPositionRequest, context: grpc.ServicerContext) -> pb.ViewPositionResponse:
+        state = self._decode(request.position)
+        if not 0 <= request.seat < state.num_players:
+            raise RequestError("seat", f"must be in 0..{state.num_players - 1}")
+        try:
+            structured = view_to_structured(state.game.name, state.view(request.seat))
+        except ViewError as exc:
+            raise RequestError("position.game", str(exc)) from exc
+        return pb.ViewPositionResponse(structured=structured)
 
     @rpc_errors
     def GetVersion(self, request: pb.GetVersionRequest, context: grpc.ServicerContext) -> pb.GetVersionResponse:
@@ -298,3 +560,38 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             protocol=PROTOCOL,
             games=[game_info(games.get(name)) for name in games.names()],
         )
+
+
+_READER_DONE = object()
+
+
+class _BatchCall:
+    """The shared state of one EvaluatePositions call."""
+
+    def __init__(self, window: int) -> None:
+        self.window = threading.Semaphore(window)
+        self.results: queue.Queue[object] = queue.Queue()  # at most `window` answers + 1 marker
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.submitted = 0
+        self.over_cap = False
+        self.closed = False  # the answers are done: accept nothing more
+        self.half_closed = False  # the client sent its last position
+        self._handles: set[SearchHandle] = set()
+
+    def track(self, handle: SearchHandle) -> None:
+        with self.lock:
+            self._handles.add(handle)
+            if self.stop.is_set():
+                handle.cancel()
+
+    def untrack(self, handle: SearchHandle) -> None:
+        with self.lock:
+            self._handles.discard(handle)
+
+    def end(self) -> None:
+        """The call is over (done, cancelled, deadline): stop its searches."""
+        with self.lock:
+            self.stop.set()
+            for handle in self._handles:
+                handle.cancel()

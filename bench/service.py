@@ -1,0 +1,166 @@
+"""Service overhead and batch throughput.
+
+1. ``SuggestMove`` latency (p50/p99) at a small fixed budget through gRPC against a
+   ``hortus serve`` process on loopback, and the same search called in-process
+   (``analyze``), measured alternately in one run; the difference of the medians is the
+   service overhead (target <= 2 ms at p50).
+2. ``EvaluatePositions`` throughput (positions/s) against ``hortus serve --workers 1`` and
+   ``--workers 2``, each worker allowed one search at a time, so the ratio is what a second
+   process adds (target >= 1.8x on 2 cores); plus one process running 2 searches on threads
+   (searches release the GIL) for comparison. Scaling needs idle cores: the 1-minute load
+   average is printed beside each figure (other work on the machine makes the ratio ~1).
+
+    python bench/service.py [--calls 300] [--iterations 200] [--positions 120]
+                            [--batch-iterations 2000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import median, report  # noqa: E402
+
+from hortus import games  # noqa: E402
+from hortus.clients import AdvisorClient, EvaluationItem, Position  # noqa: E402
+from hortus.search import Limits, analyze  # noqa: E402
+
+GAME = "botanik"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Server:
+    """A ``hortus serve`` process on a free loopback port."""
+
+    def __init__(self, *args: str) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning",
+             *args],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            raise RuntimeError(f"server did not start: {line!r}")
+        self.target = line.split("listening on ", 1)[1].strip()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def positions(count: int, seed: int = 1) -> list[games.State]:
+    """Decision positions reached by random play from seeded openings."""
+    rng = random.Random(seed)
+    game = games.get(GAME)
+    found: list[games.State] = []
+    while len(found) < count:
+        state = game.new_game(seed=rng.getrandbits(32))
+        for _ in range(rng.randrange(0, 30)):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                state.resolve_chance(rng)
+            else:
+                state.apply(rng.choice(state.legal_actions()))
+        while state.is_chance():
+            state.resolve_chance(rng)
+        if not state.is_terminal():
+            found.append(state)
+    return found
+
+
+def latency(calls: int, iterations: int) -> list[dict[str, object]]:
+    state = positions(1)[0]
+    position = Position(GAME, state.encode())
+    service: list[float] = []
+    local: list[float] = []
+    with Server("--workers", "1") as server, AdvisorClient(server.target, timeout=30) as client:
+        for i in range(30):  # warm up both paths
+            client.suggest_move(position, iterations=iterations, seed=i)
+            analyze(state, Limits(iterations=iterations, seed=i))
+        for i in range(calls):
+            started = time.perf_counter()
+            client.suggest_move(position, iterations=iterations, seed=i)
+            service.append((time.perf_counter() - started) * 1000.0)
+            started = time.perf_counter()
+            analyze(state, Limits(iterations=iterations, seed=i))
+            local.append((time.perf_counter() - started) * 1000.0)
+    rows: list[dict[str, object]] = []
+    for path, values in (("SuggestMove via gRPC", service), ("analyze in-process", local)):
+        rows.append({"what": path, "iterations": iterations, "calls": calls,
+                     "p50_ms": median(values), "p99_ms": percentile(values, 0.99)})
+    rows.append({"what": "service overhead (p50 difference)", "iterations": iterations, "calls": calls,
+                 "p50_ms": median(service) - median(local),
+                 "p99_ms": percentile(service, 0.99) - percentile(local, 0.99)})
+    for row in rows:
+        row["load_avg_1min"] = os.getloadavg()[0]
+    return rows
+
+
+def throughput(count: int, iterations: int, repeats: int) -> list[dict[str, object]]:
+    states = positions(count, seed=2)
+    items = [EvaluationItem(f"p{i}", Position(GAME, s.encode()), iterations=iterations, seed=i)
+             for i, s in enumerate(states)]
+    rows: list[dict[str, object]] = []
+    setups = (
+        ("1 process, 1 search at a time", ("--workers", "1", "--max-concurrent-searches", "1")),
+        ("2 processes, 1 search each", ("--workers", "2", "--max-concurrent-searches", "1")),
+        ("1 process, 2 searches on threads", ("--workers", "1", "--max-concurrent-searches", "2")),
+    )
+    base = 0.0
+    for label, args in setups:
+        rates = []
+        with Server(*args) as server, AdvisorClient(server.target, timeout=120) as client:
+            list(client.evaluate(items[:8], streams=4))  # warm up every connection
+            for _ in range(repeats):
+                started = time.perf_counter()
+                answered = sum(1 for r in client.evaluate(items, streams=6, window=4, max_moves=1) if r.ok)
+                elapsed = time.perf_counter() - started
+                assert answered == len(items)
+                rates.append(answered / elapsed)
+        rate = median(rates)
+        base = base or rate
+        rows.append({"setup": label, "positions": count, "iterations": iterations,
+                     "positions_per_s": rate, "vs_1_process": rate / base,
+                     "load_avg_1min": os.getloadavg()[0]})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--iterations", type=int, default=200, help="SuggestMove budget")
+    parser.add_argument("--positions", type=int, default=120)
+    parser.add_argument("--batch-iterations", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    report("service: SuggestMove latency, gRPC vs in-process (ms)", latency(args.calls, args.iterations),
+           ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+    report("service: EvaluatePositions throughput (median of repeats)",
+           throughput(args.positions, args.batch_iterations, args.repeats),
+           ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "load_avg_1min"])
+
+
+if __name__ == "__main__":
+    main()
