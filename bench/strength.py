@@ -3,7 +3,10 @@ Wilson intervals, and (with --levels) the Elo of difficulty levels 1-8 per game.
 
     python bench/strength.py [--games 100] [--jobs 2] [--game NAME ...] [--levels] [--write-elo]
 
-Matches per game (2 seats): mcts:2000 vs random, mcts:2000 vs greedy, mcts:4000 vs mcts:2000.
+Matches per game: mcts:2000 vs random, vs greedy and mcts:4000 vs mcts:2000 at 2 seats
+(random, greedy, double), one mcts:2000 against three greedy at 4 seats (four), and for a game
+with a solo variant the mean final score of mcts:2000, greedy and random alone (solo).
+--matches picks some of them (default: all).
 --levels plays each level against the one below it (adjacent pairs) and chains the Elo
 differences from level 1 = 0; --write-elo stores them in hortus/search/levels_elo.json.
 """
@@ -25,7 +28,13 @@ from hortus import games  # noqa: E402
 from hortus.search.arena import play_match  # noqa: E402
 from hortus.search.levels import ELO_FILE, LEVELS  # noqa: E402
 
-MATCHES = [("mcts:2000", "random"), ("mcts:2000", "greedy"), ("mcts:4000", "mcts:2000")]
+MATCHES = {
+    "random": ["mcts:2000", "random"],
+    "greedy": ["mcts:2000", "greedy"],
+    "double": ["mcts:4000", "mcts:2000"],
+    "four": ["mcts:2000", "greedy", "greedy", "greedy"],  # 4 seats: one MCTS vs three greedy
+}
+SOLO_BOTS = ["mcts:2000", "greedy", "random"]  # games with a 1-player variant: mean final score
 
 
 def elo_difference(score_rate: float) -> float:
@@ -43,22 +52,29 @@ def main() -> None:
     parser.add_argument("--levels", action="store_true", help="also calibrate difficulty levels")
     parser.add_argument("--no-matches", action="store_true", help="only the levels")
     parser.add_argument("--write-elo", action="store_true")
+    parser.add_argument("--matches", nargs="+", default=[*MATCHES, "solo"],
+                        choices=[*MATCHES, "solo"])
     args = parser.parse_args()
     rows = []
     elo: dict[str, dict[str, float]] = json.loads(ELO_FILE.read_text()) if ELO_FILE.exists() else {}
-    pairs = [] if args.no_matches else list(MATCHES)
+    pairs = [] if args.no_matches else [MATCHES[m] for m in args.matches if m in MATCHES]
     if args.levels:
-        pairs += [(f"level:{i + 1}", f"level:{i}") for i in range(1, len(LEVELS))]
+        pairs += [[f"level:{i + 1}", f"level:{i}"] for i in range(1, len(LEVELS))]
     for name in args.game or games.names():
         game = games.get(name)
         players = max(2, game.min_players)
         chain = {"1": 0.0}
-        for first, second in pairs:
+        for specs in pairs:
+            if not game.min_players <= len(specs) <= game.max_players:
+                continue
+            first, second = specs[0], " ".join(specs[1:])
             started = time.perf_counter()
-            result = play_match(name, [first, second], args.games, args.seed, jobs=args.jobs, players=players)
+            result = play_match(name, specs, args.games, args.seed, jobs=args.jobs,
+                                players=max(players, len(specs)))
             stat = result.stats[0]
             rows.append({
-                "game": name, "bot": first, "opponent": second, "games": stat.games,
+                "game": name, "bot": first, "opponent": second, "seats": len(specs), "games": stat.games,
+                "mean_score": stat.mean_score,
                 "win_rate": stat.score_rate, "ci_low": stat.interval[0], "ci_high": stat.interval[1],
                 "wins": stat.wins, "draws": stat.draws, "losses": stat.losses,
                 "elo_gap": elo_difference(stat.score_rate), "seconds": time.perf_counter() - started,
@@ -66,10 +82,17 @@ def main() -> None:
             if first.startswith("level:") and second.startswith("level:"):
                 upper, lower = first.split(":")[1], second.split(":")[1]
                 chain[upper] = chain[lower] + elo_difference(stat.score_rate)
+        if "solo" in args.matches and not args.no_matches and game.min_players == 1:
+            for bot in SOLO_BOTS:
+                started = time.perf_counter()
+                result = play_match(name, [bot], args.games, args.seed, jobs=args.jobs, players=1)
+                rows.append({"game": name, "bot": bot, "opponent": "(solo)", "seats": 1,
+                             "games": result.games, "mean_score": result.stats[0].mean_score,
+                             "seconds": time.perf_counter() - started})
         if args.levels:
             elo[name] = chain
     report("strength: seeded matches, seats rotated (win rate = mean win share of the first bot)", rows,
-           ["game", "bot", "opponent", "games", "win_rate", "ci_low", "ci_high", "elo_gap", "seconds"])
+           ["game", "bot", "opponent", "seats", "games", "win_rate", "ci_low", "ci_high", "mean_score", "seconds"])
     if args.levels:
         print(json.dumps({"levels_elo": elo}))
         if args.write_elo:
