@@ -164,6 +164,16 @@ cdef class KernelState:
             raise ValueError(f"observer {observer} is not a seat")
         self.kernel.determinize(self.buf, observer, &rng)
 
+    def rollout_action(self, uint64_t seed):
+        """The game's playout policy's choice here (seeded), or None without a policy."""
+        cdef Rng rng
+        if self.kernel.rollout_action == NULL:
+            return None
+        if self.kernel.current_player(self.buf) < 0:
+            raise ValueError("not a decision node")
+        rng_seed(&rng, seed)
+        return self.kernel.rollout_action(self.buf, &rng)
+
     def sample_chance(self, uint64_t seed):
         """One chance outcome drawn with its probability (seeded); the state is unchanged."""
         cdef Rng rng

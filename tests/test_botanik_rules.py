@@ -288,3 +288,19 @@ def test_illegal_actions_are_refused() -> None:
     bad = next(a for a in range(0x40) if a not in legal)
     with pytest.raises(games.IllegalActionError):
         s.apply(bad)
+
+
+def test_playout_policy_draws_placements_uniformly() -> None:
+    """The playout policy samples machine placements by rejection: uniform over the legal ones."""
+    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "loop2")], []),
+                 machines=(machine(0, (t("green", "gear"), 1, 0, 1), (t("green", "loop"), 2, 0, 2)), machine(1)))
+    legal = s.legal_actions()
+    assert len(legal) > 4
+    draws = 12000
+    counts = {a: 0 for a in legal}
+    for seed in range(draws):
+        counts[s.kernel_state.rollout_action(seed)] += 1
+    expected = draws / len(legal)
+    p = 1 / len(legal)
+    assert all(abs(c - expected) <= 5 * (expected * (1 - p)) ** 0.5 for c in counts.values())

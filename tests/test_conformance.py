@@ -41,6 +41,9 @@ def play_checked(game: games.Game, players: int, seed: int) -> games.State:
             assert legal == sorted(set(legal))
             assert all(0 <= a < game.num_distinct_actions for a in legal)
             action = rng.choice(legal)
+            # The playout policy, where a game has one, only ever proposes legal actions.
+            proposal = state.kernel_state.rollout_action(seed * 7919 + steps)
+            assert proposal is None or proposal in legal
         # Notation round-trips exactly.
         text = state.action_to_string(action)
         assert state.parse_action(text) == action

@@ -321,6 +321,54 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
 
 
+cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
+    """A uniformly random legal placement, by rejection: proposals are uniform over
+    (frontier cell, distinct rotation) and the legal ones are a subset, so an accepted proposal
+    is uniform over the legal placements. Falls back to listing them after a few misses."""
+    cdef BotanikCore* c = &s.core
+    cdef MachineCache* m = &s.cache[p]
+    cdef uint64_t frontier[64]
+    cdef uint64_t w
+    cdef uint8_t cell_x[160]
+    cdef uint8_t cell_y[160]
+    cdef int32_t listed[MAX_LEGAL]
+    cdef int i, d, gx, gy, nx, ny, j, r, n_cells = 0, attempt, pick, n
+    cdef int n_rot = T_NROT[tile]
+    cdef uint8_t occ, pipe
+    memset(frontier, 0, sizeof(frontier))
+    for i in range(c.n_tiles[p]):
+        gx = c.m_x[p][i] + GRID_OFFSET
+        gy = c.m_y[p][i] + GRID_OFFSET
+        for d in range(4):
+            nx = gx + DX[d]
+            ny = gy + DY[d]
+            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] == 0:
+                if not (frontier[nx] >> ny) & 1:
+                    frontier[nx] |= (<uint64_t>1) << ny
+                    cell_x[n_cells] = nx
+                    cell_y[n_cells] = ny
+                    n_cells += 1
+    for attempt in range(32):
+        pick = rng_below(rng, n_cells * n_rot)
+        gx = cell_x[pick // n_rot]
+        gy = cell_y[pick // n_rot]
+        r = T_ROTS[tile][pick % n_rot]
+        occ = 0
+        pipe = 0
+        for d in range(4):
+            nx = gx + DX[d]
+            ny = gy + DY[d]
+            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] != 0:
+                occ |= 1 << d
+                j = m.grid[nx][ny] - 1
+                if (m.exits[j] >> opposite(d)) & 1:
+                    pipe |= 1 << d
+        if placement_ok(s, p, tile, gx, gy, r, occ, pipe):
+            return ACT_MACH | (gx << 8) | (gy << 2) | r
+    n = machine_placements(s, p, tile, listed, False)
+    return listed[rng_below(rng, n)]
+
+
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
     cdef BotanikCore* c = &s.core
     cdef int i = c.n_tiles[p]
@@ -511,7 +559,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef int p, t, i, col, slot, gx, gy, r, taken, meca
     if kind == ACT_DRAW:
         # K-S3/K-P1: the lowest-numbered undrawn copy of that kind.
-        for t in range(N_COLOURED):
+        for t in range(action & 0xFF, N_COLOURED):   # copies of a kind follow its lowest id
             if c.status[t] == AT_POOL and T_KIND[t] == (action & 0xFF):
                 break
         s.pool_count[T_KIND[t]] -= 1
@@ -705,6 +753,21 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     pass
 
 
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Playout policy: uniform over the legal actions, as without a policy, but machine
+    placements are drawn without listing them (they are most of a playout's cost)."""
+    cdef BotanikState* s = <BotanikState*>buf
+    cdef BotanikCore* c = &s.core
+    cdef int32_t listed[MAX_LEGAL]
+    cdef int p, n
+    if c.stage == STAGE_RESOLVE:
+        p = resolver(c)
+        if decision_kind(c, p) == DEC_MACH:
+            return sample_placement(s, p, c.queue[p][0], rng)
+    n = k_legal_actions(buf, listed)
+    return listed[rng_below(rng, n)]
+
+
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
     cdef int t
@@ -747,7 +810,7 @@ KERNEL.apply = k_apply
 KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
-KERNEL.rollout_action = NULL
+KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 
