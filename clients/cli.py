@@ -628,25 +628,70 @@ def _print_match(result: "MatchResult") -> None:
 
 
 def _cmd_arena(args: argparse.Namespace) -> int:
-    from hortus.search.arena import play_match  # lazy: the engine loads only here
+    from hortus.search.arena import play_match, round_robin  # lazy: the engine loads only here
 
+    total = args.games * (len(args.bots) * (len(args.bots) - 1) // 2 if args.round_robin else 1)
+    progress = _Progress(total, 0, enabled=sys.stderr.isatty())
     try:
-        result = play_match(
-            args.game,
-            args.bots,
-            args.games,
-            args.seed,
-            jobs=args.jobs,
-            players=args.players or None,
-            variant=args.variant,
-            options=_parse_options(args.option),
-        )
+        if args.round_robin:
+            rr = round_robin(args.game, args.bots, args.games, args.seed, jobs=args.jobs,
+                             progress=lambda record: progress.update())
+        else:
+            result = play_match(
+                args.game,
+                args.bots,
+                args.games,
+                args.seed,
+                jobs=args.jobs,
+                players=args.players or None,
+                variant=args.variant,
+                options=_parse_options(args.option),
+                progress=lambda record: progress.update(),
+            )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    finally:
+        progress.close()
+    if args.round_robin:
+        if args.json:
+            _json(rr.to_dict())
+        else:
+            for match in rr.matches:
+                _print_match(match)
+            _say("Elo (first bot = 0):")
+            for bot, elo in sorted(zip(rr.bots, rr.elo), key=lambda item: -item[1]):
+                _say(f"  {bot:<16} {elo:+7.0f}")
+        return 0
     if args.json:
         _json(result.to_dict())
     else:
         _print_match(result)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    """Quick speed check of every game: random playouts and ISMCTS from the opening."""
+    from hortus import games  # lazy: the engine loads only here
+    from hortus._ext.engine import random_playouts
+    from hortus.search import Limits, analyze
+
+    rows = []
+    for name in args.game or games.names():
+        game = games.get(name)
+        state = game.new_game(players=max(2, game.min_players), seed=1)
+        decisions, _, seconds = random_playouts(state.kernel_state, args.playouts, 1, False)
+        analysis = analyze(state, Limits(iterations=args.iterations, seed=1, threads=args.threads))
+        rows.append({
+            "game": name,
+            "random_decisions_per_s": decisions / seconds,
+            "ismcts_iterations_per_s": analysis.iterations / (analysis.elapsed_ms / 1000.0),
+        })
+    if args.json:
+        _json(rows)
+    else:
+        _say(f"{'game':<20}{'random decisions/s':>20}{'ISMCTS iterations/s':>22}")
+        for row in rows:
+            _say(f"{row['game']:<20}{row['random_decisions_per_s']:>20,.0f}{row['ismcts_iterations_per_s']:>22,.0f}")
     return 0
 
 
@@ -762,10 +807,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bots", nargs="+", required=True, metavar="BOT", help="bot specs, e.g. mcts:500 random")
     p.add_argument("--games", type=_non_negative_int, default=10, help="number of games (default 10)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="match seed (default 0)")
-    p.add_argument("--jobs", type=_positive_int, default=1, help="games played at once (threads)")
+    p.add_argument("--jobs", type=_positive_int, default=1, help="games played at once (worker processes)")
+    p.add_argument("--round-robin", action="store_true", help="every pair of bots head to head, 2 seats, with Elo")
     _add_game_setup(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_arena)
+
+    p = sub.add_parser("bench", help="quick speed check of every game (random playouts, ISMCTS)")
+    p.add_argument("--game", action="append", help="a game (repeatable; default: all)")
+    p.add_argument("--playouts", type=_positive_int, default=500, help="random playouts per game")
+    p.add_argument("--iterations", type=_positive_int, default=5000, help="ISMCTS iterations per game")
+    p.add_argument("--threads", type=_positive_int, default=1, help="search threads")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -215,3 +215,18 @@ def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
         main([*command, "--help"])
     assert exit_info.value.code == 0
     assert "usage: hortus" in capsys.readouterr().out
+
+
+def test_arena_round_robin_json(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["arena", "--game", GAME, "--bots", "random", "greedy", "mcts:20", "--games", "2", "--round-robin", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["elo"]) == {"random", "greedy", "mcts:20"} and data["elo"]["random"] == 0.0
+    assert len(data["matches"]) == 3
+
+
+def test_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--game", GAME, "--playouts", "20", "--iterations", "100", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["game"] == GAME
+    assert rows[0]["random_decisions_per_s"] > 0 and rows[0]["ismcts_iterations_per_s"] > 0
