@@ -19,13 +19,18 @@ def machine() -> dict[str, Any]:
     return {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count()}
 
 
-def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
-    """Print a table for people, then one JSON document for programs."""
+def table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print a table for people."""
     widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns]
     print(title)
     print("  ".join(c.ljust(w) for c, w in zip(columns, widths)))
     for r in rows:
         print("  ".join(_fmt(r.get(c)).ljust(w) for c, w in zip(columns, widths)))
+
+
+def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """Print a table for people, then one JSON document for programs."""
+    table(title, rows, columns)
     print(json.dumps({"benchmark": title, "machine": machine(), "results": rows}, indent=None))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from concurrent import futures
 from dataclasses import dataclass
 from types import FrameType
@@ -23,6 +24,8 @@ from hortus.v1 import advisor_pb2_grpc
 __all__ = ["DEFAULT_ADDRESS", "RunningServer", "ServerTls", "build_server", "create_server", "serve"]
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+LAME_DUCK_SECONDS = 0.5
+"""On shutdown, new calls are answered UNAVAILABLE this long before gRPC stops (see stop)."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +60,19 @@ class RunningServer:
 
     def stop(self, grace: float | None = None) -> None:
         """Report NOT_SERVING, then stop; in-flight calls get `grace` seconds (None: the
-        config's grace period) before they are cancelled."""
+        config's grace period) before they are cancelled.
+
+        The first ``LAME_DUCK_SECONDS`` of the grace period (at most) are a lame-duck phase:
+        the server still takes calls but answers new ones UNAVAILABLE (clients retry
+        elsewhere), so that calls racing with the shutdown get an answer too; gRPC itself
+        cancels calls that arrive once it stops and have not reached a handler yet."""
         self.health.enter_graceful_shutdown()
         self.servicer.draining.set()
         period = self.servicer.config.grace_seconds if grace is None else grace
-        self.server.stop(period).wait()
+        lame_duck = min(LAME_DUCK_SECONDS, period)
+        if lame_duck > 0:
+            time.sleep(lame_duck)
+        self.server.stop(period - lame_duck).wait()
         self.servicer.close()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
@@ -140,6 +151,19 @@ def create_server(address: str = "127.0.0.1:0", config: ServerConfig | None = No
     return running.server, running.port
 
 
+def limit_malloc_arenas(arenas: int = 2) -> bool:
+    """Cap glibc's malloc arenas (as MALLOC_ARENA_MAX does): with one arena per gRPC thread a
+    long-running server's memory grows by fragmentation (+36% in 60 s of bench/load.py; +8%
+    with 2 arenas). No effect elsewhere than glibc. Returns whether it was applied."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(-8, arenas))  # -8 = M_ARENA_MAX
+    except (OSError, AttributeError):
+        return False
+
+
 def serve(
     address: str = DEFAULT_ADDRESS,
     config: ServerConfig | None = None,
@@ -157,6 +181,7 @@ def serve(
     installed only when called from the main thread.
     """
     out = out if out is not None else sys.stdout
+    limit_malloc_arenas()
     running = build_server(address, config, tls=tls, metrics_port=metrics_port)
     stop = stop_event if stop_event is not None else threading.Event()
     previous: dict[signal.Signals, object] = {}

@@ -7,6 +7,10 @@ import os
 from dataclasses import dataclass, field
 
 
+RECEIVE_SLACK_BYTES = 64 * 1024
+"""gRPC's receive limit exceeds ``max_message_bytes`` by this much (see ``receive_limit``)."""
+
+
 def _cpu_count() -> int:
     return max(1, os.cpu_count() or 1)
 
@@ -25,7 +29,10 @@ class ServerConfig:
     max_threads: cap of ``SearchLimits.threads`` (root-parallel trees of one search).
     max_concurrent_searches: searches running at once in this process; one more is answered
         ``RESOURCE_EXHAUSTED`` at once rather than queued.
-    max_message_bytes: largest request or response message, in bytes (gRPC channel options).
+    max_message_bytes: largest request or response message, in bytes. A request over it is
+        ``INVALID_ARGUMENT`` naming this cap (checked by the servicer); gRPC's own receive
+        limit is a little larger (``receive_limit``), so only a message over that one is
+        refused by gRPC itself (``RESOURCE_EXHAUSTED``) before it is read.
     max_actions_per_request: cap of ``ApplyActionsRequest.actions``.
     max_nodes: tree arena bound per search thread (memory), see ``hortus.search.Limits``.
     deadline_margin_ms: a search stops this many milliseconds before the call's deadline, so
@@ -112,6 +119,12 @@ class ServerConfig:
         return self.workers or self.max_concurrent_searches + 8
 
     @property
+    def receive_limit(self) -> int:
+        """gRPC's receive limit: ``max_message_bytes`` plus 64 KiB of slack, so that a request a
+        little over the cap reaches the servicer and is refused naming the cap."""
+        return self.max_message_bytes + RECEIVE_SLACK_BYTES
+
+    @property
     def rpc_limit(self) -> int:
         """Calls admitted at once (see ``max_concurrent_rpcs``)."""
         return self.max_concurrent_rpcs or 4 * self.pool_size
@@ -122,11 +135,12 @@ class ServerConfig:
         return self.batch_window or 2 * self.max_concurrent_searches
 
     def grpc_options(self) -> list[tuple[str, int]]:
-        """Channel arguments of the server: message size limits, and no SO_REUSEPORT (gRPC's
+        """Channel arguments of the server: message size limits (receive: ``receive_limit``;
+        send: ``max_message_bytes``), and no SO_REUSEPORT (gRPC's
         default on Linux) unless ``reuse_port``, so that a second server on a busy port fails
         instead of silently sharing it."""
         return [
-            ("grpc.max_receive_message_length", self.max_message_bytes),
+            ("grpc.max_receive_message_length", self.receive_limit),
             ("grpc.max_send_message_length", self.max_message_bytes),
             ("grpc.so_reuseport", 1 if self.reuse_port else 0),
         ]

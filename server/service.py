@@ -7,6 +7,7 @@ decoded and validated before any compiled code reads it.
 
 from __future__ import annotations
 
+import functools
 import math
 import queue
 import random
@@ -14,8 +15,10 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent import futures
 from dataclasses import dataclass
+from typing import TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 import hortus
 from hortus import games
@@ -40,7 +43,14 @@ PROTOCOL = "hortus.v1"
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Advisor"].full_name
 
 _NO_DEADLINE_S = 1e9  # time_remaining() of a call without deadline is ~infinite
+# Caps on the sizes a request controls, beyond those of ServerConfig (max_message_bytes,
+# max_actions_per_request, max_batch_size, ...). Each is checked before anything else reads
+# the field; going over one is INVALID_ARGUMENT naming the field and the cap.
 MAX_ID_BYTES = 256  # EvaluateRequest.id
+MAX_NAME_BYTES = 64  # game and variant names, rule option names and values (UTF-8)
+MAX_OPTIONS = 64  # NewGameRequest.options entries
+MAX_NOTATION_BYTES = 256  # ActionRef.notation (UTF-8)
+MAX_POSITION_BYTES = 64 * 1024  # Position.encoded, and Position.structured serialized
 
 SearchListener = Callable[[str, Analysis, bool], None]
 """Called after every search with (method, analysis, cancelled); e.g. for metrics."""
@@ -59,6 +69,32 @@ class _Budget:
         if self.time_only and not self.time_cut:
             return cancelled
         return analysis.partial or cancelled
+
+
+def _check_bytes(field: str, value: str | bytes, cap: int, what: str) -> None:
+    """RequestError naming `field` and `what` (the cap) when `value` is over `cap` bytes."""
+    size = len(value.encode() if isinstance(value, str) else value)
+    if size > cap:
+        raise RequestError(field, f"{size} bytes exceed the server cap {what}={cap}")
+
+
+_Request = TypeVar("_Request", bound=Message)
+_Response = TypeVar("_Response")
+
+
+def _unary(
+    method: Callable[["AdvisorServicer", _Request, grpc.ServicerContext], _Response],
+) -> Callable[["AdvisorServicer", _Request, grpc.ServicerContext], _Response]:
+    """A unary RPC: refused UNAVAILABLE while the server drains, the request's size checked
+    first, and any exception turned into a status."""
+
+    @functools.wraps(method)
+    def checked(self: "AdvisorServicer", request: _Request, context: grpc.ServicerContext) -> _Response:
+        self.check_accepting()
+        self.check_size(request)
+        return method(self, request, context)
+
+    return rpc_errors(checked)
 
 
 def _action(state: State, action: int) -> pb.Action:
@@ -148,8 +184,23 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         self._batch_pool.shutdown(wait=False, cancel_futures=True)
 
     # --- decoding and validation ---------------------------------------------------------
+    def check_accepting(self) -> None:
+        """ShuttingDownError (UNAVAILABLE, which clients retry elsewhere) for a new call while
+        the server drains; calls already running are not affected."""
+        if self.draining.is_set():
+            raise ShuttingDownError("the server is shutting down: send the call elsewhere")
+
+    def check_size(self, request: Message) -> None:
+        """The one check of a request message's size against ``max_message_bytes`` (gRPC's
+        own receive limit is a little larger, so that this check answers, naming the cap)."""
+        cap = self.config.max_message_bytes
+        size = request.ByteSize()
+        if size > cap:
+            raise RequestError("request", f"{size} bytes exceed the server cap max_message_bytes={cap}")
+
     @staticmethod
     def _game(name: str, field: str) -> Game:
+        _check_bytes(field, name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
         try:
             return games.get(name)
         except UnknownGameError as exc:
@@ -158,10 +209,16 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     def _decode(self, position: pb.Position) -> State:
         """The state of a request's position: its encoded bytes (InvalidPositionError names the
         bad field) or its structured view, completed by sampling the hidden parts."""
+        _check_bytes("position.encoded", position.encoded, MAX_POSITION_BYTES, "MAX_POSITION_BYTES")
         if not position.HasField("structured"):
             return self._game(position.game, "position.game").decode(position.encoded)
         if position.encoded:
             raise RequestError("position", "give encoded bytes or a structured view, not both")
+        view_bytes = position.structured.ByteSize()
+        if view_bytes > MAX_POSITION_BYTES:
+            raise RequestError(
+                "position.structured", f"{view_bytes} bytes exceed the server cap MAX_POSITION_BYTES={MAX_POSITION_BYTES}"
+            )
         try:
             name, view = structured_to_view(position.structured)
         except ViewError as exc:
@@ -227,9 +284,12 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         )
         return _Budget(limits=limits, time_only=time_only, time_cut=time_cut)
 
-    def _acquire_slot(self, stop: threading.Event | None = None) -> None:
+    def _acquire_slot(
+        self, stop: threading.Event | None = None, context: grpc.ServicerContext | None = None
+    ) -> None:
         """A search slot: at once, or RESOURCE_EXHAUSTED (unary and Analyze calls); for batch
-        positions (`stop` given), wait until one is free or the call is over."""
+        positions (`stop` given), wait until one is free, the call is over, or the call's
+        deadline is too close for a search (then DEADLINE_EXCEEDED, answered in time)."""
         if stop is None:
             if self._search_slots.acquire(blocking=False):
                 return
@@ -239,9 +299,13 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 f"(max_concurrent_searches={self.config.max_concurrent_searches}); retry later",
                 self.config.retry_after_ms / 1000.0,
             )
-        while not self._search_slots.acquire(timeout=0.05):
+        give_up_ms = max(self.config.deadline_margin_ms, 20.0)
+        while not self._search_slots.acquire(timeout=0.02):
             if stop.is_set():
                 raise NoAnswerError("the call ended before a search slot was free")
+            remaining_s = context.time_remaining() if context is not None else None
+            if remaining_s is not None and remaining_s * 1000.0 < give_up_ms:
+                raise NoAnswerError("the call's deadline arrived before a search slot was free")
 
     def _searching(self, delta: int) -> None:
         with self._lock:
@@ -265,11 +329,17 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         budget: _Budget,
         handle: SearchHandle,
         stop: threading.Event | None = None,
+        wait: tuple[pb.SearchLimits, grpc.ServicerContext] | None = None,
     ) -> tuple[Analysis, bool]:
-        """One search within a slot; returns the analysis and its partial flag."""
-        self._acquire_slot(stop)
+        """One search within a slot; returns the analysis and its partial flag. Batch
+        positions (`stop` and `wait` given) may wait for their slot: once it is held, the
+        budget is computed again from the request's limits and what is left of the call's
+        deadline, so the answer still arrives in time."""
+        self._acquire_slot(stop, wait[1] if wait is not None else None)
         self._searching(+1)
         try:
+            if wait is not None:
+                budget = self._budget(*wait)
             analysis = analyze(state, budget.limits, handle)
         finally:
             self._searching(-1)
@@ -290,11 +360,11 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         return state, analysis, partial
 
     # --- RPCs ----------------------------------------------------------------------------
-    @rpc_errors
+    @_unary
     def ListGames(self, request: pb.ListGamesRequest, context: grpc.ServicerContext) -> pb.ListGamesResponse:
         return pb.ListGamesResponse(games=[game_info(games.get(name)) for name in games.names()])
 
-    @rpc_errors
+    @_unary
     def NewGame(self, request: pb.NewGameRequest, context: grpc.ServicerContext) -> pb.NewGameResponse:
         game = self._game(request.game, "game")
         players = request.players or game.min_players
@@ -302,6 +372,12 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             raise RequestError(
                 "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"
             )
+        _check_bytes("variant", request.variant, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+        if len(request.options) > MAX_OPTIONS:
+            raise RequestError("options", f"{len(request.options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
+        for name, value in request.options.items():
+            _check_bytes("options", name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+            _check_bytes(f"options[{name}]", value, MAX_NAME_BYTES, "MAX_NAME_BYTES")
         variant = request.variant or None
         if variant is not None and variant not in game.variants:
             raise RequestError("variant", f"unknown variant {variant!r} for {game.name}; known: {list(game.variants)}")
@@ -319,7 +395,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         state = game.new_game(players=players, seed=seed, variant=variant, options=options)
         return pb.NewGameResponse(info=position_info(state))
 
-    @rpc_errors
+    @_unary
     def LegalActions(self, request: pb.LegalActionsRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
         state = self._decode(request.position)
         return pb.LegalActionsResponse(
@@ -331,7 +407,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             terminal=state.is_terminal(),
         )
 
-    @rpc_errors
+    @_unary
     def ApplyActions(self, request: pb.ApplyActionsRequest, context: grpc.ServicerContext) -> pb.ApplyActionsResponse:
         cap = self.config.max_actions_per_request
         if len(request.actions) > cap:
@@ -349,6 +425,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 if kind == "id":
                     action = ref.id
                 elif kind == "notation":
+                    _check_bytes(f"{field}.notation", ref.notation, MAX_NOTATION_BYTES, "MAX_NOTATION_BYTES")
                     action = state.parse_action(ref.notation)
                 else:
                     raise RequestError(field, "neither an id nor a notation")
@@ -359,7 +436,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             applied.append(pb.Action(id=action, notation=notation))
         return pb.ApplyActionsResponse(info=position_info(state), applied=applied)
 
-    @rpc_errors
+    @_unary
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
         if not request.level:
             state, analysis, partial = self._search(request.position, request.limits, context, "SuggestMove")
@@ -391,7 +468,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             analysis=analysis_message(state, analysis, partial),
         )
 
-    @rpc_errors
+    @_unary
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
         state, analysis, partial = self._search(request.position, request.limits, context, "RankMoves")
         return pb.RankMovesResponse(analysis=analysis_message(state, analysis, partial, request.max_moves))
@@ -399,6 +476,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
         """Partial analyses every ``interval_ms`` of search, then exactly one final one."""
         try:
+            self.check_accepting()
+            self.check_size(request)
             interval = request.interval_ms
             if interval and interval < self.config.min_interval_ms:
                 raise RequestError(
@@ -446,13 +525,15 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     ) -> pb.EvaluateResponse:
         """One position of a batch: its analysis, or its error as an answer."""
         try:
-            if len(request.id.encode()) > MAX_ID_BYTES:
-                raise RequestError("id", f"longer than {MAX_ID_BYTES} bytes")
+            self.check_size(request)
+            _check_bytes("id", request.id, MAX_ID_BYTES, "MAX_ID_BYTES")
             state, budget = self._prepare(request.position, request.limits, context)
             handle = SearchHandle()
             call.track(handle)
             try:
-                analysis, partial = self._run("EvaluatePositions", state, budget, handle, stop)
+                analysis, partial = self._run(
+                    "EvaluatePositions", state, budget, handle, stop, (request.limits, context)
+                )
             finally:
                 call.untrack(handle)
             return pb.EvaluateResponse(
@@ -542,7 +623,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 status_for(ShuttingDownError("the server is shutting down: send the unanswered positions again"))
             )
 
-    @rpc_errors
+    @_unary
     def ViewPosition(self, request: pb.ViewPositionRequest, context: grpc.ServicerContext) -> pb.ViewPositionResponse:
         state = self._decode(request.position)
         if not 0 <= request.seat < state.num_players:
@@ -553,7 +634,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             raise RequestError("position.game", str(exc)) from exc
         return pb.ViewPositionResponse(structured=structured)
 
-    @rpc_errors
+    @_unary
     def GetVersion(self, request: pb.GetVersionRequest, context: grpc.ServicerContext) -> pb.GetVersionResponse:
         return pb.GetVersionResponse(
             version=hortus.__version__,

@@ -495,15 +495,108 @@ def test_busy_port_is_an_error(running: RunningServer) -> None:
 
 
 def test_message_size_cap() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(max_message_bytes=1024))
+    """A request over max_message_bytes is INVALID_ARGUMENT naming the cap (the servicer checks
+    it; gRPC's own receive limit is a little larger), on unary, server-streaming and batch
+    calls alike; only a message over gRPC's receive limit is gRPC's RESOURCE_EXHAUSTED."""
+    config = ServerConfig(max_message_bytes=4096)
+    server = build_server("127.0.0.1:0", config)
     try:
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
-            big = pb.Position(game=GAME, encoded=b"x" * 4096)
+            stub = make_stub(ch)
+            big = pb.Position(game=GAME, encoded=b"x" * 8192)
             with pytest.raises(grpc.RpcError) as info:
-                make_stub(ch).LegalActions(pb.LegalActionsRequest(position=big), timeout=10)
+                stub.LegalActions(pb.LegalActionsRequest(position=big), timeout=10)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            [(field, description)] = violations(info.value)
+            assert field == "request" and "max_message_bytes=4096" in description
+            with pytest.raises(grpc.RpcError) as info:
+                list(stub.Analyze(pb.AnalyzeRequest(position=big), timeout=10))
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "max_message_bytes=4096" in (info.value.details() or "")
+            small = new_position(stub)
+            requests = [
+                pb.EvaluateRequest(id="big", position=big),
+                pb.EvaluateRequest(id="ok", position=small, limits=pb.SearchLimits(iterations=10), max_moves=1),
+            ]
+            answers = {a.id: a for a in stub.EvaluatePositions(iter(requests), timeout=30)}
+            assert answers["big"].error.code == "INVALID_ARGUMENT"
+            assert answers["big"].error.field == "request" and "max_message_bytes" in answers["big"].error.message
+            assert answers["ok"].analysis.iterations == 10
+            # beyond gRPC's receive limit the transport refuses before the servicer sees it
+            huge = pb.Position(game=GAME, encoded=b"x" * (config.receive_limit + 1))
+            with pytest.raises(grpc.RpcError) as info:
+                stub.LegalActions(pb.LegalActionsRequest(position=huge), timeout=10)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
         server.stop(0)
+
+
+def test_size_caps_on_request_fields(stub: Any) -> None:
+    """Every size a request controls is capped and named: names, option maps, notation,
+    positions (encoded and structured), batch ids."""
+    from hortus.clients.views import view_to_structured
+
+    S = service_module
+    position = new_position(stub)
+    long_name = "g" * (S.MAX_NAME_BYTES + 1)
+    cases: list[tuple[Any, Any, str, str]] = [
+        (stub.NewGame, pb.NewGameRequest(game=long_name), "game", "MAX_NAME_BYTES"),
+        (stub.NewGame, pb.NewGameRequest(game=GAME, variant=long_name), "variant", "MAX_NAME_BYTES"),
+        (stub.NewGame, pb.NewGameRequest(game=GAME, options={long_name: "x"}), "options", "MAX_NAME_BYTES"),
+        (
+            stub.NewGame,
+            pb.NewGameRequest(game=GAME, options={"closure_rule": long_name}),
+            "options[closure_rule]",
+            "MAX_NAME_BYTES",
+        ),
+        (
+            stub.NewGame,
+            pb.NewGameRequest(game=GAME, options={f"o{i}": "x" for i in range(S.MAX_OPTIONS + 1)}),
+            "options",
+            "MAX_OPTIONS",
+        ),
+        (
+            stub.LegalActions,
+            pb.LegalActionsRequest(position=pb.Position(game=long_name, encoded=position.encoded)),
+            "position.game",
+            "MAX_NAME_BYTES",
+        ),
+        (
+            stub.LegalActions,
+            pb.LegalActionsRequest(position=pb.Position(game=GAME, encoded=b"\0" * (S.MAX_POSITION_BYTES + 1))),
+            "position.encoded",
+            "MAX_POSITION_BYTES",
+        ),
+        (
+            stub.ApplyActions,
+            pb.ApplyActionsRequest(
+                position=position, actions=[pb.ActionRef(notation="n" * (S.MAX_NOTATION_BYTES + 1))]
+            ),
+            "actions[0].notation",
+            "MAX_NOTATION_BYTES",
+        ),
+    ]
+    view = games.get(GAME).decode(position.encoded).view(0)
+    structured = view_to_structured(GAME, view)
+    structured.botanik.buried.extend([0] * (S.MAX_POSITION_BYTES + 1))
+    cases.append(
+        (
+            stub.LegalActions,
+            pb.LegalActionsRequest(position=pb.Position(game=GAME, structured=structured)),
+            "position.structured",
+            "MAX_POSITION_BYTES",
+        )
+    )
+    for call, request, field, cap in cases:
+        with pytest.raises(grpc.RpcError) as info:
+            call(request, timeout=10)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (field, info.value.details())
+        [(got, description)] = violations(info.value)
+        assert got == field and cap in description, (got, description)
+        assert len(info.value.details() or "") < 1000  # the offending value is never echoed whole
+    requests = [pb.EvaluateRequest(id="i" * (S.MAX_ID_BYTES + 1), position=position)]
+    [answer] = stub.EvaluatePositions(iter(requests), timeout=30)
+    assert answer.error.field == "id" and "MAX_ID_BYTES" in answer.error.message
 
 
 def test_serve_stops_on_event() -> None:
@@ -578,4 +671,6 @@ def test_config_validation() -> None:
         ServerConfig(max_concurrent_searches=4, workers=4)
     config = ServerConfig(max_concurrent_searches=3, max_message_bytes=1000)
     assert config.pool_size == 11
-    assert ("grpc.max_receive_message_length", 1000) in config.grpc_options()
+    assert ("grpc.max_receive_message_length", config.receive_limit) in config.grpc_options()
+    assert ("grpc.max_send_message_length", 1000) in config.grpc_options()
+    assert 1000 < config.receive_limit <= 1000 + 64 * 1024
