@@ -170,6 +170,9 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config if config is not None else ServerConfig()
         self._search_slots = threading.BoundedSemaphore(self.config.max_concurrent_searches)
+        # Batch positions wait for slots and would take every slot that frees; they may hold
+        # all but one, so an interactive call (a hint, a move) always finds room promptly.
+        self._batch_slots = threading.BoundedSemaphore(max(1, self.config.max_concurrent_searches - 1))
         self._batch_pool = futures.ThreadPoolExecutor(
             max_workers=self.config.max_concurrent_searches, thread_name_prefix="hortus-batch"
         )
@@ -300,12 +303,15 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 self.config.retry_after_ms / 1000.0,
             )
         give_up_ms = max(self.config.deadline_margin_ms, 20.0)
-        while not self._search_slots.acquire(timeout=0.02):
-            if stop.is_set():
-                raise NoAnswerError("the call ended before a search slot was free")
-            remaining_s = context.time_remaining() if context is not None else None
-            if remaining_s is not None and remaining_s * 1000.0 < give_up_ms:
-                raise NoAnswerError("the call's deadline arrived before a search slot was free")
+        for semaphore in (self._batch_slots, self._search_slots):
+            while not semaphore.acquire(timeout=0.02):
+                remaining_s = context.time_remaining() if context is not None else None
+                if stop.is_set() or (remaining_s is not None and remaining_s * 1000.0 < give_up_ms):
+                    if semaphore is self._search_slots:
+                        self._batch_slots.release()
+                    if stop.is_set():
+                        raise NoAnswerError("the call ended before a search slot was free")
+                    raise NoAnswerError("the call's deadline arrived before a search slot was free")
 
     def _searching(self, delta: int) -> None:
         with self._lock:
@@ -344,6 +350,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         finally:
             self._searching(-1)
             self._search_slots.release()
+            if stop is not None:
+                self._batch_slots.release()
         self._notify(method, analysis, handle.cancelled)
         return analysis, budget.partial(analysis, handle.cancelled)
 

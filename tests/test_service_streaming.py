@@ -337,3 +337,17 @@ def test_analyze_stream_in_process() -> None:
     assert len(rest) == 1 and rest[0][1] and rest[0][0].partial
     with pytest.raises(ValueError):
         next(analyze_stream(games.get(GAME).new_game(), Limits(iterations=10)))  # a chance node
+
+
+def test_batches_leave_a_slot_for_interactive_calls(stub: Any) -> None:
+    """A batch may hold all search slots but one: a hint asked during a long batch is served."""
+    position = new_position(stub, seed=31)
+    requests = [
+        pb.EvaluateRequest(id=str(i), position=position, limits=pb.SearchLimits(iterations=20_000, seed=i))
+        for i in range(12)
+    ]
+    call = stub.EvaluatePositions(iter(requests), timeout=120)
+    time.sleep(0.3)  # the batch is now waiting for (and taking) every slot it may
+    hint = stub.RankMoves(pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=50)), timeout=30)
+    assert hint.analysis.iterations == 50
+    assert sorted(a.id for a in call) == sorted(str(i) for i in range(12))
