@@ -1,5 +1,9 @@
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, int32_t
 from hortus._ext.kernel cimport GameKernel
+from hortus._ext.rng cimport Rng
+
+cdef int32_t sample_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
+                           Rng* rng) noexcept nogil
 
 cdef class KernelState:
     cdef GameKernel* kernel

@@ -22,7 +22,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
-from hortus._ext.engine cimport KernelState
+from hortus._ext.engine cimport KernelState, sample_chance
 
 
 ctypedef struct Node:
@@ -43,23 +43,6 @@ cdef double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
-cdef int32_t _sample_chance(GameKernel* k, const uint8_t* s, int32_t* acts, double* ws,
-                            Rng* rng) noexcept nogil:
-    if k.sample_chance != NULL:
-        return k.sample_chance(s, rng)
-    cdef int n = k.chance_outcomes(s, acts, ws)
-    cdef double total = 0.0
-    cdef int i
-    for i in range(n):
-        total += ws[i]
-    cdef double x = rng_uniform(rng) * total
-    for i in range(n - 1):
-        x -= ws[i]
-        if x < 0.0:
-            return acts[i]
-    return acts[n - 1]
 
 
 cdef class Search:
@@ -196,7 +179,7 @@ cdef class Search:
                 break
             steps += 1
             if p == CHANCE:
-                k.apply(s, _sample_chance(k, s, self.legal, self.weights, rng))
+                k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
                 continue
             n = k.legal_actions(s, self.legal)
             if n <= 0:
@@ -264,7 +247,7 @@ cdef class Search:
                 break
             steps += 1
             if p == CHANCE:
-                k.apply(s, _sample_chance(k, s, self.legal, self.weights, rng))
+                k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
             elif k.rollout_action != NULL:
                 k.apply(s, k.rollout_action(s, rng))
             else:
