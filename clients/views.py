@@ -72,9 +72,14 @@ def _message(message: Message) -> Any:
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             out[field.name] = {k: (_message(v) if isinstance(v, Message) else v) for k, v in value.items()}
         elif field.is_repeated:
-            out[field.name] = [_value(field, v) for v in value]
+            if field.type == FieldDescriptor.TYPE_STRING:  # "" = a null entry
+                out[field.name] = [None if v == "" else v for v in value]
+            else:
+                out[field.name] = [_value(field, v) for v in value]
         elif field.type == FieldDescriptor.TYPE_MESSAGE:
             out[field.name] = _message(value) if message.HasField(field.name) else {}
+        elif field.has_presence and not message.HasField(field.name):
+            out[field.name] = None  # an unset `optional` field: null
         elif field.type == FieldDescriptor.TYPE_STRING and value == "":
             continue  # absent: the game's default applies
         else:
@@ -99,6 +104,8 @@ def _fill_value(field: _Field, value: Any, path: str, target: Message | None) ->
         _fill(target, value, path)
         return None
     if field.type == FieldDescriptor.TYPE_STRING:
+        if value is None:
+            return ""  # null: absent
         if not isinstance(value, str):
             raise ViewError(path, "expected a string")
         return value
@@ -142,7 +149,9 @@ def _fill(message: Message, value: Any, path: str) -> None:
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
                 if not isinstance(item, Mapping):
                     raise ViewError(sub, "expected an object")
-                getattr(message, key).update({str(k): str(v) for k, v in item.items()})
+                _fill_map(message, field, item, sub)
+            elif item is None and field.has_presence and field.type != FieldDescriptor.TYPE_MESSAGE:
+                message.ClearField(key)  # null: an unset `optional` field
             elif field.is_repeated:
                 if not isinstance(item, (list, tuple)):
                     raise ViewError(sub, "expected a list")
@@ -164,6 +173,24 @@ def _set(message: Message, field: _Field, item: Any, path: str) -> None:
         if isinstance(exc, ViewError):
             raise
         raise ViewError(path, str(exc)) from exc
+
+
+def _fill_map(message: Message, field: _Field, items: Mapping[Any, Any], path: str) -> None:
+    container: Any = getattr(message, field.name)
+    key_field = field.message_type.fields_by_name["key"]
+    value_field = field.message_type.fields_by_name["value"]
+    for k, item in items.items():
+        sub = f"{path}[{k!r}]"
+        key = _fill_value(key_field, k, sub, None)
+        if value_field.type == FieldDescriptor.TYPE_MESSAGE:
+            _fill(container[key], item, sub)
+            continue
+        try:
+            container[key] = _fill_value(value_field, item, sub, None)
+        except (ValueError, TypeError) as exc:  # protobuf range checks (e.g. int32 overflow)
+            if isinstance(exc, ViewError):
+                raise
+            raise ViewError(sub, str(exc)) from exc
 
 
 def _fill_repeated(message: Message, field: _Field, items: Any, path: str) -> None:

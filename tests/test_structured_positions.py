@@ -1,5 +1,6 @@
 """Structured positions (a seat's view as a protobuf message): exact round trip structured ⇄
-encoded over random Botanik positions (through the JSON mapping too), the service accepting
+encoded over random positions of every registered game (all seat counts, chance and terminal
+positions; through the JSON mapping too), every game having a message, the service accepting
 and producing them, their errors, and the README's JSON example executed."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -24,13 +26,21 @@ from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-GAME = "botanik"
+GAME = "botanik"  # the README example and the error cases
+GAMES = games.names()
+TO_THE_END = 10**6  # moves: play until the game is over
+WHOLE_VIEW = {"botanik"}  # games whose view hides nothing stored (the view is the position)
 
 
-def random_state(seed: int) -> games.State:
+def random_state(seed: int, game: str = GAME, players: int | None = None, moves: int | None = None) -> games.State:
+    """A random position: `moves` random decisions and chance outcomes from a dealt game
+    (random length if None; TO_THE_END reaches a terminal position)."""
     rng = random.Random(seed)
-    state = games.get(GAME).new_game(seed=rng.getrandbits(32))
-    for _ in range(rng.randrange(0, 250)):
+    g = games.get(game)
+    if players is None:
+        players = rng.randint(g.min_players, g.max_players)
+    state = g.new_game(players=players, seed=rng.getrandbits(32))
+    for _ in range(rng.randrange(0, 250) if moves is None else moves):
         if state.is_terminal():
             break
         if state.is_chance():
@@ -40,26 +50,76 @@ def random_state(seed: int) -> games.State:
     return state
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=1), st.integers(0, 2**64 - 1))
-def test_round_trip_is_exact(seed: int, seat: int, view_seed: int) -> None:
-    state = random_state(seed)
-    structured = view_to_structured(GAME, state.view(seat), seed=view_seed)
+def check_round_trip(game: str, state: games.State, seat: int, view_seed: int) -> None:
+    """view -> StructuredPosition (wire and JSON) -> view -> from_view: nothing is lost."""
+    g = games.get(game)
+    view = state.view(seat)
+    structured = view_to_structured(game, view, seed=view_seed)
     # through the wire and through the JSON mapping
     wire = positions_pb2.StructuredPosition.FromString(structured.SerializeToString())
     parsed = json_format.Parse(json_format.MessageToJson(wire), positions_pb2.StructuredPosition())
     assert parsed == structured
-    name, view = structured_to_view(parsed)
-    assert name == GAME
-    again = games.get(GAME).from_view(view, seed=parsed.seed)
-    assert again.encode() == state.encode()
+    name, again_view = structured_to_view(parsed)
+    assert name == game
+    again = g.from_view(again_view, seed=parsed.seed)
+    # exactly the position the view dictionary itself completes to (same sampled hidden parts)
+    expected = g.from_view(view, seed=view_seed)
+    assert again.encode() == expected.encode()
+    # which shows the seat exactly the view it was given
+    assert again.view(seat) == view
+    if game in WHOLE_VIEW:  # nothing hidden: the view is the position
+        assert again.encode() == state.encode()
     # and back: the view of the rebuilt state gives the same message
-    assert view_to_structured(GAME, again.view(seat), seed=view_seed) == structured
+    assert view_to_structured(game, again.view(seat), seed=view_seed) == structured
 
 
-def test_every_structured_game_is_registered() -> None:
-    assert set(structured_games()) <= set(games.names())
-    assert GAME in structured_games()
+@pytest.mark.parametrize("game", GAMES)
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**32),
+    players=st.integers(min_value=0, max_value=3),
+    moves=st.sampled_from([0, 1, 6, 40, 250, TO_THE_END]),
+    seat=st.integers(min_value=0, max_value=3),
+    view_seed=st.integers(0, 2**64 - 1),
+)
+def test_round_trip_is_exact(game: str, seed: int, players: int, moves: int, seat: int, view_seed: int) -> None:
+    g = games.get(game)
+    n = g.min_players + players % (g.max_players - g.min_players + 1)
+    state = random_state(seed, game, n, moves)
+    check_round_trip(game, state, seat % n, view_seed)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_round_trip_covers_every_kind_of_position(game: str) -> None:
+    """Deterministic companion of the property: every seat count and seat, dealt, chance,
+    decision and terminal positions are all met (and round-trip)."""
+    g = games.get(game)
+    kinds: set[tuple[int, str]] = set()
+    for seed in range(12):
+        for players in range(g.min_players, g.max_players + 1):
+            for moves in (0, 3, 30, 200, TO_THE_END):
+                state = random_state(seed, game, players, moves)
+                kind = "terminal" if state.is_terminal() else "chance" if state.is_chance() else "decision"
+                kinds.add((players, kind))
+                for seat in range(players):
+                    check_round_trip(game, state, seat, seed)
+    for players in range(g.min_players, g.max_players + 1):
+        assert {(players, k) for k in ("terminal", "chance", "decision")} <= kinds, (players, kinds)
+
+
+def _view_message_name(game: str) -> str:
+    return "".join(part.capitalize() for part in game.split("_")) + "View"
+
+
+def test_every_registered_game_has_a_structured_view() -> None:
+    """A game registered without a `<Game>View` in the StructuredPosition oneof fails here."""
+    assert set(structured_games()) <= set(GAMES)
+    oneof = positions_pb2.StructuredPosition.DESCRIPTOR.oneofs_by_name["view"]
+    fields = {f.name: f for f in oneof.fields}
+    missing = [game for game in GAMES if game not in fields]
+    assert not missing, f"no StructuredPosition.view field for {missing} (see proto/hortus/v1/positions.proto)"
+    for game in GAMES:
+        assert fields[game].message_type.name == _view_message_name(game)
 
 
 def test_view_errors() -> None:
@@ -76,6 +136,21 @@ def test_view_errors() -> None:
         view_to_structured("no such game", {})
     with pytest.raises(ViewError):
         structured_to_view(positions_pb2.StructuredPosition())
+    # card piles are maps name -> copies; nullable values are `optional` fields
+    with pytest.raises(ViewError) as info:
+        view_to_structured("war_of_the_posies", {"play_area": {"Rose": "two"}})
+    assert info.value.field == "play_area['Rose']"
+    nulls = view_to_structured("war_of_the_posies", {"first_player": None, "basic_top": None, "round": 3})
+    assert not nulls.war_of_the_posies.HasField("first_player")
+    _, view = structured_to_view(nulls)
+    assert view["first_player"] is None and view["basic_top"] is None and view["end_trigger"] is None
+    assert view["round"] == 3 and view["play_area"] == {}
+    set_zero = view_to_structured("war_of_the_posies", {"first_player": 0, "last_coin_only_play": "Rose"})
+    _, view = structured_to_view(set_zero)
+    assert view["first_player"] == 0 and view["last_coin_only_play"] == "Rose"
+    garden = {"seats": [{"garden": [{"label": "Birdbath #2", "slots": [None, "Red Starter"]}]}]}
+    _, view = structured_to_view(view_to_structured("war_of_the_posies", garden))
+    assert view["seats"][0]["garden"][0]["slots"] == [None, "Red Starter"]
 
 
 @pytest.fixture(scope="module")
@@ -91,20 +166,29 @@ def client(running: RunningServer) -> Iterator[AdvisorClient]:
         yield c
 
 
-def test_service_accepts_and_gives_structured_positions(client: AdvisorClient) -> None:
-    state = random_state(7)
+@pytest.mark.parametrize("game", GAMES)
+def test_service_accepts_and_gives_structured_positions(client: AdvisorClient, game: str) -> None:
+    g = games.get(game)
+    rng = random.Random(7)
+    state = random_state(7, game)
     while state.is_terminal() or state.is_chance():
-        state = random_state(random.randrange(10**6))
-    encoded = Position(GAME, state.encode())
+        state = random_state(rng.randrange(10**6), game)
+    encoded = Position(game, state.encode())
     seat = state.current_player
+    view = state.view(seat)
     viewed = client.view_position(encoded, seat)
-    assert viewed.view is not None and viewed.view["stage"] == state.view(seat)["stage"]
-    # the server completes the view into exactly the same position
-    info = client.apply_actions(viewed, [])
-    assert info.position.encoded == state.encode()
-    # and searches it exactly as the encoded bytes
-    a = client.rank_moves(encoded, iterations=150, seed=3)
-    b = client.rank_moves(Position.from_view(GAME, state.view(seat)), iterations=150, seed=3)
+    assert viewed.view is not None
+    assert view_to_structured(game, viewed.view) == view_to_structured(game, view)
+    # the server completes the view into exactly the position from_view gives (the same
+    # position for Botanik, which hides nothing), showing the seat the same view
+    info = client.apply_actions(Position.from_view(game, viewed.view, seed=11), [])
+    assert info.position.encoded == g.from_view(view, seed=11).encode()
+    assert g.decode(info.position.encoded).view(seat) == view
+    if game in WHOLE_VIEW:
+        assert info.position.encoded == state.encode()
+    # and searches it exactly as those encoded bytes
+    a = client.rank_moves(Position(game, g.from_view(view, seed=11).encode()), iterations=150, seed=3)
+    b = client.rank_moves(Position.from_view(game, view, seed=11), iterations=150, seed=3)
     assert (a.moves, a.iterations) == (b.moves, b.iterations)
 
 
