@@ -133,6 +133,15 @@ cdef int _find(int* parent, int x) noexcept nogil:
     return x
 
 
+cdef inline int neighbour(const BotanikCore* c, const MachineCache* m, int p, int i, int d) noexcept nogil:
+    """Machine index of the tile beside tile i on side d, or -1 (empty cell or off the grid)."""
+    cdef int nx = c.m_x[p][i] + GRID_OFFSET + DX[d]
+    cdef int ny = c.m_y[p][i] + GRID_OFFSET + DY[d]
+    if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID:
+        return -1
+    return m.grid[nx][ny] - 1
+
+
 cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
     """Recompute the grid, exits, conduits and pipe components of seat p's machine."""
     cdef BotanikCore* c = &s.core
@@ -164,25 +173,17 @@ cdef void rebuild_components(BotanikState* s, int p) noexcept nogil:
         relabel[i] = -1
     # Union the conduits that meet pipe to pipe across a shared edge.
     for i in range(n):
-        gx = c.m_x[p][i] + GRID_OFFSET
-        gy = c.m_y[p][i] + GRID_OFFSET
         for d in range(4):
             if not (m.exits[i] >> d) & 1:
                 continue
-            nx = gx + DX[d]
-            ny = gy + DY[d]
-            if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID or m.grid[nx][ny] == 0:
-                continue
-            j = m.grid[nx][ny] - 1
-            if (m.exits[j] >> opposite(d)) & 1:
+            j = neighbour(c, m, p, i, d)
+            if j >= 0 and (m.exits[j] >> opposite(d)) & 1:
                 a = _find(parent, i * 4 + m.conduit[i][d])
                 b = _find(parent, j * 4 + m.conduit[j][opposite(d)])
                 if a != b:
                     parent[a] = b
     m.n_comp = 0
     for i in range(n):
-        gx = c.m_x[p][i] + GRID_OFFSET
-        gy = c.m_y[p][i] + GRID_OFFSET
         for d in range(4):
             if not (m.exits[i] >> d) & 1:
                 continue
@@ -192,9 +193,7 @@ cdef void rebuild_components(BotanikState* s, int p) noexcept nogil:
                 m.n_comp += 1
             label = relabel[a]
             m.comp[i][d] = label
-            nx = gx + DX[d]
-            ny = gy + DY[d]
-            if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID or m.grid[nx][ny] == 0:
+            if neighbour(c, m, p, i, d) < 0:
                 m.comp_open[label] += 1
 
 
@@ -644,7 +643,6 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
     cdef uint8_t kept[40]
     cdef uint8_t grouped[40]
     cdef int stack[40]
-    cdef int members[40]
     cdef int total = 0, count = 0
     cdef bint linked
     net = -1
@@ -673,17 +671,10 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         while head:
             head -= 1
             u = stack[head]
-            members[size] = u
             size += 1
-            gx = c.m_x[p][u] + GRID_OFFSET
-            gy = c.m_y[p][u] + GRID_OFFSET
             for d in range(4):
-                nx = gx + DX[d]
-                ny = gy + DY[d]
-                if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID or m.grid[nx][ny] == 0:
-                    continue
-                j = m.grid[nx][ny] - 1
-                if j == 0 or not kept[j] or grouped[j]:
+                j = neighbour(c, m, p, u, d)
+                if j <= 0 or not kept[j] or grouped[j]:   # empty, or the Source (A13)
                     continue
                 if T_COLOUR[c.m_id[p][j]] != T_COLOUR[c.m_id[p][u]]:
                     continue
@@ -703,17 +694,11 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             continue
         if T_NEEDS_LINK[t]:
             linked = False
-            gx = c.m_x[p][i] + GRID_OFFSET
-            gy = c.m_y[p][i] + GRID_OFFSET
             for d in range(4):
                 if not (m.exits[i] >> d) & 1:
                     continue
-                nx = gx + DX[d]
-                ny = gy + DY[d]
-                if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID or m.grid[nx][ny] == 0:
-                    continue
-                j = m.grid[nx][ny] - 1
-                if (m.exits[j] >> opposite(d)) & 1 and j != 0 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
+                j = neighbour(c, m, p, i, d)
+                if j > 0 and (m.exits[j] >> opposite(d)) & 1 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
                     linked = True
             if not linked:
                 continue
