@@ -1,6 +1,6 @@
 """hortus ISMCTS next to OpenSpiel's, in one run on one machine (needs 'hortus[openspiel]').
 
-    python bench/versus_openspiel.py [--game NAME ...] [--strength] [--games 100] [--ms 100]
+    python bench/versus_openspiel.py [--game NAME ...] [--strength [--no-speed] [--games 100] [--ms 100] [--jobs 2]]
 
 Speed: nanoseconds per simulated decision (a simulation's decisions from the root to the
 end, tree work included) of
@@ -8,7 +8,8 @@ end, tree work included) of
   * OpenSpiel's Python ISMCTS on the same hortus game through the adapter,
   * OpenSpiel's C++ ISMCTS on hearts and euchre (its own games: a C++ reference point).
 Strength (--strength): hortus ISMCTS vs OpenSpiel's ISMCTSBot on each hortus game at equal
-wall time per decision, seeded games, seats alternated.
+wall time per decision (OpenSpiel's simulation budget re-fitted after each of its decisions to
+take that time), seeded games, seats alternated, win rate with a 95% Wilson interval.
 """
 
 from __future__ import annotations
@@ -119,38 +120,85 @@ def speed(names: list[str]) -> list[dict[str, object]]:
     return cpp + rows
 
 
-def strength(names: list[str], n_games: int, ms: float, seed: int) -> list[dict[str, object]]:
+class TimedSpielBot:
+    """OpenSpiel's Python ISMCTSBot held to a wall-time budget per decision.
+
+    The bot only takes a simulation budget, so the budget is re-fitted after every decision from
+    its measured simulations per second: its time per decision tracks ``ms`` even when the
+    machine's load changes during a long run (a single calibration at the start would not)."""
+
+    def __init__(self, game: pyspiel.Game, ms: float, seed: int) -> None:
+        self.game, self.ms, self.seed = game, ms, seed
+        self.sims_per_s = 200.0
+        self.decisions = 0
+        self.seconds = 0.0
+        self.simulations = 0
+
+    def step(self, state: pyspiel.State) -> int:
+        sims = max(2, int(self.sims_per_s * self.ms / 1000))
+        bot = python_ismcts_bot(self.game, sims, self.seed * 100003 + self.decisions)
+        started = time.perf_counter()
+        action = int(bot.step(state))
+        elapsed = time.perf_counter() - started
+        self.sims_per_s = 0.7 * self.sims_per_s + 0.3 * (sims / max(elapsed, 1e-6))
+        self.decisions += 1
+        self.seconds += elapsed
+        self.simulations += sims
+        return action
+
+
+def play_versus(name: str, players: int, g: int, ms: float, seed: int) -> dict[str, float]:
+    """One seeded game: hortus ISMCTS in seat ``g % players``, OpenSpiel's bot in the others."""
+    openspiel.register_all()
+    game = games.get(name)
+    spiel_game = pyspiel.load_game(openspiel.PREFIX + name, {"players": players})
+    hortus_seat = g % players
+    state = game.new_game(players=players, seed=seed + g)
+    rng = random.Random(seed * 7919 + g)
+    bot = TimedSpielBot(spiel_game, ms, seed + g)
+    hortus_seconds, hortus_iterations, hortus_decisions, decision = 0.0, 0, 0, 0
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        if len(state.legal_actions()) == 1:
+            state.apply(state.legal_actions()[0])
+        elif state.current_player == hortus_seat:
+            a = analyze(state, Limits(iterations=None, time_ms=ms, seed=seed + g * 1000 + decision))
+            hortus_seconds += a.elapsed_ms / 1000
+            hortus_iterations += a.iterations
+            hortus_decisions += 1
+            state.apply(a.best.action)
+        else:
+            state.apply(bot.step(openspiel.HortusSpielState(spiel_game, state.clone())))
+        decision += 1
+    return {"win_share": float(state.returns()[hortus_seat]),
+            "hortus_ms": 1000 * hortus_seconds / max(1, hortus_decisions),
+            "hortus_iterations": hortus_iterations / max(1, hortus_decisions),
+            "openspiel_ms": 1000 * bot.seconds / max(1, bot.decisions),
+            "openspiel_simulations": bot.simulations / max(1, bot.decisions)}
+
+
+def strength(names: list[str], n_games: int, ms: float, seed: int, jobs: int) -> list[dict[str, object]]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from hortus.search.arena import wilson_interval
+
     rows: list[dict[str, object]] = []
     for name in names:
         game = games.get(name)
         players = 2 if game.min_players <= 2 <= game.max_players else game.min_players
-        spiel_game = pyspiel.load_game(openspiel.PREFIX + name, {"players": players})
-        # Equal wall time: OpenSpiel's Python bot has a simulation budget, so calibrate it.
-        probe = openspiel.HortusSpielState(spiel_game, opening(name, players))
-        t = timed_step(python_ismcts_bot(spiel_game, 20, 0), probe)
-        sims = max(2, int(20 * (ms / 1000) / t))
-        wins = 0.0
-        for g in range(n_games):
-            hortus_seat = g % players
-            state = game.new_game(players=players, seed=seed + g)
-            rng = random.Random(seed * 7919 + g)
-            bot = python_ismcts_bot(spiel_game, sims, g)
-            decision = 0
-            while not state.is_terminal():
-                if state.is_chance():
-                    state.resolve_chance(rng)
-                    continue
-                if len(state.legal_actions()) == 1:
-                    state.apply(state.legal_actions()[0])
-                elif state.current_player == hortus_seat:
-                    a = analyze(state, Limits(iterations=None, time_ms=ms, seed=seed + g * 1000 + decision))
-                    state.apply(a.best.action)
-                else:
-                    state.apply(int(bot.step(openspiel.HortusSpielState(spiel_game, state.clone()))))
-                decision += 1
-            wins += state.returns()[hortus_seat]
-        rows.append({"game": name, "games": n_games, "ms_per_decision": ms, "openspiel_simulations": sims,
-                     "hortus_win_rate": wins / n_games})
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(play_versus, [name] * n_games, [players] * n_games, range(n_games),
+                                    [ms] * n_games, [seed] * n_games))
+        wins = sum(r["win_share"] for r in results)
+        low, high = wilson_interval(wins, n_games)
+        rows.append({"game": name, "games": n_games, "ms_per_decision": ms,
+                     "hortus_win_rate": wins / n_games, "ci95_low": low, "ci95_high": high,
+                     "hortus_ms": statistics.mean(r["hortus_ms"] for r in results),
+                     "openspiel_ms": statistics.mean(r["openspiel_ms"] for r in results),
+                     "hortus_iterations": statistics.mean(r["hortus_iterations"] for r in results),
+                     "openspiel_simulations": statistics.mean(r["openspiel_simulations"] for r in results)})
     return rows
 
 
@@ -161,15 +209,20 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--ms", type=float, default=100.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=1, help="strength games in this many processes "
+                        "(each process alternates the two bots, so both see the same load)")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
     args = parser.parse_args()
     openspiel.register_all()
     names = args.game or games.names()
-    report("versus OpenSpiel: ns per simulated decision (one thread)", speed(names),
-           ["engine", "game", "ns_per_decision", "simulations_per_s", "vs_cpp", "python_over_hortus"])
+    if not args.no_speed:
+        report("versus OpenSpiel: ns per simulated decision (one thread)", speed(names),
+               ["engine", "game", "ns_per_decision", "simulations_per_s", "vs_cpp", "python_over_hortus"])
     if args.strength:
         report("versus OpenSpiel: hortus ISMCTS vs OpenSpiel ISMCTSBot at equal time",
-               strength(names, args.games, args.ms, args.seed),
-               ["game", "games", "ms_per_decision", "openspiel_simulations", "hortus_win_rate"])
+               strength(names, args.games, args.ms, args.seed, args.jobs),
+               ["game", "games", "ms_per_decision", "hortus_win_rate", "ci95_low", "ci95_high",
+                "hortus_ms", "openspiel_ms", "hortus_iterations", "openspiel_simulations"])
 
 
 if __name__ == "__main__":
