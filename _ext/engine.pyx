@@ -7,7 +7,7 @@ Nothing here validates a buffer's contents: callers build buffers only through a
 (against legal_actions / chance_outcomes) before compiled code applies them.
 """
 from libc.stdint cimport uint8_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -239,3 +239,127 @@ def random_playouts(KernelState start, long games, uint64_t seed, bint use_polic
         t1 = _now()
     free(s); free(acts); free(ws)
     return decisions, chance, t1 - t0
+
+
+def draw_dependence(KernelState root, int observer, actions, int worlds, int playouts, uint64_t seed):
+    """How much the outcome of each root action depends on the draw, measured by playouts.
+
+    A *world* fixes everything nature decides: the hidden information (a determinization for
+    `observer`) and the stream of chance outcomes (a chance RNG of its own, replayed from the
+    world's seed in every playout of that world). Within a world, `playouts` playouts differ
+    only in the players' choices (the game's playout policy, else uniform). Every action is
+    played in the same worlds (common random numbers), so actions are compared on equal luck.
+
+    Returns, per action, ``(win_mean, win_between_var, win_within_var, points_mean,
+    points_between_var, points_within_var)`` for `observer`: the between-world variance is the variance of the
+    world means with the within-world noise removed (one-way ANOVA: var(means) - within/M),
+    i.e. the variance that the draw alone explains.
+    """
+    cdef GameKernel* k = root.kernel
+    cdef int n_actions = len(actions)
+    if worlds < 2 or playouts < 1:
+        raise ValueError("need at least 2 worlds and 1 playout per world")
+    if not 0 <= observer < k.num_players(root.buf):
+        raise ValueError(f"observer {observer} is not a seat")
+    if k.current_player(root.buf) < 0:
+        raise ValueError("the root must be a decision node")
+    cdef int32_t* acts_in = <int32_t*>malloc(max(1, n_actions) * sizeof(int32_t))
+    cdef double* win_sum = <double*>calloc(max(1, n_actions) * 6, sizeof(double))
+    cdef uint8_t* s = <uint8_t*>malloc(k.state_bytes)
+    cdef int32_t* acts = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
+    cdef double* ws = <double*>malloc(k.max_legal_actions * sizeof(double))
+    cdef int i, w, m, p, n, steps
+    cdef Rng nature, players
+    cdef double[MAX_PLAYERS] win
+    cdef double[MAX_PLAYERS] pts
+    cdef double wm, wsq, pm, psq, x
+    if acts_in == NULL or win_sum == NULL or s == NULL or acts == NULL or ws == NULL:
+        free(acts_in); free(win_sum); free(s); free(acts); free(ws)
+        raise MemoryError()
+    try:
+        for i in range(n_actions):
+            acts_in[i] = actions[i]
+            memcpy(s, root.buf, k.state_bytes)
+            if not _is_legal(k, s, acts_in[i], acts):
+                raise ValueError(f"action {acts_in[i]} is not legal at the root")
+        with nogil:
+            for i in range(n_actions):
+                # Sums over worlds: [0] world means of wins, [1] their squares, [2] within
+                # variances; [3], [4], [5] the same for points.
+                for w in range(worlds):
+                    wm = 0.0; wsq = 0.0; pm = 0.0; psq = 0.0
+                    for m in range(playouts):
+                        rng_seed(&nature, seed ^ (<uint64_t>(w + 1) * <uint64_t>0x9E3779B97F4A7C15ULL))
+                        rng_seed(&players, seed + <uint64_t>(w * 7919 + m * 104729 + i * 1299709 + 1))
+                        memcpy(s, root.buf, k.state_bytes)
+                        k.determinize(s, observer, &nature)
+                        k.apply(s, acts_in[i])
+                        steps = 0
+                        while steps < k.max_game_length:
+                            p = k.current_player(s)
+                            if p == TERMINAL:
+                                break
+                            if p == CHANCE:
+                                k.apply(s, _invert_chance(k, s, acts, ws, &nature))
+                            elif k.rollout_action != NULL:
+                                k.apply(s, k.rollout_action(s, &players))
+                            else:
+                                n = k.legal_actions(s, acts)
+                                k.apply(s, acts[rng_below(&players, n)])
+                            steps += 1
+                        win[observer] = 0.0
+                        if k.current_player(s) == TERMINAL:
+                            k.returns(s, win)
+                        k.scores(s, pts)
+                        wm += win[observer]
+                        wsq += win[observer] * win[observer]
+                        pm += pts[observer]
+                        psq += pts[observer] * pts[observer]
+                    wm /= playouts
+                    pm /= playouts
+                    win_sum[i * 6 + 0] += wm
+                    win_sum[i * 6 + 1] += wm * wm
+                    win_sum[i * 6 + 3] += pm
+                    win_sum[i * 6 + 4] += pm * pm
+                    if playouts > 1:
+                        win_sum[i * 6 + 2] += (wsq - playouts * wm * wm) / (playouts - 1)
+                        win_sum[i * 6 + 5] += (psq - playouts * pm * pm) / (playouts - 1)
+        out = []
+        for i in range(n_actions):
+            wm = win_sum[i * 6 + 0] / worlds
+            within = win_sum[i * 6 + 2] / worlds
+            between = (win_sum[i * 6 + 1] - worlds * wm * wm) / (worlds - 1) - within / playouts
+            pm = win_sum[i * 6 + 3] / worlds
+            p_within = win_sum[i * 6 + 5] / worlds
+            x = (win_sum[i * 6 + 4] - worlds * pm * pm) / (worlds - 1) - p_within / playouts
+            out.append((wm, max(0.0, between), max(0.0, within), pm, max(0.0, x), max(0.0, p_within)))
+        return out
+    finally:
+        free(acts_in); free(win_sum); free(s); free(acts); free(ws)
+
+
+cdef int32_t _invert_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
+                            Rng* rng) noexcept nogil:
+    """One chance outcome from exactly one uniform (inversion over chance_outcomes): unlike a
+    game's own sampler, which may use a varying number of draws, the n-th chance event of a
+    world always uses the world's n-th number, so replays of a world stay in step."""
+    cdef int n = k.chance_outcomes(s, actions, weights)
+    cdef double total = 0.0
+    cdef int i
+    for i in range(n):
+        total += weights[i]
+    cdef double x = rng_uniform(rng) * total
+    for i in range(n - 1):
+        x -= weights[i]
+        if x < 0.0:
+            return actions[i]
+    return actions[n - 1]
+
+
+cdef bint _is_legal(GameKernel* k, const uint8_t* s, int32_t action, int32_t* acts) noexcept nogil:
+    cdef int n = k.legal_actions(s, acts)
+    cdef int i
+    for i in range(n):
+        if acts[i] == action:
+            return True
+    return False

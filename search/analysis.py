@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from hortus._ext.engine import draw_dependence
 from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL, State
 
@@ -42,6 +43,11 @@ class Limits:
     """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
     margin_scale: float | None = None
     """Points at which the margin term reaches tanh(1); None = the game's."""
+    draw_worlds: int = 0
+    """After the search, measure how much the top moves depend on the draw (see
+    ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
+    draw_playouts: int = 3
+    """Playouts per world for that measurement (they separate the players' choices from luck)."""
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.time_ms is None:
@@ -58,6 +64,10 @@ class Limits:
             raise ValueError("exploration must be >= 0")
         if self.widening < 0 or not 0 < self.widening_alpha <= 1:
             raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
+        if self.draw_worlds != 0 and not 2 <= self.draw_worlds <= 4096:
+            raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
+        if not 1 <= self.draw_playouts <= 256:
+            raise ValueError("draw_playouts must be in 1..256")
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,16 @@ class MoveInfo:
     term) over the iterations through this move, i.e. over simulated futures (draws, hidden
     information resampled, playouts). About sqrt(p(1-p)) for a win probability p; lower when
     the result is settled whatever comes."""
+    draw_share: float | None = None
+    """Share of the variance of this move's result (win share) that the draw alone explains:
+    the hidden information and the chance outcomes to come, measured over sampled worlds with
+    the players' choices varied inside each world (None = not measured, see
+    ``Limits.draw_worlds``). Near 1: a gamble on the draw; near 0: the players decide."""
+    draw_spread: float | None = None
+    """Standard deviation over those worlds of the win probability after this move (the part
+    that the draw explains)."""
+    draw_points_spread: float | None = None
+    """The same for the mover's final points: how many points ride on the draw."""
     reason: str = ""
     """A short explanation built from the measured statistics (and the move's visible effect)."""
 
@@ -183,6 +203,8 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
     moves = _rank(state, searches, player)
+    if not cancelled:
+        moves = _measure_draws(state, moves, player, limits)
     return Analysis(
         seat=player,
         moves=tuple(moves),
@@ -221,10 +243,11 @@ def analyze_stream(
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
 
-    def snapshot(partial: bool) -> Analysis:
+    def snapshot(partial: bool, draws: bool = False) -> Analysis:
+        moves = _rank(state, searches, player)
         return Analysis(
             seat=player,
-            moves=tuple(_rank(state, searches, player)),
+            moves=tuple(_measure_draws(state, moves, player, limits) if draws else moves),
             iterations=sum(int(s.iterations_done) for s in searches),
             partial=partial,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
@@ -283,7 +306,7 @@ def analyze_stream(
 
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
-    yield snapshot(bool(cancelled or short)), True
+    yield snapshot(bool(cancelled or short), draws=not cancelled), True
 
 
 @dataclass
@@ -346,6 +369,35 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
     return moves
 
 
+_DRAW_MOVES = 3  # the draw is measured for the top moves only: they are the ones a hint shows
+
+
+def _measure_draws(state: State, moves: list[MoveInfo], seat: int, limits: Limits) -> list[MoveInfo]:
+    """Adds the draw dependence of the top moves (``Limits.draw_worlds`` > 0) and re-words
+    their reasons. Worlds are seeded from the search's seed and sampled from the seat's own
+    information set, like the search."""
+    measured = [m for m in moves[:_DRAW_MOVES] if m.visits > 0]
+    if limits.draw_worlds == 0 or not measured:
+        return moves
+    stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], limits.draw_worlds,
+                            limits.draw_playouts, (limits.seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
+    by_action = {}
+    for m, (_, between, within, _, points_between, _) in zip(measured, stats):
+        total = between + within
+        by_action[m.action] = replace(
+            m,
+            draw_share=between / total if total > 1e-12 else 0.0,
+            draw_spread=math.sqrt(between),
+            draw_points_spread=math.sqrt(points_between),
+        )
+    out = [by_action.get(m.action, m) for m in moves]
+    return [replace(m, reason=_reason(state, m, out, seat)) if m.action in by_action else m for m in out]
+
+
+_GAMBLE_SHARE = 0.5     # the draw explains at least half of the result's variance...
+_GAMBLE_SPREAD = 0.15   # ...and moves the win probability by this much (std) between worlds
+
+
 def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> str:
     """A short, templated explanation from measured statistics only."""
     parts: list[str] = []
@@ -362,6 +414,11 @@ def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> 
     else:
         parts.append("the only move")
     parts.extend(state.game.action_effects(state, move.action))
+    if move.draw_share is not None and move.draw_spread is not None:
+        if move.draw_share >= _GAMBLE_SHARE and move.draw_spread >= _GAMBLE_SPREAD:
+            parts.append(f"a gamble on the draw: it decides {move.draw_share * 100:.0f}% of the outcome")
+        elif move.draw_points_spread is not None and move.draw_points_spread >= 1.0:
+            parts.append(f"±{move.draw_points_spread:.1f} points ride on the draw")
     return "; ".join(parts) if parts else "as good as the alternatives"
 
 

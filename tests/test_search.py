@@ -33,9 +33,10 @@ def comparable(a: Analysis) -> tuple[object, ...]:
 @pytest.mark.parametrize("name", games.names())
 def test_same_seed_same_analysis(name: str) -> None:
     state = midgame(name, 3)
-    first = analyze(state, Limits(iterations=400, seed=11))
-    second = analyze(state.clone(), Limits(iterations=400, seed=11))
+    first = analyze(state, Limits(iterations=400, seed=11, draw_worlds=8))
+    second = analyze(state.clone(), Limits(iterations=400, seed=11, draw_worlds=8))
     assert comparable(first) == comparable(second)
+    assert first.moves[0].draw_share is not None
     other = analyze(state, Limits(iterations=400, seed=12))
     assert comparable(other) != comparable(first)
 
@@ -53,7 +54,7 @@ def test_fairness_hidden_information_does_not_change_the_analysis(name: str) -> 
             world.kernel_state.determinize(seat, world_seed)
             assert world.view(seat) == state.view(seat)
             worlds.append(world)
-        analyses = [comparable(analyze(w, Limits(iterations=300, seed=5))) for w in worlds]
+        analyses = [comparable(analyze(w, Limits(iterations=300, seed=5, draw_worlds=8))) for w in worlds]
         assert analyses[0] == analyses[1] == analyses[2]
 
 
@@ -175,3 +176,45 @@ def test_hint_reasons_come_from_statistics() -> None:
     if len(a.moves) > 1:
         assert "next best" in a.moves[0].reason or "frees" in a.moves[0].reason or "points" in a.moves[0].reason
     assert all(0.0 <= m.value_spread <= 1.2 for m in a.moves)
+
+
+def test_draw_dependence_separates_luck_from_choices() -> None:
+    """One-way ANOVA over worlds: with one playout per world nothing can be told apart from the
+    draw (no within-world variance); with several, the shares stay within [0, 1] and the top
+    moves are measured from the seat's own information set only."""
+    from hortus._ext.engine import draw_dependence
+
+    state = midgame("war_of_the_posies", 4, steps=30)
+    seat = state.current_player
+    actions = state.legal_actions()[:2]
+    single = draw_dependence(state.kernel_state, seat, actions, 16, 1, 9)
+    assert all(within == 0.0 and points_within == 0.0 for _, _, within, _, _, points_within in single)
+    several = draw_dependence(state.kernel_state, seat, actions, 16, 4, 9)
+    for win_mean, between, within, _, points_between, points_within in several:
+        assert 0.0 <= win_mean <= 1.0
+        assert 0.0 <= between <= 0.25 and 0.0 <= within <= 0.34
+        assert points_between >= 0.0 and points_within >= 0.0
+    assert several == draw_dependence(state.kernel_state, seat, actions, 16, 4, 9)
+    with pytest.raises(ValueError):
+        draw_dependence(state.kernel_state, seat, [state.kernel_state.num_distinct_actions + 5], 16, 4, 9)
+    with pytest.raises(ValueError):
+        draw_dependence(state.kernel_state, 7, actions, 16, 4, 9)
+    with pytest.raises(ValueError):
+        draw_dependence(state.kernel_state, seat, actions, 1, 4, 9)
+
+
+def test_hint_says_when_a_move_is_a_gamble_on_the_draw() -> None:
+    from dataclasses import replace
+
+    from hortus.search.analysis import _reason
+
+    state = midgame("botanists", 2)
+    a = analyze(state, Limits(iterations=300, seed=3, draw_worlds=16))
+    top = a.moves[0]
+    assert top.draw_share is not None and 0.0 <= top.draw_share <= 1.0
+    assert top.draw_spread is not None and top.draw_points_spread is not None
+    gamble = replace(top, draw_share=0.8, draw_spread=0.3, draw_points_spread=6.0)
+    assert "gamble on the draw: it decides 80% of the outcome" in _reason(state, gamble, list(a.moves), a.seat)
+    skill = replace(top, draw_share=0.1, draw_spread=0.05, draw_points_spread=2.5)
+    reason = _reason(state, skill, list(a.moves), a.seat)
+    assert "gamble" not in reason and "±2.5 points ride on the draw" in reason
