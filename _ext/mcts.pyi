@@ -18,6 +18,7 @@ class Search:
         paranoid: bool = ...,
         widening_c: float = ...,
         widening_alpha: float = ...,
+        playout_policy: bool = ...,
     ) -> int: ...
     @property
     def node_count(self) -> int: ...

@@ -71,6 +71,7 @@ cdef class Search:
     cdef bint paranoid
     cdef double widening_c
     cdef double widening_alpha
+    cdef bint use_policy
     cdef public long iterations_done
     cdef public bint truncated
 
@@ -115,6 +116,7 @@ cdef class Search:
         self.paranoid = False
         self.widening_c = 0.0
         self.widening_alpha = 0.5
+        self.use_policy = True
 
     def __dealloc__(self):
         free(self.root)
@@ -248,7 +250,7 @@ cdef class Search:
             steps += 1
             if p == CHANCE:
                 k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
-            elif k.rollout_action != NULL:
+            elif self.use_policy and k.rollout_action != NULL:
                 k.apply(s, k.rollout_action(s, rng))
             else:
                 n = k.legal_actions(s, self.legal)
@@ -286,7 +288,8 @@ cdef class Search:
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
-            bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5):
+            bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
+            bint playout_policy=True):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -294,6 +297,8 @@ cdef class Search:
         margin_scale: the reward's score-margin term. paranoid: opponents minimise the
         searching seat's reward instead of maximising their own (max^n). widening_c > 0 turns
         on progressive widening with at most widening_c * visits^widening_alpha children.
+        playout_policy: play out with the game's rollout_action where it has one (else, and
+        when False, uniformly over legal actions) — False measures what the policy is worth.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -305,6 +310,7 @@ cdef class Search:
         self.paranoid = paranoid
         self.widening_c = widening_c
         self.widening_alpha = widening_alpha
+        self.use_policy = playout_policy
         cdef Rng rng
         cdef long done = 0
         cdef double deadline = 0.0

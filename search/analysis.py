@@ -43,6 +43,9 @@ class Limits:
     """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
     margin_scale: float | None = None
     """Points at which the margin term reaches tanh(1); None = the game's."""
+    playout_policy: bool = True
+    """Play out with the game's playout policy (``rollout_action``) where it has one; False =
+    uniformly random playouts (to measure what the policy is worth)."""
     draw_worlds: int = 0
     """After the search, measure how much the top moves depend on the draw (see
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
@@ -187,6 +190,7 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
             paranoid=limits.paranoid,
             widening_c=limits.widening,
             widening_alpha=limits.widening_alpha,
+            playout_policy=limits.playout_policy,
             **_margin(state, limits),
         )
 
@@ -284,6 +288,7 @@ def analyze_stream(
                 paranoid=limits.paranoid,
                 widening_c=limits.widening,
                 widening_alpha=limits.widening_alpha,
+            playout_policy=limits.playout_policy,
             **_margin(state, limits),
             )
 

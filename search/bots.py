@@ -58,8 +58,8 @@ class MctsBot:
     """ISMCTS with the given limits; the seed advances each decision for variety yet stays
     reproducible."""
 
-    def __init__(self, limits: Limits = Limits(), seed: int = 0) -> None:
-        self.name = f"mcts{limits.iterations or ''}"
+    def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None) -> None:
+        self.name = name or f"mcts{limits.iterations or ''}"
         self._limits = limits
         self._rng = random.Random(seed)
 
@@ -72,17 +72,41 @@ class MctsBot:
 
 
 def make_bot(spec: str, seed: int = 0) -> Bot:
-    """``random``, ``greedy``, ``mcts``, ``mcts:ITERATIONS`` or ``level:1..8``."""
-    kind, _, arg = spec.partition(":")
-    if kind == "level":
+    """``random``, ``greedy``, ``level:1..8`` or ``mcts[:BUDGET][,OPTION...]``.
+
+    BUDGET is iterations (``mcts:2000``, the default 2000) or wall time per decision
+    (``mcts:50ms``, for comparisons at equal time). OPTIONs: ``uniform`` (uniformly random
+    playouts instead of the game's playout policy), ``widen=C`` (progressive widening),
+    ``paranoid``. Example: ``mcts:50ms,uniform``.
+    """
+    head, *options = spec.split(",")
+    kind, _, arg = head.partition(":")
+    if kind == "level" and not options:
         from hortus.search.levels import LevelBot
 
         return LevelBot(int(arg) if arg else 4, seed)
-    if kind == "random":
+    if kind == "random" and not options and not arg:
         return RandomBot(seed)
-    if kind == "greedy":
+    if kind == "greedy" and not options and not arg:
         return GreedyBot(seed)
     if kind == "mcts":
-        iterations = int(arg) if arg else 2000
-        return MctsBot(Limits(iterations=iterations), seed)
-    raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS or level:N")
+        try:
+            if arg.endswith("ms"):
+                limits = Limits(iterations=None, time_ms=float(arg[:-2]))
+            else:
+                limits = Limits(iterations=int(arg) if arg else 2000)
+            for option in options:
+                key, _, value = option.partition("=")
+                if key == "uniform" and not value:
+                    limits = replace(limits, playout_policy=False)
+                elif key == "paranoid" and not value:
+                    limits = replace(limits, paranoid=True)
+                elif key == "widen" and value:
+                    limits = replace(limits, widening=float(value))
+                else:
+                    raise ValueError(f"unknown option {option!r}")
+        except ValueError as error:
+            raise ValueError(f"bad bot {spec!r}: {error}") from None
+        return MctsBot(limits, seed, name=spec)
+    raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
+                     "(options: ,uniform ,widen=C ,paranoid) or level:N")

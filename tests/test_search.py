@@ -218,3 +218,23 @@ def test_hint_says_when_a_move_is_a_gamble_on_the_draw() -> None:
     skill = replace(top, draw_share=0.1, draw_spread=0.05, draw_points_spread=2.5)
     reason = _reason(state, skill, list(a.moves), a.seat)
     assert "gamble" not in reason and "±2.5 points ride on the draw" in reason
+
+
+def test_bot_specs_budgets_and_options() -> None:
+    state = midgame("botanik", 5)
+    legal = set(state.legal_actions())
+    for spec in ("mcts:200", "mcts:20ms", "mcts:200,uniform", "mcts:200,widen=2", "mcts:200,paranoid,uniform"):
+        bot = make_bot(spec, seed=1)
+        assert bot.name == spec
+        assert bot.choose(state) in legal
+    for bad in ("mcts:abc", "mcts:200,fast", "mcts:0", "greedy:3", "random,uniform", "mcts:200,widen="):
+        with pytest.raises(ValueError):
+            make_bot(bad)
+
+
+def test_uniform_playouts_differ_from_the_policy() -> None:
+    """The switch reaches the compiled search: same seed, different playouts, different tree."""
+    state = midgame("botanists", 1)
+    with_policy = analyze(state, Limits(iterations=300, seed=4))
+    uniform = analyze(state, Limits(iterations=300, seed=4, playout_policy=False))
+    assert comparable(with_policy) != comparable(uniform)
