@@ -7,6 +7,7 @@ cdef enum:
     MAX_KINDS = 64         # card kinds (identical copies are one kind); the default pool has 45
     MAX_GF = 32            # individual Garden Feature cards; the default pool has 29 (WC1)
     MAX_SLOTS = 4          # flower symbols on one GF
+    MAX_SYMBOLS = 8        # flower symbol indices (components.MAX_SYMBOLS)
     MAX_PRIMS = 6          # primitives in one effect text
     MAX_SEATS = 4
     MAX_DEPTH = 3          # effect frames: a Plant ability above the completed GF's WC ability

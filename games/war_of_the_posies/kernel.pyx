@@ -52,12 +52,107 @@ Action ids (dense, ascending by block):
   chance: DRAW(kind) 2466+, REFILL_MARKET(kind) 2530+, REFILL_GF(gf kind) 2594+,
           REVEAL_BASIC(kind) 2626+, FIRST_PLAYER(seat) 2690+
 """
-from libc.stdint cimport uint8_t, int8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below, rng_seed
+from hortus._ext.rng cimport Rng, rng_below, rng_seed, rng_uniform
 from hortus.games.war_of_the_posies.kernel cimport *
+
+# Byte-set helpers over the per-kind (64-byte) and per-GF (32-byte) arrays: the rules iterate
+# over the few kinds or GFs actually present instead of scanning every index. SSE2 where the
+# compiler has it (every x86-64), plain loops elsewhere; both give the same masks.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline uint64_t wp_nonzero64(const uint8_t* p) {
+        const __m128i z = _mm_setzero_si128();
+        uint64_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), z));
+        uint64_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), z));
+        uint64_t m2 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 32)), z));
+        uint64_t m3 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 48)), z));
+        return ~(m0 | (m1 << 16) | (m2 << 32) | (m3 << 48));
+    }
+    static inline uint32_t wp_eq32(const uint8_t* p, uint8_t v) {
+        const __m128i b = _mm_set1_epi8((char)v);
+        uint32_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), b));
+        uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), b));
+        return m0 | (m1 << 16);
+    }
+    static inline uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) {
+        const __m128i b = _mm_set1_epi8((char)bits);
+        const __m128i z = _mm_setzero_si128();
+        uint32_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128((const __m128i*)p), b), z));
+        uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128((const __m128i*)(p + 16)), b), z));
+        return ~(m0 | (m1 << 16));
+    }
+    static inline int wp_sum64(const uint8_t* p) {
+        const __m128i z = _mm_setzero_si128();
+        __m128i a = _mm_add_epi64(_mm_sad_epu8(_mm_loadu_si128((const __m128i*)p), z),
+                                  _mm_sad_epu8(_mm_loadu_si128((const __m128i*)(p + 16)), z));
+        a = _mm_add_epi64(a, _mm_sad_epu8(_mm_loadu_si128((const __m128i*)(p + 32)), z));
+        a = _mm_add_epi64(a, _mm_sad_epu8(_mm_loadu_si128((const __m128i*)(p + 48)), z));
+        return _mm_cvtsi128_si32(a) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(a, a));
+    }
+    static inline void wp_add64(uint8_t* t, const uint8_t* s) {
+        int i;
+        for (i = 0; i < 64; i += 16)
+            _mm_storeu_si128((__m128i*)(t + i), _mm_add_epi8(_mm_loadu_si128((const __m128i*)(t + i)),
+                                                             _mm_loadu_si128((const __m128i*)(s + i))));
+    }
+    #else
+    static inline uint64_t wp_nonzero64(const uint8_t* p) {
+        uint64_t m = 0; int i;
+        for (i = 0; i < 64; i++) m |= (uint64_t)(p[i] != 0) << i;
+        return m;
+    }
+    static inline uint32_t wp_eq32(const uint8_t* p, uint8_t v) {
+        uint32_t m = 0; int i;
+        for (i = 0; i < 32; i++) m |= (uint32_t)(p[i] == v) << i;
+        return m;
+    }
+    static inline uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) {
+        uint32_t m = 0; int i;
+        for (i = 0; i < 32; i++) m |= (uint32_t)((p[i] & bits) != 0) << i;
+        return m;
+    }
+    static inline int wp_sum64(const uint8_t* p) {
+        int n = 0, i;
+        for (i = 0; i < 64; i++) n += p[i];
+        return n;
+    }
+    static inline void wp_add64(uint8_t* t, const uint8_t* s) {
+        int i;
+        for (i = 0; i < 64; i++) t[i] = (uint8_t)(t[i] + s[i]);
+    }
+    #endif
+    static inline int wp_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+    /* A 4-bit key of which of 4 bytes are nonzero. The bit order depends on the platform's
+       byte order, so tables indexed by it are built with this same function. */
+    static inline int wp_slot_key(const uint8_t* s) {
+        uint32_t x;
+        memcpy(&x, s, 4);
+        x |= x >> 4; x |= x >> 2; x |= x >> 1;
+        x &= 0x01010101u;
+        return (int)(((x * 0x01020408u) >> 24) & 0xFu);
+    }
+    static inline int wp_popcount32(uint32_t x) {
+        x = x - ((x >> 1) & 0x55555555u);
+        x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+        return (int)((((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+    }
+    """
+    uint64_t wp_nonzero64(const uint8_t* p) noexcept nogil      # bit k: p[k] != 0 (64 bytes)
+    uint32_t wp_eq32(const uint8_t* p, uint8_t v) noexcept nogil  # bit g: p[g] == v (32 bytes)
+    uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) noexcept nogil  # bit g: p[g] & bits
+    void wp_add64(uint8_t* t, const uint8_t* s) noexcept nogil  # t[k] += s[k] (mod 256), 64 bytes
+    int wp_sum64(const uint8_t* p) noexcept nogil              # sum of 64 bytes
+    int wp_ctz64(uint64_t x) noexcept nogil                     # lowest set bit (x != 0)
+    int wp_popcount32(uint32_t x) noexcept nogil
+    int wp_slot_key(const uint8_t* s) noexcept nogil            # filled-slot key of one GF
 
 cdef enum:
     ACT_END = 0
@@ -100,6 +195,19 @@ cdef uint8_t G_SYM[32][4]
 cdef uint8_t G_COST[32]
 cdef uint8_t G_REP[32]
 cdef uint8_t G_KIND[32]         # lowest id of the identical GF cards (interchangeable copies)
+# The same tables as bit sets (bit k = kind k, bit g = GF g), for the mask-based loops.
+cdef uint64_t KIND_MASK = 0     # kinds in the pool
+cdef uint64_t PURE_MASK = 0     # K_PURE
+cdef uint64_t FLOWER_MASK = 0   # kinds with a flower symbol (plantable)
+cdef uint64_t POISON_MASK = 0   # K_POINTS < 0 (Poisonous Flowers, WPl5)
+cdef uint32_t GF_MASK = 0       # GFs in the pool
+cdef uint32_t LOWER_COPY_MASK = 0  # GFs with an identical lower-id copy (G_KIND[g] != g)
+cdef uint64_t AFFORDABLE_KINDS[256]   # [coins]: kinds with K_COST <= coins
+cdef uint32_t AFFORDABLE_GFS[256]     # [coins]: GFs with G_COST <= coins
+# [g][wp_slot_key(gf_slot[g])]: flower symbols of GF g's free slots, and their number (slots
+# beyond G_NSLOTS[g] do not count).
+cdef uint8_t G_FREE_SYMBOLS[32][16]
+cdef uint8_t G_FREE_COUNT[32][16]
 cdef bint LOADED = False
 
 
@@ -109,7 +217,9 @@ def load_components(list category, list symbol, list points, list cost, list pla
     """Fill the static tables from validated data (components.install). Effects are lists of
     (op, arg) pairs; sizes were checked by the loader."""
     global N_KINDS, N_GF, END_REPUTATION, LOADED
-    cdef int k, g, i, e
+    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, GF_MASK, LOWER_COPY_MASK
+    cdef int k, g, i, e, coins, filled, key
+    cdef uint8_t slots[4]
     N_KINDS = len(category)
     N_GF = len(gf_symbols)
     if N_KINDS > MAX_KINDS or N_GF > MAX_GF:
@@ -159,6 +269,47 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i, (op, arg) in enumerate(gf_when_completed[g]):
             E_OP[e][i] = op
             E_ARG[e][i] = arg
+    for k in range(N_KINDS):
+        if K_SYMBOL[k] != EMPTY and K_SYMBOL[k] >= MAX_SYMBOLS:
+            raise ValueError("flower symbol index beyond the kernel's symbol masks")
+    for g in range(N_GF):
+        for i in range(G_NSLOTS[g]):
+            if G_SYM[g][i] >= MAX_SYMBOLS:
+                raise ValueError("garden feature symbol index beyond the kernel's symbol masks")
+    KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = 0
+    GF_MASK = LOWER_COPY_MASK = 0
+    for k in range(N_KINDS):
+        KIND_MASK |= <uint64_t>1 << k
+        if K_PURE[k]:
+            PURE_MASK |= <uint64_t>1 << k
+        if K_SYMBOL[k] != EMPTY:
+            FLOWER_MASK |= <uint64_t>1 << k
+        if K_POINTS[k] < 0:
+            POISON_MASK |= <uint64_t>1 << k
+    for g in range(N_GF):
+        GF_MASK |= <uint32_t>1 << g
+        if G_KIND[g] != g:
+            LOWER_COPY_MASK |= <uint32_t>1 << g
+    for coins in range(256):
+        AFFORDABLE_KINDS[coins] = 0
+        AFFORDABLE_GFS[coins] = 0
+        for k in range(N_KINDS):
+            if K_COST[k] <= coins:
+                AFFORDABLE_KINDS[coins] |= <uint64_t>1 << k
+        for g in range(N_GF):
+            if G_COST[g] <= coins:
+                AFFORDABLE_GFS[coins] |= <uint32_t>1 << g
+    for g in range(MAX_GF):
+        for filled in range(16):               # bit i: slot i holds a Flower
+            for i in range(MAX_SLOTS):
+                slots[i] = (filled >> i) & 1
+            key = wp_slot_key(slots)
+            G_FREE_SYMBOLS[g][key] = 0
+            G_FREE_COUNT[g][key] = 0
+            for i in range(G_NSLOTS[g]):
+                if not (filled >> i) & 1:
+                    G_FREE_SYMBOLS[g][key] |= 1 << G_SYM[g][i]
+                    G_FREE_COUNT[g][key] += 1
     LOADED = True
 
 
@@ -203,13 +354,22 @@ cdef inline bint same_gf_as_lower_copy(const WarCore* c, int g) noexcept nogil:
     return False
 
 
+cdef inline uint32_t owned_open_gfs(const WarCore* c) noexcept nogil:
+    """Bit set of the GFs in some player's play area that are not complete (gf_loc >= GF_OWNED,
+    not EMPTY, no GF_COMPLETE flag)."""
+    return (~(wp_eq32(c.gf_loc, GF_DECK) | wp_eq32(c.gf_loc, GF_ROW) | wp_eq32(c.gf_loc, EMPTY)
+              | wp_anybit32(c.gf_flags, GF_COMPLETE)) & GF_MASK)
+
+
 cdef bint uproot_targets_exist(const WarCore* c) noexcept nogil:
     cdef int g, i
-    for g in range(N_GF):
-        if c.gf_loc[g] >= GF_OWNED and c.gf_loc[g] != EMPTY and not (c.gf_flags[g] & GF_COMPLETE):
-            for i in range(G_NSLOTS[g]):
-                if c.gf_slot[g][i]:
-                    return True
+    cdef uint32_t m = owned_open_gfs(c)
+    while m:
+        g = wp_ctz64(m)
+        m &= m - 1
+        for i in range(G_NSLOTS[g]):
+            if c.gf_slot[g][i]:
+                return True
     return False
 
 
@@ -224,10 +384,10 @@ cdef bint has_candidates(const WarCore* c, int op) noexcept nogil:
 
 cdef void move_all(uint8_t* source, uint8_t* target, uint8_t* source_count,
                    uint8_t* target_count) noexcept nogil:
-    cdef int k
-    for k in range(N_KINDS):
-        target[k] += source[k]
-        source[k] = 0
+    # All 64 per-kind bytes: those beyond N_KINDS are always 0 (validated), so this is the
+    # same as moving the N_KINDS kinds one by one.
+    wp_add64(target, source)
+    memset(source, 0, MAX_KINDS)
     target_count[0] += source_count[0]
     source_count[0] = 0
 
@@ -243,9 +403,12 @@ cdef void remember_hand(WarCore* c, int seat) noexcept nogil:
     pile, whose contents everyone knows (the discarded hand is public, A13), so those cards
     are known to be in the new hand. determinize keeps them there."""
     cdef int k, j, n = 0
+    cdef uint64_t m = wp_nonzero64(c.hand[seat]) & KIND_MASK
     for j in range(4):
         c.known_hand[seat][j] = 0
-    for k in range(N_KINDS):
+    while m and n < 4:                         # ascending kinds, at most 4 entries
+        k = wp_ctz64(m)
+        m &= m - 1
         for j in range(c.hand[seat][k]):
             if n < 4:
                 c.known_hand[seat][n] = k + 1
@@ -295,10 +458,16 @@ cdef void resolve_primitive(WarCore* c, int op, int arg) noexcept nogil:
 cdef void advance(WarCore* c) noexcept nogil:
     """Resolve forced steps until a decision, a chance node or the end."""
     cdef int top, e, op, arg, g, tp
-    cdef bint pushed
+    cdef uint32_t pending
+    # settled: chance_pending(c) returned False and nothing it reads (or the stage) changed
+    # since, so asking again would give False again without side effects: skip it. Only
+    # frame steps that touch none of those fields keep it (COIN, BUY, PLANT, frame ends).
+    cdef bint settled = False
     while True:
-        if c.stage == STAGE_OVER or chance_pending(c):
-            return
+        if not settled:
+            if c.stage == STAGE_OVER or chance_pending(c):
+                return
+            settled = True
         if c.depth > 0:
             top = c.depth - 1
             e = c.frame_effect[top]
@@ -320,7 +489,10 @@ cdef void advance(WarCore* c) noexcept nogil:
                 continue
             c.frame_pc[top] += 1
             resolve_primitive(c, op, arg)
+            if op != OP_COIN and op != OP_BUY and op != OP_PLANT:
+                settled = False                   # DRAW and GAIN_BASIC_HAND may start chance
             continue
+        settled = False
         if c.stage == STAGE_SETUP:
             # WS2: every seat draws its opening 5, seat by seat; then the first player starts.
             if c.draw_seat + 1 < c.players:
@@ -347,14 +519,13 @@ cdef void advance(WarCore* c) noexcept nogil:
             continue
         # WG2 / A8: a GF completed by an opponent's poison resolves its WC at the start of the
         # owner's next turn, before any other action (one GF at a time, lowest id first).
-        pushed = False
-        for g in range(N_GF):
-            if c.gf_loc[g] == GF_OWNED + tp and c.gf_flags[g] & GF_WC_PENDING:
-                c.gf_flags[g] &= ~GF_WC_PENDING
-                push_frame(c, EFFECT_WC + g)
-                pushed = True
-                break
-        if pushed:
+        pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+        if pending:
+            pending &= wp_eq32(c.gf_loc, GF_OWNED + tp)
+        if pending:
+            g = wp_ctz64(pending)
+            c.gf_flags[g] &= ~GF_WC_PENDING
+            push_frame(c, EFFECT_WC + g)
             continue
         return
 
@@ -378,22 +549,27 @@ cdef int choice_actions(const WarCore* c, int op, int32_t* out) noexcept nogil:
     """Legal picks of an "up to n" choice (ascending), then STOP."""
     cdef int n = 0, k, g, i, j, tp = c.turn_player
     cdef bint dup
+    cdef uint64_t m
+    cdef uint32_t gm
     if op == OP_COMPOST_HAND or op == OP_COMPOST_ANY:
-        for k in range(N_KINDS):
-            if c.hand[tp][k]:
-                out[n] = ACT_COMPOST_HAND + k
-                n += 1
+        m = wp_nonzero64(c.hand[tp]) & KIND_MASK
+        while m:
+            out[n] = ACT_COMPOST_HAND + wp_ctz64(m)
+            n += 1
+            m &= m - 1
         if op == OP_COMPOST_ANY:
-            for k in range(N_KINDS):
-                if c.discard[tp][k]:
-                    out[n] = ACT_COMPOST_DISCARD + k
-                    n += 1
+            m = wp_nonzero64(c.discard[tp]) & KIND_MASK
+            while m:
+                out[n] = ACT_COMPOST_DISCARD + wp_ctz64(m)
+                n += 1
+                m &= m - 1
     else:
         # A12: an unlocked Flower in any player's incomplete GF (own GFs included).
-        for g in range(N_GF):
-            if c.gf_loc[g] < GF_OWNED or c.gf_loc[g] == EMPTY or c.gf_flags[g] & GF_COMPLETE:
-                continue
-            if same_gf_as_lower_copy(c, g):
+        gm = owned_open_gfs(c)
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g):
                 continue
             for i in range(G_NSLOTS[g]):
                 if not c.gf_slot[g][i]:
@@ -409,57 +585,153 @@ cdef int choice_actions(const WarCore* c, int op, int32_t* out) noexcept nogil:
     return n + 1
 
 
-cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    cdef const WarCore* c = <const WarCore*>buf
-    cdef int n = 0, k, g, tp, loc, top
-    if k_current_player(buf) < 0:
-        return 0
-    tp = c.turn_player
-    if c.depth > 0:
-        top = c.depth - 1
-        return choice_actions(c, E_OP[c.frame_effect[top]][c.frame_pc[top]], out)
+cdef inline uint64_t playable_kinds(const WarCore* c, uint64_t hand) noexcept nogil:
+    """WP1 play: the kinds in hand that may be played now. Coin-only plays commute, so a run of
+    them is offered in ascending kind order only (last_pure: kind k needs k + 1 >= last_pure):
+    every sequence of plays stays reachable, without its permutations."""
+    cdef int low = c.last_pure - 1
+    if low <= 0:
+        return hand
+    if low >= 64:
+        return hand & ~PURE_MASK
+    return hand & (~PURE_MASK | ~((<uint64_t>1 << low) - 1))
+
+
+cdef inline uint64_t buyable_kinds(const WarCore* c) noexcept nogil:
+    """WB1 purchase candidates by kind before the cost check: the Market row and the top Basic
+    Flower (A15: a Market purchase)."""
+    cdef uint64_t m = wp_nonzero64(c.market_row)
+    if c.basic_top < MAX_KINDS:
+        m |= <uint64_t>1 << c.basic_top
+    return m & KIND_MASK
+
+
+cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
+    return (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g)
+
+
+cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_symbol,
+                           uint32_t* any_by_symbol, uint32_t* one_free) noexcept nogil:
+    """WPl1/WPl3/WPl5 targets per flower symbol: own_by_symbol[s] holds the seat's own (`own`)
+    incomplete GFs with a free slot showing s, any_by_symbol[s] every player's (for Poisonous
+    Flowers). Copies identical to a lower-id GF are left out (the same move). one_free gets the
+    targets with exactly one free slot (planting completes them). Returns the targets."""
+    cdef uint32_t open_gfs = owned_open_gfs(c), bit, found = 0, single = 0
+    cdef int g, s, free, filled
+    cdef uint8_t free_symbols
+    for s in range(MAX_SYMBOLS):
+        own_by_symbol[s] = 0
+        any_by_symbol[s] = 0
+    while open_gfs:
+        g = wp_ctz64(open_gfs)
+        open_gfs &= open_gfs - 1
+        if gf_is_duplicate(c, g):
+            continue
+        filled = wp_slot_key(c.gf_slot[g])
+        free_symbols = G_FREE_SYMBOLS[g][filled]
+        free = G_FREE_COUNT[g][filled]
+        bit = <uint32_t>1 << g
+        if free_symbols:
+            found |= bit
+        if free == 1:
+            single |= bit
+        while free_symbols:
+            s = wp_ctz64(free_symbols)
+            free_symbols &= free_symbols - 1
+            any_by_symbol[s] |= bit
+            if own & bit:
+                own_by_symbol[s] |= bit
+    one_free[0] = single
+    return found
+
+
+cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexcept nogil:
+    """The legal actions of a turn decision outside any effect (depth 0), ascending. With
+    `values` (not NULL), also the playout policy's score of each (see k_rollout_action)."""
+    cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
+    cdef uint64_t hand, m
+    cdef uint32_t gm, own, one_free = 0
+    cdef uint32_t own_by_symbol[MAX_SYMBOLS]
+    cdef uint32_t any_by_symbol[MAX_SYMBOLS]
     out[n] = ACT_END                         # WT2: the turn may end at any time
+    if values != NULL:
+        values[n] = 0
     n += 1
-    # WP1 play. Coin-only plays commute, so a run of them is offered in ascending kind order
-    # only (last_pure): every sequence of plays stays reachable, without its permutations.
-    for k in range(N_KINDS):
-        if c.hand[tp][k] and (not K_PURE[k] or k + 1 >= c.last_pure):
-            out[n] = ACT_PLAY + k
-            n += 1
+    hand = wp_nonzero64(c.hand[tp]) & KIND_MASK
+    m = playable_kinds(c, hand)              # WP1 play
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        out[n] = ACT_PLAY + k
+        if values != NULL:
+            values[n] = 200 + (0 if K_PURE[k] else 10)
+        n += 1
+    own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
     # WB1 purchase (A15: the top Basic Flower is a Market purchase).
     if c.buys > 0:
-        for k in range(N_KINDS):
-            if (c.market_row[k] or c.basic_top == k) and K_COST[k] <= c.coins:
-                out[n] = ACT_BUY + k
-                n += 1
-        for g in range(N_GF):
-            if c.gf_loc[g] == GF_ROW and G_COST[g] <= c.coins and not same_gf_as_lower_copy(c, g):
+        m = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
+        while m:
+            k = wp_ctz64(m)
+            m &= m - 1
+            out[n] = ACT_BUY + k
+            if values != NULL:
+                values[n] = 100 + K_COST[k] * 3 + K_POINTS[k] * 2
+            n += 1
+        gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
+        if gm and values != NULL:
+            open_gfs = wp_popcount32(own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if not gf_is_duplicate(c, g):
                 out[n] = ACT_BUY_GF + g
+                if values != NULL:
+                    values[n] = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
                 n += 1
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
-    if c.plants > 0:
-        for k in range(N_KINDS):
-            if not c.hand[tp][k] or K_SYMBOL[k] == EMPTY:
-                continue
-            for g in range(N_GF):
-                loc = c.gf_loc[g]
-                if loc < GF_OWNED or loc == EMPTY or c.gf_flags[g] & GF_COMPLETE:
-                    continue
-                if loc != GF_OWNED + tp and K_POINTS[k] >= 0:
-                    continue
-                if free_slot(c, g, K_SYMBOL[k]) < 0 or same_gf_as_lower_copy(c, g):
-                    continue
+    m = hand & FLOWER_MASK
+    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free):
+        while m:
+            k = wp_ctz64(m)
+            m &= m - 1
+            if (POISON_MASK >> k) & 1:
+                gm = any_by_symbol[K_SYMBOL[k]]
+            else:
+                gm = own_by_symbol[K_SYMBOL[k]]
+            while gm:
+                g = wp_ctz64(gm)
+                gm &= gm - 1
                 if n < MAX_LEGAL:
                     out[n] = ACT_PLANT + k * MAX_GF + g
+                    if values != NULL:
+                        if (own >> g) & 1:
+                            if K_POINTS[k] < 0:
+                                values[n] = -50
+                            else:
+                                values[n] = 300 + K_POINTS[k] + (30 if (one_free >> g) & 1 else 0)
+                        else:
+                            values[n] = -50 if (one_free >> g) & 1 else 280
                     n += 1
     return n
+
+
+cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int top
+    if k_current_player(buf) < 0:
+        return 0
+    if c.depth > 0:
+        top = c.depth - 1
+        return choice_actions(c, E_OP[c.frame_effect[top]][c.frame_pc[top]], out)
+    return turn_actions(c, out, NULL)
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
     cdef const WarCore* c = <const WarCore*>buf
     cdef int n = 0, k, g, seat
     cdef int gf_weight[32]
+    cdef uint32_t deck, kinds
     if c.stage == STAGE_OVER:
         return 0
     if c.first_player == EMPTY:
@@ -469,16 +741,22 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
             n += 1
         return n
     if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
-        for g in range(N_GF):
-            gf_weight[g] = 0
-        for g in range(N_GF):
-            if c.gf_loc[g] == GF_DECK:
-                gf_weight[G_KIND[g]] += 1
-        for g in range(N_GF):
-            if gf_weight[g]:
-                out[n] = ACT_REFILL_GF + g
-                weights[n] = gf_weight[g]
-                n += 1
+        # Weighted by GF kind (identical copies are one outcome), ascending kind ids.
+        deck = wp_eq32(c.gf_loc, GF_DECK) & GF_MASK
+        kinds = 0
+        while deck:
+            g = G_KIND[wp_ctz64(deck)]
+            deck &= deck - 1
+            if not (kinds >> g) & 1:
+                kinds |= <uint32_t>1 << g
+                gf_weight[g] = 0
+            gf_weight[g] += 1
+        while kinds:
+            g = wp_ctz64(kinds)
+            kinds &= kinds - 1
+            out[n] = ACT_REFILL_GF + g
+            weights[n] = gf_weight[g]
+            n += 1
         return n
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
         for k in range(N_KINDS):
@@ -504,11 +782,63 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
+cdef inline int32_t sample_by_weight(int n, const int32_t* actions, const double* weights,
+                                    Rng* rng) noexcept nogil:
+    """The search's generic chance draw (engine.sample_chance) over listed outcomes: the same
+    rng use and the same double arithmetic, so a seeded search gives the same results."""
+    cdef double total = 0.0, x
+    cdef int i
+    for i in range(n):
+        total += weights[i]
+    x = rng_uniform(rng) * total
+    for i in range(n - 1):
+        x -= weights[i]
+        if x < 0.0:
+            return actions[i]
+    return actions[n - 1]
+
+
+cdef inline int32_t sample_multiset(const uint8_t* counts, int32_t base, Rng* rng) noexcept nogil:
+    """One kind of a per-kind multiset, weighted by its copies: exactly sample_by_weight over
+    chance_outcomes' list (ascending kinds, weight = copies; a sum of small integers is exact
+    in a double), without writing the list."""
+    cdef uint64_t m = wp_nonzero64(counts) & KIND_MASK
+    cdef int k
+    cdef double x = rng_uniform(rng) * <double>wp_sum64(counts)   # bytes beyond N_KINDS are 0
+    while True:
+        k = wp_ctz64(m)
+        m &= m - 1
+        if m == 0:
+            return base + k                   # the last outcome takes what is left
+        x -= <double>counts[k]
+        if x < 0.0:
+            return base + k
+
+
+cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """The chance fast path for playouts: the same outcome, for the same rng, as drawing from
+    k_chance_outcomes by weight. Draws, Market refills and Basic reveals (nearly every chance
+    event) skip the list; the rare setup and GF-row events use it."""
+    cdef const WarCore* c = <const WarCore*>buf
+    cdef int32_t actions[64]
+    cdef double weights[64]
+    cdef int n
+    if c.first_player == EMPTY or (c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0):
+        n = k_chance_outcomes(buf, actions, weights)
+        return sample_by_weight(n, actions, weights, rng)
+    if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
+        return sample_multiset(c.market_deck, ACT_REFILL_MARKET, rng)
+    if c.basic_top == EMPTY and c.basic_count > 0:
+        return sample_multiset(c.basic_pile, ACT_REVEAL_BASIC, rng)
+    return sample_multiset(c.draw[c.draw_seat], ACT_DRAW, rng)
+
+
 cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
-    cdef int g, rep = 0
-    for g in range(N_GF):
-        if c.gf_loc[g] == GF_OWNED + p and c.gf_flags[g] & GF_COMPLETE:
-            rep += G_REP[g]
+    cdef int rep = 0
+    cdef uint32_t m = wp_eq32(c.gf_loc, GF_OWNED + p) & wp_anybit32(c.gf_flags, GF_COMPLETE) & GF_MASK
+    while m:
+        rep += G_REP[wp_ctz64(m)]
+        m &= m - 1
     return rep
 
 
@@ -764,73 +1094,55 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
 
 
 # --- rollout policy -----------------------------------------------------------------------------
-cdef inline bint completes(const WarCore* c, int g) noexcept nogil:
-    """Planting one more Flower completes GF g (exactly one free slot left)."""
-    cdef int i, free = 0
-    for i in range(G_NSLOTS[g]):
-        if not c.gf_slot[g][i]:
-            free += 1
-    return free == 1
-
-
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """A cheap playout policy, so that playouts look like games: plant whenever it helps
     (into an own GF, completing first; poison into an opponent's GF only where it does not
     complete it), play every card, buy the most expensive thing affordable (a GF while owning
     fewer than two incomplete ones), compost starters, uproot poison from own GFs, then end.
-    One decision in ten is uniform, so playouts keep some variety."""
+    One decision in ten is uniform, so playouts keep some variety. The turn decisions' scores
+    are computed with the actions themselves (turn_actions); ties and noise as before: each
+    action in ascending order adds rng_below(4), the first best one wins."""
     cdef const WarCore* c = <const WarCore*>buf
     cdef int32_t acts[MAX_LEGAL]
-    cdef int n = k_legal_actions(buf, acts)
-    cdef int i, a, k, g, best = -1, best_value = -100000, value, tp = c.turn_player, open_gfs = 0
+    cdef int values[MAX_LEGAL]
+    cdef int n, i, best = -1, best_value = -100000, value
+    if c.depth > 0 or k_current_player(buf) < 0:
+        return choice_rollout_action(c, buf, rng)
+    n = turn_actions(c, acts, values)
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
-    if c.depth > 0:
-        for i in range(n):
-            a = acts[i]
-            value = -1
-            if ACT_COMPOST_HAND <= a < ACT_UPROOT:
-                k = (a - ACT_COMPOST_HAND) % MAX_KINDS
-                if K_CATEGORY[k] == CAT_STARTING and K_SYMBOL[k] != EMPTY:
-                    value = 1
-            elif ACT_UPROOT <= a < ACT_STOP:
-                g = (a - ACT_UPROOT) // 4
-                k = c.gf_slot[g][(a - ACT_UPROOT) % 4] - 1
-                if c.gf_loc[g] == GF_OWNED + tp:
-                    value = 1 if K_POINTS[k] < 0 else -1
-                else:
-                    value = K_POINTS[k]
-            elif a == ACT_STOP:
-                value = 0
-            if value > best_value:
-                best_value = value
-                best = a
-        return best
-    for g in range(N_GF):
-        if c.gf_loc[g] == GF_OWNED + tp and not (c.gf_flags[g] & GF_COMPLETE):
-            open_gfs += 1
+    for i in range(n):
+        value = values[i] + rng_below(rng, 4)
+        if value > best_value:
+            best_value = value
+            best = acts[i]
+    return best
+
+
+cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rng) noexcept nogil:
+    """The playout policy inside an "up to n" choice: compost starters, uproot poison from own
+    GFs (others' good Flowers), else stop."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = k_legal_actions(buf, acts)
+    cdef int i, a, k, g, best = -1, best_value = -100000, value, tp = c.turn_player
+    if n <= 1 or rng_below(rng, 10) == 0:
+        return acts[rng_below(rng, n)]
     for i in range(n):
         a = acts[i]
-        value = 0                                  # END
-        if a >= ACT_PLANT:
-            k = (a - ACT_PLANT) // MAX_GF
-            g = (a - ACT_PLANT) % MAX_GF
+        value = -1
+        if ACT_COMPOST_HAND <= a < ACT_UPROOT:
+            k = (a - ACT_COMPOST_HAND) % MAX_KINDS
+            if K_CATEGORY[k] == CAT_STARTING and K_SYMBOL[k] != EMPTY:
+                value = 1
+        elif ACT_UPROOT <= a < ACT_STOP:
+            g = (a - ACT_UPROOT) // 4
+            k = c.gf_slot[g][(a - ACT_UPROOT) % 4] - 1
             if c.gf_loc[g] == GF_OWNED + tp:
-                value = 300 + K_POINTS[k] + (30 if completes(c, g) else 0)
-                if K_POINTS[k] < 0:
-                    value = -50
+                value = 1 if K_POINTS[k] < 0 else -1
             else:
-                value = -50 if completes(c, g) else 280
-        elif a >= ACT_BUY_GF:
-            g = a - ACT_BUY_GF
-            value = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
-        elif a >= ACT_BUY:
-            k = a - ACT_BUY
-            value = 100 + K_COST[k] * 3 + K_POINTS[k] * 2
-        elif a >= ACT_PLAY:
-            k = a - ACT_PLAY
-            value = 200 + (0 if K_PURE[k] else 10)
-        value += rng_below(rng, 4)
+                value = K_POINTS[k]
+        elif a == ACT_STOP:
+            value = 0
         if value > best_value:
             best_value = value
             best = a
@@ -854,6 +1166,7 @@ KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = NULL
+KERNEL.sample_chance = k_sample_chance
 
 
 def kernel_capsule():
