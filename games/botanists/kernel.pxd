@@ -1,6 +1,6 @@
 # Botanists state layout. Every field is a byte (scores: two bytes, little-endian, written
 # byte by byte), so the serialized core is the same on every platform. Legend beside each field.
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef enum:
     N_CELLS = 25           # the 5x5 market, cell = row * 5 + column, row 0 at the top for seat 0
@@ -104,5 +104,18 @@ ctypedef struct BotanistsCore:
     uint8_t order_loc[82]      # OrderLoc per order card
     uint8_t open_orders[3]     # order id per open slot, EMPTY
 
+# Derived cache (rebuilt from the core by rebuild(), kept in step by every write of the kernel):
+# bit sets of the card, order and market-cell locations, so that hands, decks and refills are
+# found without scanning the byte arrays. 128-bit sets are two words, bit i of word i >> 6.
+ctypedef struct BotanistsCache:
+    uint64_t cards[6][2]       # card ids per CardLoc value (deck, discard, hand of seat 0..3)
+    uint64_t orders[11][2]     # orders per OrderLoc value, at bit ORDER_POS[o] (by kind, then id)
+    uint32_t tiles             # market cells holding a tile (colour < N_COLOURS)
+    uint32_t empties           # market cells that are EMPTY
+    uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
+                               # full): purchase_dests() of the seat to move; else 0
+    uint8_t ctx                # chance_context() of the state (set by apply and rebuild)
+
 ctypedef struct BotanistsState:
     BotanistsCore core
+    BotanistsCache cache

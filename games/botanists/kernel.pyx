@@ -12,16 +12,17 @@ merges D_ACTION with the purchase's destination or the tended colour (``move c3`
 Tiles of one colour, copies of one order and cards in a hand are interchangeable, so actions
 name colours, order kinds and card ids (never tile instances or hand slots).
 """
-from libc.stdint cimport uint8_t, uint32_t, int32_t
+from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memset, memcpy
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below
+from hortus._ext.rng cimport Rng, rng_below, rng_uniform
 from hortus.games.botanists.kernel cimport *
 
 cdef extern from *:
     int __builtin_ctz(unsigned int) nogil
     int __builtin_popcount(unsigned int) nogil
+    int __builtin_ctzll(unsigned long long) nogil
 
 # --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
 cdef enum:
@@ -99,9 +100,17 @@ cdef uint8_t EXTRA_PERSONAL[5]      # S5
 cdef uint8_t BONUS_OF[5]            # bonus kind per sign colour (A3)
 cdef uint8_t ORDER_NEED[82][5]
 cdef uint8_t ORDER_KIND[82]         # lowest id with the same flowers
+cdef uint8_t ORDER_POS[82]          # an order's bit in the cache's order sets (by kind, then id)
+cdef uint8_t ORDER_AT[82]           # the order at each of those bits
+cdef uint64_t KIND_BITS[82][2]      # per kind (its lowest id): the bits of its orders
+cdef uint8_t POP8[256]              # set bits per byte value
+cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
+cdef uint32_t BALL2[25]             # spread(NEIGH[cell]): cells within two king steps (and cell)
+cdef uint32_t ONBOARD[4][76]        # per orientation and card: pawn cells with FOOT inside the market
+cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
 cdef int STEP[25][8]                # neighbour in each of the 8 directions, -1 off the market
 cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the straight second step inward
 cdef uint32_t OUTER = 0             # P2: the outermost ring
@@ -117,7 +126,7 @@ DC[:] = [-1, 0, 1, -1, 1, -1, 0, 1]
 
 def load_components(list signs, list extra_personal, list shapes, list orders, list bonus_by_colour):
     """Fill the static tables from validated component data (components.py)."""
-    global LOADED, OUTER, CORNERS
+    global LOADED, OUTER, CORNERS, MIN_FOOT
     cdef int b, k, o, card, cell, i, h, r0, c0, dr, dc, br, bc, r, cc, d, col, u
     cdef uint32_t mask, others
     cdef bint inside
@@ -135,6 +144,21 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
             if list(orders[u]) == list(orders[o]):
                 ORDER_KIND[o] = u
                 break
+    for i in range(256):
+        POP8[i] = bin(i).count("1")
+    memset(GOOD, 0, sizeof(GOOD))
+    for i in range(NUM_ACTIONS):
+        # k_rollout_action: a matching tile face up (own or Helper), an order fulfilled, a
+        # purchase rather than a tend, nothing kept at a scoring phase.
+        GOOD[i] = ((A_PLANT_UP <= i < A_PLANT_DOWN) or (A_HDEST_UP <= i < A_HDEST_DOWN)
+                   or (A_FULFIL_OPEN <= i < A_NO_FULFIL) or i < A_TEND or i == A_KEEP + 35)
+    # Cache bit order of the orders: by kind, then id, so that a kind's copies are contiguous
+    # and ascending bits list the kinds in ascending order (as chance_outcomes does).
+    memset(KIND_BITS, 0, sizeof(KIND_BITS))
+    for i, o in enumerate(sorted(range(N_ORDERS), key=lambda x: (ORDER_KIND[x], x))):
+        ORDER_POS[o] = i
+        ORDER_AT[i] = o
+        KIND_BITS[ORDER_KIND[o]][i >> 6] |= (<uint64_t>1) << (i & 63)
     for o in range(4):
         for card in range(N_CARDS):
             cells = shapes[card // 4]
@@ -168,6 +192,14 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 FOOT[o][card][cell] = mask if inside else 0
                 if o == 0:
                     HELPER_DEST[card][cell] = others
+    MIN_FOOT = 25
+    memset(ONBOARD, 0, sizeof(ONBOARD))
+    for o in range(4):
+        for card in range(N_CARDS):
+            for cell in range(N_CELLS):
+                if FOOT[o][card][cell]:
+                    ONBOARD[o][card] |= (<uint32_t>1) << cell
+                    MIN_FOOT = min(MIN_FOOT, bin(FOOT[o][card][cell]).count("1"))
     OUTER = 0
     CORNERS = 0
     for cell in range(N_CELLS):
@@ -195,6 +227,8 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
             INWARD[cell] |= (<uint32_t>1) << (cell + 1)
         if c0 == 4:
             INWARD[cell] |= (<uint32_t>1) << (cell - 1)
+    for cell in range(N_CELLS):
+        BALL2[cell] = spread(NEIGH[cell])
     memset(ORIENT, 0, sizeof(ORIENT))
     ORIENT[2][1] = 2                  # A15 default seats: 2p {0, 2}; 3p {0, 1, 2}; 4p {0..3}
     ORIENT[3][1] = 1
@@ -208,6 +242,126 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
 # --- small helpers ----------------------------------------------------------------------------
 cdef inline uint32_t bit(int cell) noexcept nogil:
     return (<uint32_t>1) << cell
+
+
+# --- the derived cache (BotanistsCache): every write of card_loc, order_loc and market goes
+# through set_card / set_order / set_cell, which keep the bit sets in step with the bytes.
+cdef inline BotanistsCache* cache_of(const BotanistsCore* c) noexcept nogil:
+    return &(<BotanistsState*>c).cache
+
+
+cdef inline void set_card(BotanistsCore* c, int k, int loc) noexcept nogil:
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int old = c.card_loc[k]
+    cdef uint64_t b = (<uint64_t>1) << (k & 63)
+    if old < 6:
+        ca.cards[old][k >> 6] &= ~b
+    if loc < 6:
+        ca.cards[loc][k >> 6] |= b
+    c.card_loc[k] = loc
+
+
+cdef inline void set_order(BotanistsCore* c, int o, int loc) noexcept nogil:
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int old = c.order_loc[o]
+    cdef int i = ORDER_POS[o]
+    cdef uint64_t b = (<uint64_t>1) << (i & 63)
+    if old < 11:
+        ca.orders[old][i >> 6] &= ~b
+    if loc < 11:
+        ca.orders[loc][i >> 6] |= b
+    c.order_loc[o] = loc
+
+
+cdef inline void set_cell(BotanistsCore* c, int cell, int v) noexcept nogil:
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef uint32_t b = bit(cell)
+    c.market[cell] = v
+    ca.tiles &= ~b
+    ca.empties &= ~b
+    if v < N_COLOURS:
+        ca.tiles |= b
+    elif v == EMPTY:
+        ca.empties |= b
+
+
+cdef void k_rebuild(uint8_t* buf) noexcept nogil:
+    """The cache from the core (after a decode, or any write of the core alone)."""
+    cdef BotanistsCore* c = <BotanistsCore*>buf
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int k, o, i, loc
+    memset(ca, 0, sizeof(BotanistsCache))
+    for k in range(N_CARDS):
+        loc = c.card_loc[k]
+        if loc < 6:
+            ca.cards[loc][k >> 6] |= (<uint64_t>1) << (k & 63)
+    for o in range(N_ORDERS):
+        loc = c.order_loc[o]
+        i = ORDER_POS[o]
+        if loc < 11:
+            ca.orders[loc][i >> 6] |= (<uint64_t>1) << (i & 63)
+    for k in range(N_CELLS):
+        if c.market[k] < N_COLOURS:
+            ca.tiles |= bit(k)
+        elif c.market[k] == EMPTY:
+            ca.empties |= bit(k)
+    ca.ctx = chance_context(c)
+    ca.moves = turn_moves(c)
+
+
+cdef inline int pop64(uint64_t x) noexcept nogil:
+    """Population count without a library call (the build targets plain x86-64, no popcnt)."""
+    x = x - ((x >> 1) & <uint64_t>0x5555555555555555ULL)
+    x = (x & <uint64_t>0x3333333333333333ULL) + ((x >> 2) & <uint64_t>0x3333333333333333ULL)
+    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0FULL
+    return <int>((x * <uint64_t>0x0101010101010101ULL) >> 56)
+
+
+cdef inline int count2(const uint64_t* m) noexcept nogil:
+    return pop64(m[0]) + pop64(m[1])
+
+
+cdef inline int list2(uint64_t lo, uint64_t hi, int* out, int limit) noexcept nogil:
+    """The set bits of a 128-bit set in ascending order (at most `limit`)."""
+    cdef int n = 0
+    while lo and n < limit:
+        out[n] = __builtin_ctzll(lo)
+        lo &= lo - 1
+        n += 1
+    while hi and n < limit:
+        out[n] = 64 + __builtin_ctzll(hi)
+        hi &= hi - 1
+        n += 1
+    return n
+
+
+cdef inline int select2(const uint64_t* m, int j) noexcept nogil:
+    """The j-th (0-based) set bit of a 128-bit set with more than j bits."""
+    cdef int c0 = pop64(m[0]), b
+    cdef uint64_t w = m[0]
+    cdef int base = 0
+    if j >= c0:
+        w = m[1]
+        j -= c0
+        base = 64
+    b = POP8[w & 255]
+    while j >= b:                   # skip whole bytes, then the low bits of the last one
+        j -= b
+        w >>= 8
+        base += 8
+        b = POP8[w & 255]
+    while j > 0:
+        w &= w - 1
+        j -= 1
+    return base + __builtin_ctzll(w)
+
+
+cdef inline int lowest2(uint64_t lo, uint64_t hi) noexcept nogil:
+    if lo:
+        return __builtin_ctzll(lo)
+    if hi:
+        return 64 + __builtin_ctzll(hi)
+    return -1
 
 
 cdef inline int get_score(const BotanistsCore* c, int p) noexcept nogil:
@@ -235,20 +389,12 @@ cdef inline int hand_size_rule(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline int hand_count(const BotanistsCore* c, int p) noexcept nogil:
-    cdef int k, n = 0
-    for k in range(N_CARDS):
-        if c.card_loc[k] == CARD_HAND + p:
-            n += 1
-    return n
+    return count2(cache_of(c).cards[<int>CARD_HAND + p])
 
 
 cdef inline int hand_cards(const BotanistsCore* c, int p, int* out) noexcept nogil:
-    cdef int k, n = 0
-    for k in range(N_CARDS):
-        if c.card_loc[k] == CARD_HAND + p and n < MAX_HAND:
-            out[n] = k
-            n += 1
-    return n
+    cdef const uint64_t* m = cache_of(c).cards[<int>CARD_HAND + p]
+    return list2(m[0], m[1], out, MAX_HAND)
 
 
 cdef inline int leftover_total(const BotanistsCore* c, int p) noexcept nogil:
@@ -265,12 +411,7 @@ cdef inline uint32_t pawns_except(const BotanistsCore* c, int who) noexcept nogi
 
 
 cdef inline uint32_t tiles_mask(const BotanistsCore* c) noexcept nogil:
-    cdef uint32_t m = 0
-    cdef int i
-    for i in range(N_CELLS):
-        if c.market[i] < N_COLOURS:
-            m |= bit(i)
-    return m
+    return cache_of(c).tiles
 
 
 cdef inline int orientation(const BotanistsCore* c, int p) noexcept nogil:
@@ -280,19 +421,15 @@ cdef inline int orientation(const BotanistsCore* c, int p) noexcept nogil:
 
 
 cdef inline bint cards_available(const BotanistsCore* c) noexcept nogil:
-    cdef int k
-    for k in range(N_CARDS):
-        if c.card_loc[k] <= CARD_DISCARD:
-            return True
-    return False
+    cdef const BotanistsCache* ca = cache_of(c)
+    return (ca.cards[<int>CARD_DECK][0] | ca.cards[<int>CARD_DECK][1]
+            | ca.cards[<int>CARD_DISCARD][0] | ca.cards[<int>CARD_DISCARD][1]) != 0
 
 
 cdef inline bint orders_available(const BotanistsCore* c) noexcept nogil:
-    cdef int o
-    for o in range(N_ORDERS):
-        if c.order_loc[o] <= ORDER_DISCARD:
-            return True
-    return False
+    cdef const BotanistsCache* ca = cache_of(c)
+    return (ca.orders[<int>ORDER_DECK][0] | ca.orders[<int>ORDER_DECK][1]
+            | ca.orders[<int>ORDER_DISCARD][0] | ca.orders[<int>ORDER_DISCARD][1]) != 0
 
 
 cdef inline int empty_slot(const BotanistsCore* c) noexcept nogil:
@@ -304,11 +441,8 @@ cdef inline int empty_slot(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline int empty_cell(const BotanistsCore* c) noexcept nogil:
-    cdef int i
-    for i in range(N_CELLS):
-        if c.market[i] == EMPTY:
-            return i
-    return -1
+    cdef uint32_t e = cache_of(c).empties
+    return __builtin_ctz(e) if e else -1
 
 
 cdef inline bint bag_empty(const BotanistsCore* c) noexcept nogil:
@@ -329,7 +463,7 @@ cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
     for col in range(N_COLOURS):
         c.leftover[p][col] -= ORDER_NEED[o][col]
         c.bag[col] += ORDER_NEED[o][col]
-    c.order_loc[o] = ORDER_FULFILLED + p
+    set_order(c, o, ORDER_FULFILLED + p)
     if c.fulfilled_total[p] < 255:
         c.fulfilled_total[p] += 1
 
@@ -356,6 +490,8 @@ cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexce
     cdef uint32_t one, two = 0
     cdef int d, a, b
     if c.opt_move == 0:
+        if NEIGH[start] & occ == 0:
+            return BALL2[start] & ~occ & ~bit(start)    # nothing blocks: spread(NEIGH) is BALL2
         one = NEIGH[start] & ~occ
         two = spread(one) & ~occ
     else:
@@ -407,29 +543,54 @@ cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
     return res
 
 
-cdef bint purchase_with(const BotanistsCore* c, int p, const int* cards, int n_cards) noexcept nogil:
-    """Is there a destination where one of the cards collects at least one tile (P3, P4)?"""
+cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
+                             int n_cards) noexcept nogil:
+    """P1-P4: the destinations where one of the cards collects at least one tile."""
     cdef uint32_t dests = move_dests(c, p)
     cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p)
+    cdef uint32_t unavail = ~avail & ((<uint32_t>1 << N_CELLS) - 1)
+    cdef uint32_t res = 0, w
     cdef int o = orientation(c, p)
     cdef int d, i
-    while dests:
-        d = __builtin_ctz(dests)
-        dests &= dests - 1
+    if pop64(unavail) < MIN_FOOT:
+        # Fewer cells without a collectable tile than any footprint covers: every footprint
+        # inside the market collects one.
+        for i in range(n_cards):
+            res |= ONBOARD[o][cards[i]]
+        return res & dests
+    w = dests
+    while w:
+        d = __builtin_ctz(w)
+        w &= w - 1
         for i in range(n_cards):
             if FOOT[o][cards[i]][d] & avail:
-                return True
-    return False
+                res |= bit(d)
+                break
+    return res
+
+
+cdef uint32_t turn_moves(const BotanistsCore* c) noexcept nogil:
+    """cache.moves from scratch: the purchase destinations at a turn's first decision."""
+    cdef int cards[MAX_HAND]
+    cdef int p = c.cur
+    if c.stage != ST_ACTION or cache_of(c).ctx != CTX_NONE or c.land_filled[p] >= N_SPACES:
+        return 0
+    return purchase_dests(c, p, cards, hand_cards(c, p, cards))
+
+
+cdef inline bint purchase_with(const BotanistsCore* c, int p, const int* cards, int n_cards) noexcept nogil:
+    """Is there a destination where one of the cards collects at least one tile (P3, P4)?"""
+    return purchase_dests(c, p, cards, n_cards) != 0
 
 
 cdef bint redraw_could_help(const BotanistsCore* c, int p) noexcept nogil:
     """A12 guard: some card outside the other seats' hands would allow a purchase."""
     cdef int cards[N_CARDS]
-    cdef int k, n = 0
-    for k in range(N_CARDS):
-        if c.card_loc[k] <= CARD_DISCARD or c.card_loc[k] == CARD_HAND + p:
-            cards[n] = k
-            n += 1
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef const uint64_t* hand = ca.cards[<int>CARD_HAND + p]
+    cdef int n = list2(ca.cards[<int>CARD_DECK][0] | ca.cards[<int>CARD_DISCARD][0] | hand[0],
+                       ca.cards[<int>CARD_DECK][1] | ca.cards[<int>CARD_DISCARD][1] | hand[1],
+                       cards, N_CARDS)
     return purchase_with(c, p, cards, n)
 
 
@@ -442,11 +603,17 @@ cdef inline uint32_t helper_targets(const BotanistsCore* c, int card) noexcept n
 
 
 cdef bint helper_with(const BotanistsCore* c, bint any_card) noexcept nogil:
-    cdef int k
-    for k in range(N_CARDS):
-        if c.card_loc[k] == CARD_HAND or (any_card and c.card_loc[k] <= CARD_DISCARD):
-            if helper_targets(c, k):
-                return True
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef uint64_t lo = ca.cards[<int>CARD_HAND][0], hi = ca.cards[<int>CARD_HAND][1]
+    cdef int cards[N_CARDS]
+    cdef int i, n
+    if any_card:
+        lo |= ca.cards[<int>CARD_DECK][0] | ca.cards[<int>CARD_DISCARD][0]
+        hi |= ca.cards[<int>CARD_DECK][1] | ca.cards[<int>CARD_DISCARD][1]
+    n = list2(lo, hi, cards, N_CARDS)
+    for i in range(n):
+        if helper_targets(c, cards[i]):
+            return True
     return False
 
 
@@ -742,13 +909,15 @@ cdef inline int face_down_count(const BotanistsCore* c, int who) noexcept nogil:
 
 cdef void round_scoring(BotanistsCore* c) noexcept nogil:
     """SC1-SC4 and SC6 for every player (+ L10 the Helper's column); E1/E2 after round 3."""
-    cdef int p, o, n_orders, left, pts, r = c.round, k
+    cdef int p, o, n_orders, left, pts, r = c.round, k, i
+    cdef int held[N_ORDERS]
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef const uint64_t* m
     for p in range(c.players):
-        n_orders = 0
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_FULFILLED + p:
-                n_orders += 1
-                c.order_loc[o] = ORDER_DISCARD          # SC6
+        m = ca.orders[<int>ORDER_FULFILLED + p]
+        n_orders = list2(m[0], m[1], held, N_ORDERS)
+        for i in range(n_orders):
+            set_order(c, ORDER_AT[held[i]], ORDER_DISCARD)   # SC6
         left = leftover_total(c, p)
         pts = ORDER_POINTS * n_orders - LEFTOVER_PENALTY * left
         if left == 0:
@@ -765,9 +934,7 @@ cdef void round_scoring(BotanistsCore* c) noexcept nogil:
             if c.players == 1:
                 k = face_down_count(c, HELPER)
                 pts += k * (k + 1) // 2                   # L11/A23c: scored separately
-            for o in range(N_ORDERS):
-                if c.order_loc[o] == ORDER_PERSONAL + p:
-                    pts += UNFULFILLED_PERSONAL_PENALTY  # E2
+            pts += UNFULFILLED_PERSONAL_PENALTY * count2(ca.orders[<int>ORDER_PERSONAL + p])  # E2
             add_score(c, p, -pts)
         c.round = 3
         c.stage = ST_OVER
@@ -793,11 +960,11 @@ cdef void discard_hand(BotanistsCore* c, int p) noexcept nogil:
     DECISIONS-CHANGED (A12): the decisions file says "draw 2 (3 in solo)"; in solo the hand
     may hold 2 cards when the Helper already moved, and drawing 3 would hand the player a card
     for free. Drawing as many as were discarded is A23(b)'s reading of L7, used for both."""
-    cdef int k, n = 0
-    for k in range(N_CARDS):
-        if c.card_loc[k] == CARD_HAND + p:
-            c.card_loc[k] = CARD_DISCARD
-            n += 1
+    cdef int cards[N_CARDS]
+    cdef const uint64_t* m = cache_of(c).cards[<int>CARD_HAND + p]
+    cdef int i, n = list2(m[0], m[1], cards, N_CARDS)
+    for i in range(n):
+        set_card(c, cards[i], CARD_DISCARD)
     c.pend_cards = n if n > 0 else hand_size_rule(c)
 
 
@@ -820,11 +987,7 @@ cdef inline int cards_target(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline int personal_count(const BotanistsCore* c, int p) noexcept nogil:
-    cdef int o, n = 0
-    for o in range(N_ORDERS):
-        if c.order_loc[o] == ORDER_PERSONAL + p:
-            n += 1
-    return n
+    return count2(cache_of(c).orders[<int>ORDER_PERSONAL + p])
 
 
 cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
@@ -841,10 +1004,9 @@ cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
 
 cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
     """A10: a refill or draw that nothing can satisfy is dropped."""
-    cdef bint orders = orders_available(c)
-    if c.pend_personal and not orders:
+    if c.pend_personal and not orders_available(c):
         c.pend_personal = 0
-    if c.pend_open and (empty_slot(c) < 0 or not orders):
+    if c.pend_open and (empty_slot(c) < 0 or not orders_available(c)):
         c.pend_open = 0
     if c.pend_cards and not cards_available(c):
         c.pend_cards = 0
@@ -861,9 +1023,11 @@ cdef bint any_open_fulfillable(const BotanistsCore* c) noexcept nogil:
 
 
 cdef bint any_personal_fulfillable(const BotanistsCore* c) noexcept nogil:
-    cdef int o
-    for o in range(N_ORDERS):
-        if c.order_loc[o] == ORDER_PERSONAL + c.cur and can_fulfil(c, c.cur, o):
+    cdef int held[N_ORDERS]
+    cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + c.cur]
+    cdef int i, n = list2(m[0], m[1], held, N_ORDERS)
+    for i in range(n):
+        if can_fulfil(c, c.cur, ORDER_AT[held[i]]):
             return True
     return False
 
@@ -875,41 +1039,39 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
     for guard in range(400):
         normalize_pending(c)
         st = c.stage
-        if st == ST_OVER:
-            return
-        if st == ST_SETUP_BOARD:
-            if board_target(c) >= 0:
-                return
-            c.stage = ST_SETUP_CARDS
-            continue
-        if st == ST_SETUP_CARDS:
-            if cards_target(c) >= 0 and cards_available(c):
-                return
-            c.stage = ST_SETUP_OPEN
-            continue
-        if st == ST_SETUP_OPEN:
-            if empty_slot(c) >= 0 and orders_available(c):
-                return
-            c.stage = ST_SETUP_PERSONAL
-            continue
-        if st == ST_SETUP_PERSONAL:
-            if personal_target(c) >= 0 and orders_available(c):
-                return
-            c.stage = ST_SETUP_MARKET
-            continue
-        if st == ST_SETUP_MARKET:
-            if empty_cell(c) >= 0 and not bag_empty(c):
-                return
-            if c.players > 1:
-                c.stage = ST_SETUP_FIRST
-                return
-            c.first_player = 0
-            c.turns_done = 0
-            start_turn(c)
-            continue
-        if st == ST_SETUP_FIRST:
-            return
-        if pending_chance(c):
+        if st <= ST_SETUP_FIRST:
+            if st == ST_SETUP_BOARD:
+                if board_target(c) >= 0:
+                    return
+                c.stage = ST_SETUP_CARDS
+                continue
+            if st == ST_SETUP_CARDS:
+                if cards_target(c) >= 0 and cards_available(c):
+                    return
+                c.stage = ST_SETUP_OPEN
+                continue
+            if st == ST_SETUP_OPEN:
+                if empty_slot(c) >= 0 and orders_available(c):
+                    return
+                c.stage = ST_SETUP_PERSONAL
+                continue
+            if st == ST_SETUP_PERSONAL:
+                if personal_target(c) >= 0 and orders_available(c):
+                    return
+                c.stage = ST_SETUP_MARKET
+                continue
+            if st == ST_SETUP_MARKET:
+                if empty_cell(c) >= 0 and not bag_empty(c):
+                    return
+                if c.players > 1:
+                    c.stage = ST_SETUP_FIRST
+                    return
+                c.first_player = 0
+                c.turns_done = 0
+                start_turn(c)
+                continue
+            return                          # ST_SETUP_FIRST
+        if st == ST_OVER or pending_chance(c):
             return
         if st == ST_END_TURN:
             c.turns_done += 1
@@ -925,7 +1087,9 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
                 c.planted |= 1
                 own_part_done(c)
                 continue
-            if purchase_with(c, p, cards, hand_cards(c, p, cards)):
+            # cache.moves: the destinations, kept for legal_actions at this decision.
+            cache_of(c).moves = purchase_dests(c, p, cards, hand_cards(c, p, cards))
+            if cache_of(c).moves:
                 return
             if redraw_could_help(c, p):
                 discard_hand(c, p)          # A12
@@ -1005,9 +1169,20 @@ cdef int k_num_players(const uint8_t* buf) noexcept nogil:
 
 
 cdef int chance_context(const BotanistsCore* c) noexcept nogil:
+    """What a chance node draws now (CTX_NONE at a decision or the end); cached as cache.ctx."""
     cdef int st = c.stage
     cdef int t
     if st == ST_OVER:
+        return CTX_NONE
+    if st > ST_SETUP_FIRST:
+        if c.pend_personal:
+            return CTX_PERSONAL
+        if c.pend_open:
+            return CTX_OPEN
+        if c.pend_cards:
+            return CTX_CARDS
+        if c.pend_market:
+            return CTX_TILE
         return CTX_NONE
     if st == ST_SETUP_BOARD:
         t = board_target(c)
@@ -1039,7 +1214,7 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     if c.stage == ST_OVER:
         return TERMINAL
-    if chance_context(c) != CTX_NONE:
+    if cache_of(c).ctx != CTX_NONE:
         return CHANCE
     if c.stage == ST_SETUP_BOARD:
         return board_target(c)
@@ -1057,10 +1232,13 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     cdef int nh
     cdef uint32_t dests, avail, w
     cdef int orient
-    cdef uint8_t seen[82]
+    cdef int held[N_ORDERS]
+    cdef int last_kind
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef const uint64_t* m
     cdef int st
     cdef bint ok
-    if c.stage == ST_OVER or chance_context(c) != CTX_NONE:
+    if c.stage == ST_OVER or ca.ctx != CTX_NONE:
         return 0
     st = c.stage
     if st == ST_SETUP_BOARD:
@@ -1079,18 +1257,11 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
         return 2
     if st == ST_ACTION:
         # G3: purchase (P1 destination; only where a hand card collects a tile) or tend (T2).
-        nh = hand_cards(c, p, cards)
-        orient = orientation(c, p)
-        avail = tiles_mask(c) & ~pawns_except(c, p)
-        dests = move_dests(c, p)
+        dests = ca.moves
         while dests:
-            cell = __builtin_ctz(dests)
+            out[n] = A_MOVE + __builtin_ctz(dests)
+            n += 1
             dests &= dests - 1
-            for i in range(nh):
-                if FOOT[orient][cards[i]][cell] & avail:
-                    out[n] = A_MOVE + cell
-                    n += 1
-                    break
         if c.land_filled[p] < N_SPACES:
             for col in range(N_COLOURS):
                 if c.leftover[p][col]:
@@ -1139,10 +1310,11 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     if st == ST_TEND_KEEP:
         # T4: one card at a time, in any order (an order imposed on card ids would tell the
         # other seats something about the cards kept).
-        for k in range(N_CARDS):
-            if c.card_loc[k] == CARD_HAND + p:
-                out[n] = A_DISCARD_CARD + k
-                n += 1
+        m = ca.cards[<int>CARD_HAND + p]
+        nh = list2(m[0], m[1], held, N_CARDS)
+        for i in range(nh):
+            out[n] = A_DISCARD_CARD + held[i]
+            n += 1
         return n
     if st == ST_FULFIL_OPEN:
         for slot in range(N_OPEN):
@@ -1153,20 +1325,23 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
         out[n] = A_NO_FULFIL
         return n + 1
     if st == ST_FULFIL_PERSONAL:
-        memset(seen, 0, sizeof(seen))
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_PERSONAL + p and can_fulfil(c, p, o):
-                seen[ORDER_KIND[o]] = 1
-        for o in range(N_ORDERS):
-            if seen[o]:
-                out[n] = A_FULFIL_PERSONAL + o
+        # Cache bits run by kind, so each fulfillable kind is listed once, ascending.
+        m = ca.orders[<int>ORDER_PERSONAL + p]
+        nh = list2(m[0], m[1], held, N_ORDERS)
+        last_kind = -1
+        for i in range(nh):
+            o = ORDER_AT[held[i]]
+            if ORDER_KIND[o] != last_kind and can_fulfil(c, p, o):
+                last_kind = ORDER_KIND[o]
+                out[n] = A_FULFIL_PERSONAL + last_kind
                 n += 1
         out[n] = A_NO_FULFIL
         return n + 1
     if st == ST_HELPER_CARD:
-        for k in range(N_CARDS):
-            if c.card_loc[k] == CARD_HAND and helper_targets(c, k):
-                out[n] = A_HCARD + k
+        nh = list2(ca.cards[<int>CARD_HAND][0], ca.cards[<int>CARD_HAND][1], held, N_CARDS)
+        for i in range(nh):
+            if helper_targets(c, held[i]):
+                out[n] = A_HCARD + held[i]
                 n += 1
         return n
     if st == ST_HELPER_DEST:
@@ -1189,10 +1364,10 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
             n += 1
         return n
     if st == ST_SOLO_DISCARD:
-        for k in range(N_CARDS):
-            if c.card_loc[k] == CARD_HAND:
-                out[n] = A_DISCARD_CARD + k
-                n += 1
+        nh = list2(ca.cards[<int>CARD_HAND][0], ca.cards[<int>CARD_HAND][1], held, N_CARDS)
+        for i in range(nh):
+            out[n] = A_DISCARD_CARD + held[i]
+            n += 1
         out[n] = A_NO_DISCARD
         return n + 1
     if st == ST_KEEP:
@@ -1219,11 +1394,27 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     return 0
 
 
+cdef inline const uint64_t* card_source(const BotanistsCache* ca) noexcept nogil:
+    """A10: an empty card deck is the shuffled discard pile."""
+    if ca.cards[<int>CARD_DECK][0] | ca.cards[<int>CARD_DECK][1]:
+        return ca.cards[<int>CARD_DECK]
+    return ca.cards[<int>CARD_DISCARD]
+
+
+cdef inline const uint64_t* order_source(const BotanistsCache* ca) noexcept nogil:
+    """A10: an empty order deck is the shuffled discard pile."""
+    if ca.orders[<int>ORDER_DECK][0] | ca.orders[<int>ORDER_DECK][1]:
+        return ca.orders[<int>ORDER_DECK]
+    return ca.orders[<int>ORDER_DISCARD]
+
+
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
-    cdef int ctx = chance_context(c)
-    cdef int n = 0, i, k, b, o, col, src
-    cdef int count[82]
+    cdef int ctx = cache_of(c).ctx
+    cdef int n = 0, i, k, b, o, col, kind, last
+    cdef int held[N_ORDERS]
+    cdef const uint64_t* src
+    cdef const BotanistsCache* ca = cache_of(c)
     cdef bint used
     if ctx == CTX_BOARD:
         for b in range(N_BOARDS):
@@ -1237,35 +1428,26 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
                 n += 1
         return n
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
-        # A10: an empty deck is the shuffled discard pile.
-        src = CARD_DECK
-        for k in range(N_CARDS):
-            if c.card_loc[k] == CARD_DECK:
-                break
-        else:
-            src = CARD_DISCARD
-        for k in range(N_CARDS):
-            if c.card_loc[k] == src:
-                out[n] = C_CARD + k
+        src = card_source(ca)
+        k = list2(src[0], src[1], held, N_CARDS)
+        for i in range(k):
+            out[i] = C_CARD + held[i]
+            weights[i] = 1.0
+        return k
+    if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
+        # Cache bits run by kind: one outcome per kind present, weighted by its copies.
+        src = order_source(ca)
+        k = list2(src[0], src[1], held, N_ORDERS)
+        last = -1
+        for i in range(k):
+            kind = ORDER_KIND[ORDER_AT[held[i]]]
+            if kind != last:
+                out[n] = C_ORDER + kind
                 weights[n] = 1.0
                 n += 1
-        return n
-    if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
-        src = ORDER_DECK
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_DECK:
-                break
-        else:
-            src = ORDER_DISCARD
-        memset(count, 0, sizeof(count))
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == src:
-                count[ORDER_KIND[o]] += 1
-        for o in range(N_ORDERS):
-            if count[o]:
-                out[n] = C_ORDER + o
-                weights[n] = count[o]
-                n += 1
+                last = kind
+            else:
+                weights[n - 1] += 1.0
         return n
     if ctx == CTX_TILE:
         for col in range(N_COLOURS):
@@ -1283,11 +1465,73 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return 0
 
 
+cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
+    draw as the generic sampler (x = uniform * total weight, then the first outcome whose
+    cumulative weight exceeds x): the weights are small integers, so that walk is exact and
+    is the index floor(x) in the outcomes' expansion into unit weights."""
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef int ctx = ca.ctx
+    cdef int total, j, col
+    cdef const uint64_t* src
+    cdef double x
+    cdef int32_t acts[MAX_LEGAL]
+    cdef double ws[MAX_LEGAL]
+    if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
+        src = card_source(ca)
+        total = count2(src)
+        if total <= 0:
+            return 0
+        j = <int>(rng_uniform(rng) * <double>total)
+        if j >= total:
+            j = total - 1
+        return C_CARD + select2(src, j)
+    if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
+        src = order_source(ca)
+        total = count2(src)
+        if total <= 0:
+            return 0
+        j = <int>(rng_uniform(rng) * <double>total)
+        if j >= total:
+            j = total - 1
+        return C_ORDER + ORDER_KIND[ORDER_AT[select2(src, j)]]
+    if ctx == CTX_TILE:
+        total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
+        if total <= 0:
+            return 0
+        j = <int>(rng_uniform(rng) * <double>total)
+        for col in range(N_COLOURS - 1):
+            j -= c.bag[col]
+            if j < 0:
+                return C_TILE + col
+        # The last colour with tiles (the generic walk's fallback).
+        for col in range(N_COLOURS - 1, -1, -1):
+            if c.bag[col]:
+                return C_TILE + col
+        return 0
+    # Setup only (boards, first player): the generic walk over the listed outcomes.
+    total = k_chance_outcomes(buf, acts, ws)
+    if total <= 0:
+        return 0
+    x = 0.0
+    for j in range(total):
+        x += ws[j]
+    x = rng_uniform(rng) * x
+    for j in range(total - 1):
+        x -= ws[j]
+        if x < 0.0:
+            return acts[j]
+    return acts[total - 1]
+
+
 # --- apply ------------------------------------------------------------------------------------
 cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
-    cdef int ctx = chance_context(c)
-    cdef int k, o, kind, slot, cell, t
-    cdef bint deck_empty
+    cdef int ctx = cache_of(c).ctx
+    cdef int k, o, kind, slot, cell, t, i, n
+    cdef int held[N_ORDERS]
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef const uint64_t* src
     if action >= C_FIRST:
         c.first_player = action - C_FIRST
         c.round = 0
@@ -1297,44 +1541,42 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
     if action >= C_TILE:
         cell = empty_cell(c)
         if cell >= 0:
-            c.market[cell] = action - C_TILE      # S6/G4: row-major
+            set_cell(c, cell, action - C_TILE)    # S6/G4: row-major
             c.bag[action - C_TILE] -= 1
         return
     if action >= C_ORDER:
         kind = action - C_ORDER
-        deck_empty = True
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_DECK:
-                deck_empty = False
-                break
-        if deck_empty:                            # A10: reshuffle the discard pile
-            for o in range(N_ORDERS):
-                if c.order_loc[o] == ORDER_DISCARD:
-                    c.order_loc[o] = ORDER_DECK
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_DECK and ORDER_KIND[o] == kind:
-                break
-        else:
+        if (ca.orders[<int>ORDER_DECK][0] | ca.orders[<int>ORDER_DECK][1]) == 0:
+            # A10: reshuffle the discard pile
+            src = ca.orders[<int>ORDER_DISCARD]
+            n = list2(src[0], src[1], held, N_ORDERS)
+            for i in range(n):
+                set_order(c, ORDER_AT[held[i]], ORDER_DECK)
+        # The lowest id of that kind in the deck (a kind's bits ascend with the id).
+        i = lowest2(ca.orders[<int>ORDER_DECK][0] & KIND_BITS[kind][0],
+                    ca.orders[<int>ORDER_DECK][1] & KIND_BITS[kind][1])
+        if i < 0:
             return
+        o = ORDER_AT[i]
         if ctx == CTX_PERSONAL_SETUP:
             t = personal_target(c)
             if t >= 0:
-                c.order_loc[o] = ORDER_PERSONAL + t
+                set_order(c, o, ORDER_PERSONAL + t)
         elif ctx == CTX_PERSONAL:
-            c.order_loc[o] = ORDER_PERSONAL + c.cur
+            set_order(c, o, ORDER_PERSONAL + c.cur)
             c.pend_personal -= 1
         else:
             slot = empty_slot(c)
             if slot >= 0:
-                c.order_loc[o] = ORDER_OPEN
+                set_order(c, o, ORDER_OPEN)
                 c.open_orders[slot] = o
         return
     if action >= C_CARD:
         k = action - C_CARD
         if c.card_loc[k] == CARD_DISCARD:         # A10: the deck is empty, reshuffle
-            for o in range(N_CARDS):
-                if c.card_loc[o] == CARD_DISCARD:
-                    c.card_loc[o] = CARD_DECK
+            n = list2(ca.cards[<int>CARD_DISCARD][0], ca.cards[<int>CARD_DISCARD][1], held, N_CARDS)
+            for i in range(n):
+                set_card(c, held[i], CARD_DECK)
         if ctx == CTX_CARDS_SETUP:
             t = cards_target(c)
         else:
@@ -1342,7 +1584,7 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
             if c.pend_cards:
                 c.pend_cards -= 1
         if t >= 0:
-            c.card_loc[k] = CARD_HAND + t
+            set_card(c, k, CARD_HAND + t)
         return
     if action >= C_BOARD:
         t = board_target(c)
@@ -1353,13 +1595,87 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
 
 cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef BotanistsCore* c = <BotanistsCore*>buf
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int cell
+    if C_TILE <= action < C_FIRST and ca.ctx == CTX_TILE and c.stage > ST_SETUP_FIRST:
+        # G4 refill, the most frequent event: while cells stay empty and the bag has tiles,
+        # advance() would only find the same refill pending (no other draw is pending at a
+        # tile draw), so the state stays at this chance node.
+        cell = empty_cell(c)
+        if cell >= 0:
+            set_cell(c, cell, action - C_TILE)
+            c.bag[action - C_TILE] -= 1
+            if ca.empties and not bag_empty(c):
+                return
+        advance(c)
+        set_derived(c)
+        return
+    apply_move(c, action)
+    set_derived(c)
+
+
+cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
+    """After advance(): the chance context, and cache.moves kept only at a turn's first
+    decision (advance() set it there, from the final state)."""
+    cdef BotanistsCache* ca = cache_of(c)
+    ca.ctx = chance_context(c)
+    if c.stage != ST_ACTION or ca.ctx != CTX_NONE or c.land_filled[c.cur] >= N_SPACES:
+        ca.moves = 0
+
+
+cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
     cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
     cdef uint32_t w
     if action >= C_BOARD:
         apply_chance(c, action)
         advance(c)
         return
-    if action >= A_CHOOSE_BOARD:
+    # The frequent actions first (move, tend, card, plant); then the rest, by descending id.
+    if action < A_TEND:
+        c.part = PART_PURCHASE
+        c.own_action = 1
+        c.pawn[p] = action - A_MOVE
+        c.stage = ST_CARD
+    elif action < A_CARD:
+        # T2: any leftover, face down whatever its colour; the space's bonus triggers.
+        col = action - A_TEND
+        c.part = PART_TEND
+        c.own_action = 2
+        sign = next_sign(c, p)
+        c.leftover[p][col] -= 1
+        plant(c, p, col, 1)
+        c.planted |= 1
+        start_bonus(c, sign, 0)
+    elif action < A_PLANT_UP:
+        # P3/P4: the card is played (and discarded); the covered tiles are collected except
+        # those under other pawns.
+        k = action - A_CARD
+        set_card(c, k, CARD_DISCARD)
+        if c.pawn[p] < N_CELLS:
+            w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
+            while w:
+                cell = __builtin_ctz(w)
+                w &= w - 1
+                c.collected[c.market[cell]] += 1
+                set_cell(c, cell, EMPTY)
+        c.stage = ST_PLANT
+    elif action < A_SWAPM_GIVE:
+        # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
+        col = (action - A_PLANT_UP) % 5
+        t = 1 if action >= A_PLANT_DOWN else 0
+        sign = next_sign(c, p)
+        c.collected[col] -= 1
+        plant(c, p, col, t)
+        c.planted |= 1
+        if c.opt_bonus_sees:
+            for k in range(N_COLOURS):
+                c.leftover[p][k] += c.collected[k]
+                c.collected[k] = 0
+        if t:
+            start_bonus(c, sign, 0)
+        else:
+            after_bonus(c)
+    elif action >= A_CHOOSE_BOARD:
         t = board_target(c)
         if t >= 0:
             c.board[t] = action - A_CHOOSE_BOARD
@@ -1381,7 +1697,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         cell = (action - A_HDEST_UP) % 25
         col = c.market[cell]
         c.pawn[HELPER] = cell
-        c.market[cell] = EMPTY
+        set_cell(c, cell, EMPTY)
         sign = next_sign(c, HELPER)
         t = 1 if action >= A_HDEST_DOWN else 0
         plant(c, HELPER, col, t)
@@ -1392,7 +1708,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             helper_part_done(c)
     elif action >= A_HCARD:
         k = action - A_HCARD
-        c.card_loc[k] = CARD_DISCARD
+        set_card(c, k, CARD_DISCARD)
         c.sel_a = k
         c.part = PART_HELPER
         c.stage = ST_HELPER_DEST
@@ -1408,10 +1724,12 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         else:
             after_fulfil(c)
     elif action >= A_FULFIL_PERSONAL:
-        for o in range(N_ORDERS):
-            if c.order_loc[o] == ORDER_PERSONAL + p and ORDER_KIND[o] == action - A_FULFIL_PERSONAL:
-                pay_order(c, p, o)
-                break
+        # The lowest id of that kind among p's personal orders (a kind's bits ascend with the id).
+        k = action - A_FULFIL_PERSONAL
+        k = lowest2(cache_of(c).orders[<int>ORDER_PERSONAL + p][0] & KIND_BITS[k][0],
+                    cache_of(c).orders[<int>ORDER_PERSONAL + p][1] & KIND_BITS[k][1])
+        if k >= 0:
+            pay_order(c, p, ORDER_AT[k])
         after_fulfil(c)
     elif action >= A_FULFIL_OPEN:
         slot = action - A_FULFIL_OPEN
@@ -1423,7 +1741,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     elif action == A_NO_DISCARD:
         end_turn(c)                                      # L8: keep the hand
     elif action >= A_DISCARD_CARD:
-        c.card_loc[action - A_DISCARD_CARD] = CARD_DISCARD
+        set_card(c, action - A_DISCARD_CARD, CARD_DISCARD)
         if c.stage == ST_SOLO_DISCARD:
             end_turn(c)                                  # L8: at most one card
     elif action == A_NO_DRAW:
@@ -1437,7 +1755,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         mask = action - A_DISCARD_OPEN
         for slot in range(N_OPEN):
             if (mask >> slot) & 1 and c.open_orders[slot] < N_ORDERS:
-                c.order_loc[c.open_orders[slot]] = ORDER_DISCARD
+                set_order(c, c.open_orders[slot], ORDER_DISCARD)
                 c.open_orders[slot] = EMPTY
                 c.pend_open = 1
         c.stage = ST_TEND_DRAW
@@ -1450,7 +1768,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         slot = action - A_TAKE_OPEN
         o = c.open_orders[slot]
         if o < N_ORDERS:
-            c.order_loc[o] = ORDER_PERSONAL + p
+            set_order(c, o, ORDER_PERSONAL + p)
             c.open_orders[slot] = EMPTY
             c.pend_open = 1                              # A17: refilled at once
         after_bonus(c)
@@ -1484,56 +1802,12 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         # Purple (A3/A28): any market tile, also one under a pawn.
         cell = action - A_SWAPM_CELL
         col = c.market[cell]
-        c.market[cell] = c.sel_b
+        set_cell(c, cell, c.sel_b)
         c.leftover[p][c.sel_b] -= 1
         c.leftover[p][col] += 1
         after_bonus(c)
     elif action >= A_SWAPM_GIVE:
         c.sel_b = action - A_SWAPM_GIVE
-    elif action >= A_PLANT_UP:
-        # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
-        col = (action - A_PLANT_UP) % 5
-        t = 1 if action >= A_PLANT_DOWN else 0
-        sign = next_sign(c, p)
-        c.collected[col] -= 1
-        plant(c, p, col, t)
-        c.planted |= 1
-        if c.opt_bonus_sees:
-            for k in range(N_COLOURS):
-                c.leftover[p][k] += c.collected[k]
-                c.collected[k] = 0
-        if t:
-            start_bonus(c, sign, 0)
-        else:
-            after_bonus(c)
-    elif action >= A_CARD:
-        # P3/P4: the card is played (and discarded); the covered tiles are collected except
-        # those under other pawns.
-        k = action - A_CARD
-        c.card_loc[k] = CARD_DISCARD
-        if c.pawn[p] < N_CELLS:
-            w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
-            while w:
-                cell = __builtin_ctz(w)
-                w &= w - 1
-                c.collected[c.market[cell]] += 1
-                c.market[cell] = EMPTY
-        c.stage = ST_PLANT
-    elif action >= A_TEND:
-        # T2: any leftover, face down whatever its colour; the space's bonus triggers.
-        col = action - A_TEND
-        c.part = PART_TEND
-        c.own_action = 2
-        sign = next_sign(c, p)
-        c.leftover[p][col] -= 1
-        plant(c, p, col, 1)
-        c.planted |= 1
-        start_bonus(c, sign, 0)
-    else:
-        c.part = PART_PURCHASE
-        c.own_action = 1
-        c.pawn[p] = action - A_MOVE
-        c.stage = ST_CARD
     advance(c)
 
 
@@ -1593,7 +1867,7 @@ cdef void deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_
     cdef int pool[N_CARDS]
     cdef int q, i, j, n = 0
     for i in range(n_pool):
-        c.card_loc[pool_in[i]] = CARD_DECK
+        set_card(c, pool_in[i], CARD_DECK)
         if pool_in[i] != forced_card:
             pool[n] = pool_in[i]
             n += 1
@@ -1602,12 +1876,14 @@ cdef void deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_
             continue
         for i in range(count[q]):
             if q == forced_seat and i == 0:
-                c.card_loc[forced_card] = CARD_HAND + q
+                set_card(c, forced_card, CARD_HAND + q)
                 continue
             j = rng_below(rng, n)
-            c.card_loc[pool[j]] = CARD_HAND + q
+            set_card(c, pool[j], CARD_HAND + q)
             pool[j] = pool[n - 1]
             n -= 1
+    if c.cur != observer:
+        cache_of(c).moves = turn_moves(c)   # the hand of the seat to move was re-dealt
 
 
 cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
@@ -1646,6 +1922,41 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
             return
 
 
+cdef inline int nth_cell(uint32_t w, int i) noexcept nogil:
+    while i > 0:
+        w &= w - 1
+        i -= 1
+    return __builtin_ctz(w)
+
+
+cdef int32_t rollout_turn_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
+    """k_rollout_action at ST_ACTION without listing the actions: the legal list is the
+    purchase destinations (ascending; the "obvious" choices) then the tendable colours, and
+    the draws are the same as the generic path's."""
+    cdef int p = c.cur, col, pm, nt = 0, n, i
+    cdef uint32_t moves = cache_of(c).moves
+    if c.land_filled[p] < N_SPACES:
+        for col in range(N_COLOURS):
+            if c.leftover[p][col]:
+                nt += 1
+    pm = pop64(moves)
+    n = pm + nt
+    if n <= 0:
+        return 0
+    if rng_below(rng, 10) != 0 and pm:
+        return A_MOVE + nth_cell(moves, rng_below(rng, pm))
+    i = rng_below(rng, n)
+    if i < pm:
+        return A_MOVE + nth_cell(moves, i)
+    i -= pm
+    for col in range(N_COLOURS):
+        if c.leftover[p][col]:
+            if i == 0:
+                return A_TEND + col
+            i -= 1
+    return 0
+
+
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """Playout policy, uniform over legal actions except that nine times in ten it plays the
     obvious choice: a matching tile face up (own or Helper), an order fulfilled when one can
@@ -1654,18 +1965,19 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     search's bounded score term can no longer tell good moves from bad ones."""
     cdef int32_t legal[MAX_LEGAL]
     cdef int32_t good[MAX_LEGAL]
-    cdef int n = k_legal_actions(buf, legal)
-    cdef int m = 0, i
+    cdef int n, m = 0, i
     cdef int32_t a
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    if c.stage == ST_ACTION and cache_of(c).ctx == CTX_NONE:
+        return rollout_turn_start(c, rng)
+    n = k_legal_actions(buf, legal)
     if n <= 0:
         return 0
     if rng_below(rng, 10) != 0:
         for i in range(n):
             a = legal[i]
-            if ((A_PLANT_UP <= a < A_PLANT_DOWN) or (A_HDEST_UP <= a < A_HDEST_DOWN)
-                    or (A_FULFIL_OPEN <= a < A_NO_FULFIL) or a < A_TEND or a == A_KEEP + 35):
-                good[m] = a
-                m += 1
+            good[m] = a
+            m += GOOD[a]
         if m:
             return good[rng_below(rng, m)]
     return legal[rng_below(rng, n)]
@@ -1687,7 +1999,8 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
-KERNEL.rebuild = NULL
+KERNEL.rebuild = k_rebuild
+KERNEL.sample_chance = k_sample_chance
 
 
 def kernel_capsule():
@@ -1794,12 +2107,14 @@ def dict_to_core(dict d):
 def normalized(const uint8_t[::1] data):
     """For the validator: the core after advance() resolved every forced step. A stored core
     must already be in this form (else it is not a position the game can reach)."""
-    cdef BotanistsCore c
+    cdef BotanistsState st
     if data.shape[0] != sizeof(BotanistsCore):
         raise ValueError("wrong core size")
-    memcpy(&c, &data[0], sizeof(BotanistsCore))
-    advance(&c)
-    return (<char*>&c)[:sizeof(BotanistsCore)]
+    memset(&st, 0, sizeof(BotanistsState))
+    memcpy(&st.core, &data[0], sizeof(BotanistsCore))
+    k_rebuild(<uint8_t*>&st)
+    advance(&st.core)
+    return (<char*>&st.core)[:sizeof(BotanistsCore)]
 
 
 def footprint(int orient, int card, int cell):
