@@ -1,7 +1,7 @@
 # Botanical Lab state layout. Every field is a byte, so the serialized core is the same on every
 # platform (no endianness); the two-byte VP counters are split into a low and a high byte.
 # Legend beside each field; section ids refer to botanical_lab.decisions.md.
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t, int32_t
 
 cdef enum:
     MAX_SEATS = 4
@@ -79,4 +79,7 @@ ctypedef struct LabCore:
     uint8_t space_step[48]     # flower: marker's track step, 1 = top .. track = bottom; else 0
 
 ctypedef struct LabState:
-    LabCore core               # no derived cache: every field is serialized
+    LabCore core               # serialized
+    # Derived cache (k_rebuild recomputes it from the core; every transition keeps it in step):
+    uint32_t held[4]           # kinds (bit k) in each seat's hand
+    int32_t draw_total[4]      # cards in each seat's draw pile

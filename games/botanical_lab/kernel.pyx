@@ -24,11 +24,11 @@ The decisions file (6.1) proposed a u16 bit-field id (type|kind|space|breed); th
 dense ids below num_distinct_actions (the search keeps per-action arrays of that size), so the
 same fields are packed densely here: 1179 ids.
 """
-from libc.stdint cimport uint8_t, int32_t, uint32_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below
+from hortus._ext.rng cimport Rng, rng_below, rng_uniform
 from hortus.games.botanical_lab.kernel cimport *
 
 cdef enum:
@@ -81,6 +81,20 @@ cdef int ADJACENCY[17]                 # LO3: bonus by group size; the last entr
 cdef int N_ADJACENCY = 0
 cdef int SEED_SET[N_BREEDS + 1]        # LE2: value of a set by its number of distinct breeds
 cdef bint LOADED = False
+# Derived from the tables above by load_components, for the hot paths, which work on bit sets of
+# kinds (bit k) and of in-room spaces (bit s - ROOM_FIRST[room]) instead of scanning arrays.
+cdef bint LITTLE_ENDIAN = False         # zone helpers read eight counts per word when true
+cdef uint32_t KIND_MASK = 0             # every kind
+cdef uint64_t KIND_BYTES[MAX_KINDS]     # per word of a zone, the bytes of existing kinds
+cdef uint64_t KIND_BYTES_LAST = 0       #   and of the last, overlapping word: its new bytes only
+cdef uint32_t SEED_MASK = 0             # the kinds of each card type
+cdef uint32_t FERT_MASK = 0
+cdef uint32_t EXP_MASK = 0
+cdef uint32_t SKILL_MASK = 0
+cdef int N_EXP_KINDS = 0
+cdef uint8_t EXP_KINDS[MAX_KINDS]       # the experiment kinds, ascending (LD1 total)
+cdef uint32_t COST_AT_MOST[256]         # LD3: acquirable kinds costing at most the index
+cdef uint32_t SEED_SPACES[MAX_KINDS][N_ROOMS]  # LP2: spaces of a room a seed of the kind fits
 
 
 def load_components(list cards, list breeds, list rooms, int hand_size, int end_vp, int markers,
@@ -135,11 +149,53 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
         ADJACENCY[i] = adjacency[i]
     for i in range(N_BREEDS + 1):
         SEED_SET[i] = seed_sets[i]
+    global N_EXP_KINDS, KIND_MASK, KIND_BYTES_LAST, LITTLE_ENDIAN, SEED_MASK, FERT_MASK, EXP_MASK, SKILL_MASK
+    N_EXP_KINDS = 0
+    SEED_MASK = FERT_MASK = EXP_MASK = SKILL_MASK = 0
+    KIND_MASK = (<uint32_t>1 << N_KINDS) - 1
+    for i in range((MAX_KINDS + 7) // 8):
+        KIND_BYTES[i] = 0
+        for b in range(8):
+            if i * 8 + b < N_KINDS:
+                KIND_BYTES[i] |= (<uint64_t>0xFF) << (8 * b)
+    KIND_BYTES_LAST = 0
+    for b in range(8):
+        k = MAX_KINDS - 8 + b
+        if k < N_KINDS and k >= ((MAX_KINDS - 1) // 8) * 8:
+            KIND_BYTES_LAST |= (<uint64_t>0xFF) << (8 * b)
+    for i in range(256):
+        COST_AT_MOST[i] = 0
+        for k in range(N_KINDS):
+            if K_COST[k] != NO_COST and K_COST[k] <= i:
+                COST_AT_MOST[i] |= <uint32_t>1 << k
+    cdef uint64_t probe = 1
+    LITTLE_ENDIAN = (<uint8_t*>&probe)[0] == 1
+    for k in range(N_KINDS):
+        if K_TYPE[k] == TYPE_SEED:
+            SEED_MASK |= <uint32_t>1 << k
+        elif K_TYPE[k] == TYPE_FERTILIZER:
+            FERT_MASK |= <uint32_t>1 << k
+        elif K_TYPE[k] == TYPE_EXPERIMENT:
+            EXP_MASK |= <uint32_t>1 << k
+            EXP_KINDS[N_EXP_KINDS] = k
+            N_EXP_KINDS += 1
+        else:
+            SKILL_MASK |= <uint32_t>1 << k
+        for r in range(N_ROOMS):
+            SEED_SPACES[k][r] = 0
+            for i in range(ROOM_SIZE[r]):
+                if S_BREEDS[ROOM_FIRST[r] + i] & K_BREEDS[k]:
+                    SEED_SPACES[k][r] |= <uint32_t>1 << i
     LOADED = True
 
 
 # --- small helpers ----------------------------------------------------------------------------
+cdef extern from *:
+    int __builtin_ctz(unsigned int x) nogil
+
+
 cdef inline int popcount8(uint32_t x) noexcept nogil:
+    """Set bits of a small mask (a loop per bit: cheaper than a library popcount call)."""
     cdef int n = 0
     while x:
         x &= x - 1
@@ -148,10 +204,34 @@ cdef inline int popcount8(uint32_t x) noexcept nogil:
 
 
 cdef inline int lowest_bit(uint32_t x) noexcept nogil:
-    cdef int i = 0
-    while not (x >> i) & 1:
-        i += 1
-    return i
+    """The index of the lowest set bit (x != 0)."""
+    return __builtin_ctz(x)
+
+
+cdef inline uint32_t nonzero_bytes(uint64_t w) noexcept nogil:
+    """Bit i set iff byte i (in memory order, on a little-endian machine) of w is not zero."""
+    w = (((w & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL) | w) & 0x8080808080808080ULL
+    return <uint32_t>(((w >> 7) * 0x0102040810204080ULL) >> 56)
+
+
+cdef inline uint32_t kinds_in(const uint8_t* zone) noexcept nogil:
+    """The kinds (bits) a zone of MAX_KINDS counts holds at least one card of: eight counts at
+    a time on a little-endian machine (the last load overlaps the previous one; counts past
+    N_KINDS, always zero, are masked off all the same)."""
+    cdef int k
+    cdef uint32_t m = 0
+    cdef uint64_t w
+    if LITTLE_ENDIAN:
+        for k in range(0, MAX_KINDS - 8, 8):
+            memcpy(&w, zone + k, 8)
+            m |= nonzero_bytes(w) << k
+        memcpy(&w, zone + MAX_KINDS - 8, 8)
+        m |= nonzero_bytes(w) << (MAX_KINDS - 8)
+        return m & KIND_MASK
+    for k in range(N_KINDS):
+        if zone[k]:
+            m |= <uint32_t>1 << k
+    return m
 
 
 cdef inline int vp_of(const LabCore* c, int p) noexcept nogil:
@@ -166,8 +246,61 @@ cdef inline void add_vp(LabCore* c, int p, int points) noexcept nogil:
     c.vp_high[p] = v >> 8
 
 
+# --- derived cache (LabState after the core): every kernel entry point gets a whole LabState
+# buffer, so the core pointer the rules work on also heads its cache --------------------------
+cdef inline LabState* cache_of(LabCore* c) noexcept nogil:
+    return <LabState*>c
+
+
+cdef inline const LabState* cached(const LabCore* c) noexcept nogil:
+    return <const LabState*>c
+
+
+cdef inline void hand_take(LabCore* c, int p, int k) noexcept nogil:
+    """One card of kind k leaves p's hand (played or spent)."""
+    c.hand[p][k] -= 1
+    if c.hand[p][k] == 0:
+        cache_of(c).held[p] &= ~(<uint32_t>1 << k)
+
+
+cdef inline void hand_put(LabCore* c, int p, int k) noexcept nogil:
+    c.hand[p][k] += 1
+    cache_of(c).held[p] |= <uint32_t>1 << k
+
+
+cdef inline bint zone_empty(const uint8_t* zone) noexcept nogil:
+    """No card in a zone of MAX_KINDS counts (kinds >= N_KINDS masked off)."""
+    cdef int k
+    cdef uint64_t w, any = 0
+    if LITTLE_ENDIAN:
+        for k in range(0, MAX_KINDS - 8, 8):
+            memcpy(&w, zone + k, 8)
+            any |= w & KIND_BYTES[k >> 3]
+        memcpy(&w, zone + MAX_KINDS - 8, 8)
+        return (any | (w & KIND_BYTES_LAST)) == 0
+    for k in range(N_KINDS):
+        if zone[k]:
+            return False
+    return True
+
+
+cdef inline int byte_sum(uint64_t w) noexcept nogil:
+    """The sum of the eight bytes of w."""
+    w = (w & 0x00FF00FF00FF00FFULL) + ((w >> 8) & 0x00FF00FF00FF00FFULL)
+    return <int>(((w * 0x0001000100010001ULL) >> 48) & 0xFFFF)
+
+
 cdef inline int zone_total(const uint8_t* zone) noexcept nogil:
+    """The cards in a zone of MAX_KINDS counts (kinds >= N_KINDS masked off), eight counts at a
+    time on a little-endian machine."""
     cdef int k, n = 0
+    cdef uint64_t w
+    if LITTLE_ENDIAN:
+        for k in range(0, MAX_KINDS - 8, 8):
+            memcpy(&w, zone + k, 8)
+            n += byte_sum(w & KIND_BYTES[k >> 3])
+        memcpy(&w, zone + MAX_KINDS - 8, 8)
+        return n + byte_sum(w & KIND_BYTES_LAST)
     for k in range(N_KINDS):
         n += zone[k]
     return n
@@ -176,10 +309,11 @@ cdef inline int zone_total(const uint8_t* zone) noexcept nogil:
 cdef inline int experiment_total(const LabCore* c) noexcept nogil:
     """LD1: the experiment count of the experiment cards in the turn player's play area. Cards
     spent as Phase 2 fuel also sit there, but the total only matters in Phase 1."""
-    cdef int k, x = 0
-    for k in range(N_KINDS):
-        if K_TYPE[k] == TYPE_EXPERIMENT:
-            x += c.play[c.turn_player][k] * K_EXPERIMENTS[k]
+    cdef int i, k, x = 0
+    cdef const uint8_t* play = c.play[c.turn_player]
+    for i in range(N_EXP_KINDS):
+        k = EXP_KINDS[i]
+        x += play[k] * K_EXPERIMENTS[k]
     return x
 
 
@@ -207,70 +341,114 @@ cdef inline int candidate_breeds(const LabCore* c, int space) noexcept nogil:
     return listed & c.growth_breeds
 
 
-cdef int max_growth(const LabCore* c, int first, uint32_t spaces, const int* stock) noexcept nogil:
-    """How many of the prepared `spaces` (in-room bits) can sprout at once with the plant `stock`:
-    a bipartite b-matching of spaces to breeds, computed as its minimum cut: over every breed
-    subset T, the stock of T plus the spaces whose candidates are not all in T."""
-    cdef int best = 1 << 30, t, b, cost, i
-    cdef uint32_t m
-    for t in range(1 << N_BREEDS):
-        cost = 0
-        for b in range(N_BREEDS):
-            if (t >> b) & 1:
-                cost += stock[b]
-        m = spaces
-        while m:
-            i = lowest_bit(m)
-            m &= m - 1
-            if candidate_breeds(c, first + i) & ~t:
-                cost += 1
-        if cost < best:
-            best = cost
-    return best
-
-
 cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
     """Options of the lowest pending prepared space: a mask of the breeds it may sprout as, and
     whether it may stay prepared. The fertilizer grows as many plants as the stock allows (every
     plant of the matching breed grows, LP3); the fertilizer player chooses the breed of a
-    multi-breed space (A7) and, only when the stock runs short, which spaces miss out (A8)."""
-    cdef int r = c.room[c.turn_player]
-    cdef int first = ROOM_FIRST[r]
+    multi-breed space (A7) and, only when the stock runs short, which spaces miss out (A8).
+
+    "As many as the stock allows" is a bipartite b-matching of pending spaces to breeds, taken
+    as its minimum cut: over every breed subset T, the stock of T plus the spaces whose
+    candidates are not all in T. A breed b is an option when sprouting the space as b still
+    reaches the maximum; staying prepared is allowed when the other spaces alone reach it.
+    Reads the core only: sprout_choice calls it on a bare LabCore, without the cache."""
+    cdef int first = ROOM_FIRST[c.room[c.turn_player]]
     cdef uint32_t pending = pending_mask(c)
     cdef int i = lowest_bit(pending)
     cdef uint32_t rest = pending & ~(<uint32_t>1 << i)
-    cdef int stock[N_BREEDS]
-    cdef int b, total, options = 0
-    for b in range(N_BREEDS):
-        stock[b] = c.plant_stock[b]
-    total = max_growth(c, first, pending, stock)
+    cdef uint32_t m
     cdef int cand = candidate_breeds(c, first + i)
+    cdef int b, t, j, f, cj, n_rest = 0, options = 0, plentiful = cand != 0
+    cdef int need[N_BREEDS]
+    cdef int inside[1 << N_BREEDS]       # spaces of `rest` whose candidates all lie in T
+    cdef int stock_of[1 << N_BREEDS]     # plant stock of the breeds in T
+    cdef int best_total, best_rest, best_with[N_BREEDS], best_without[N_BREEDS]
     for b in range(N_BREEDS):
-        if (cand >> b) & 1 and stock[b] > 0:
-            stock[b] -= 1
-            if 1 + max_growth(c, first, rest, stock) == total:
+        need[b] = (cand >> b) & 1
+    for t in range(1 << N_BREEDS):
+        inside[t] = 0
+    m = rest
+    while m:
+        j = lowest_bit(m)
+        m &= m - 1
+        cj = candidate_breeds(c, first + j)
+        if cj == 0:
+            plentiful = 0
+        inside[cj] += 1
+        n_rest += 1
+        for b in range(N_BREEDS):
+            need[b] += (cj >> b) & 1
+    for b in range(N_BREEDS):
+        if need[b] > c.plant_stock[b]:
+            plentiful = 0
+    if plentiful:
+        # Fast path: every breed has a plant for every pending space that could take it, so all
+        # of them sprout whatever is chosen: each candidate is an option, staying prepared not.
+        skip_ok[0] = 0
+        return cand
+    # Subset sums: inside[T] = spaces with candidates in T, stock_of[T] = stock of T.
+    for b in range(N_BREEDS):
+        for t in range(1 << N_BREEDS):
+            if (t >> b) & 1:
+                inside[t] += inside[t ^ (1 << b)]
+    stock_of[0] = 0
+    for t in range(1, 1 << N_BREEDS):
+        stock_of[t] = stock_of[t & (t - 1)] + c.plant_stock[lowest_bit(t)]
+    best_total = 1 << 30
+    best_rest = 1 << 30
+    for b in range(N_BREEDS):
+        best_with[b] = 1 << 30
+        best_without[b] = 1 << 30
+    for t in range(1 << N_BREEDS):
+        f = stock_of[t] + n_rest - inside[t]          # the cut of T for `rest` alone
+        if f < best_rest:
+            best_rest = f
+        if f + (1 if cand & ~t else 0) < best_total:
+            best_total = f + (1 if cand & ~t else 0)
+        for b in range(N_BREEDS):
+            if (t >> b) & 1:
+                if f < best_with[b]:
+                    best_with[b] = f
+            elif f < best_without[b]:
+                best_without[b] = f
+    for b in range(N_BREEDS):
+        if (cand >> b) & 1 and c.plant_stock[b] > 0:
+            # One plant of b fewer in the stock: every cut containing b shrinks by one.
+            f = best_with[b] - 1 if best_with[b] - 1 < best_without[b] else best_without[b]
+            if 1 + f == best_total:
                 options |= 1 << b
-            stock[b] += 1
-    skip_ok[0] = 1 if max_growth(c, first, rest, stock) == total else 0
+    skip_ok[0] = 1 if best_rest == best_total else 0
     return options
 
 
-cdef bint fertilizer_grows_something(const LabCore* c, int room, int breeds) noexcept nogil:
-    """LP5: a fertilizer is offered only if it grows at least one plant in the room (playing it
-    for no effect is the same as keeping it: both end in the discard pile in Phase 5)."""
-    cdef int s, b, listed
+cdef uint32_t empty_spaces(const LabCore* c, int room, int floor) noexcept nogil:
+    """The empty spaces (in-room bits) of a room with a space id >= floor."""
+    cdef int s, first = ROOM_FIRST[room]
+    cdef uint32_t m = 0
+    for s in range(first if first > floor else floor, first + ROOM_SIZE[room]):
+        if c.space_status[s] == SPACE_EMPTY:
+            m |= <uint32_t>1 << (s - first)
+    return m
+
+
+cdef int growable_breeds(const LabCore* c, int room) noexcept nogil:
+    """LP5: the breeds a fertilizer grows something of in the room: those of its leaves, and
+    those a prepared space lists (or records, with track_seed_breed) that the plant stock still
+    holds. A fertilizer is offered only if it grows at least one plant (playing it for no effect
+    is the same as keeping it: both end in the discard pile in Phase 5)."""
+    cdef int s, b, listed, leaves = 0, prepared = 0, stocked = 0
     for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_LEAF and (breeds >> (c.space_breed[s] - 1)) & 1:
-            return True
-        if c.space_status[s] == SPACE_PREPARED:
+        if c.space_status[s] == SPACE_LEAF:
+            leaves |= 1 << (c.space_breed[s] - 1)
+        elif c.space_status[s] == SPACE_PREPARED:
             listed = S_BREEDS[s]
             if c.track_seed_breed and c.space_breed[s]:
                 listed = 1 << (c.space_breed[s] - 1)
-            listed &= breeds
-            for b in range(N_BREEDS):
-                if (listed >> b) & 1 and c.plant_stock[b] > 0:
-                    return True
-    return False
+            prepared |= listed
+    for b in range(N_BREEDS):
+        if c.plant_stock[b] > 0:
+            stocked |= 1 << b
+    return leaves | (prepared & stocked)
 
 
 cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
@@ -292,34 +470,46 @@ cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
     then reshuffled. So after an acquisition a skill is still offered when the draw pile holds
     fewer cards than it draws or reveals, and after such a "late" skill experiment cards may be
     played again and acquisitions restart from any kind. Otherwise a skill played after an
-    acquisition is the same line as the skill played before it, and is not offered twice."""
+    acquisition is the same line as the skill played before it, and is not offered twice.
+
+    With out == NULL nothing is written and the count stops at 2: whether Phase 1 offers any
+    choice besides END (advance asks this after every step)."""
     cdef int p = c.turn_player
-    cdef int n = 0, k, x, cost
-    cdef int pile = zone_total(c.draw[p])
-    out[n] = ACT_END
-    n += 1
+    cdef int n = 1, k, x, limit
+    cdef uint32_t held = cached(c).held[p], m
+    if out != NULL:
+        out[0] = ACT_END
     if c.acquired == 0 or c.late_skill:
-        for k in range(c.experiment_floor, N_KINDS):
-            if K_TYPE[k] == TYPE_EXPERIMENT and c.hand[p][k]:
-                out[n] = ACT_EXPERIMENT + k
-                n += 1
-    for k in range(N_KINDS):
-        if K_TYPE[k] == TYPE_SKILL and c.hand[p][k] and (c.acquired == 0 or pile < K_SKILL_COUNT[k]):
-            out[n] = ACT_SKILL + k
+        m = held & EXP_MASK & (<uint32_t>0xFFFFFFFF << c.experiment_floor)
+        if m and out == NULL:
+            return 2
+        while m:
+            out[n] = ACT_EXPERIMENT + lowest_bit(m)
             n += 1
+            m &= m - 1
+    m = held & SKILL_MASK
+    while m:
+        k = lowest_bit(m)
+        m &= m - 1
+        if c.acquired and cached(c).draw_total[p] >= K_SKILL_COUNT[k]:
+            continue
+        if out == NULL:
+            return 2
+        out[n] = ACT_SKILL + k
+        n += 1
     x = experiment_total(c)
     if c.acquired < acquisitions_allowed(x):
-        for k in range(c.acquire_floor, N_KINDS):
-            cost = K_COST[k]
-            if cost == NO_COST or c.stock[k] == 0:
-                continue
-            if c.acquire_mode == 0:
-                if cost > x:                 # LD3 threshold: each card needs cost <= X
-                    continue
-            elif c.spent + cost > x:         # LD3 budget: the costs add up to at most X
-                continue
-            out[n] = ACT_ACQUIRE + k
-            n += 1
+        # LD3 threshold: each card needs cost <= X; budget: the costs add up to at most X.
+        limit = x if c.acquire_mode == 0 else x - c.spent
+        if limit >= 0:
+            m = (COST_AT_MOST[limit if limit < 255 else 255] & kinds_in(c.stock)
+                 & (<uint32_t>0xFFFFFFFF << c.acquire_floor))
+            if m and out == NULL:
+                return 2
+            while m:
+                out[n] = ACT_ACQUIRE + lowest_bit(m)
+                n += 1
+                m &= m - 1
     return n
 
 
@@ -327,40 +517,48 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
     """LP1-LP5 and LT2 (skills)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
-    cdef int n = 0, k, q, s, fuel_only = -1
-    out[n] = ACT_END
-    n += 1
-    for k in range(N_KINDS):
-        if K_TYPE[k] == TYPE_SKILL and c.hand[p][k]:
-            out[n] = ACT_SKILL + k
-            n += 1
+    cdef int n = 1, k, q, first, growable
+    cdef uint32_t held = cached(c).held[p], m, fuel, empty, spaces
+    out[0] = ACT_END
+    m = held & SKILL_MASK
+    while m:
+        out[n] = ACT_SKILL + lowest_bit(m)
+        n += 1
+        m &= m - 1
     # LP1: any card may be fuel; an experiment card has no other use in Phase 2, so while one is
     # in hand spending anything else is dominated (all of them end in the discard pile anyway).
-    for k in range(N_KINDS):
-        if K_TYPE[k] == TYPE_EXPERIMENT and c.hand[p][k]:
-            fuel_only = k
-            break
-    for k in range(N_KINDS):
-        if c.hand[p][k] == 0 or (fuel_only >= 0 and k != fuel_only):
-            continue
+    fuel = held & EXP_MASK
+    fuel = (fuel & -fuel) if fuel else held
+    while fuel:
+        k = lowest_bit(fuel)
+        fuel &= fuel - 1
         for q in range(N_ROOMS):
             if q != r:                       # A17: moving to the current room is a no-op
                 out[n] = ACT_MOVE + k * N_ROOMS + q
                 n += 1
-    if c.markers_free[p] > 0:                # A20
-        for k in range(N_KINDS):
-            if K_TYPE[k] != TYPE_SEED or c.hand[p][k] == 0:
-                continue
-            for s in range(ROOM_FIRST[r], ROOM_FIRST[r] + ROOM_SIZE[r]):
-                # LP2 + canonical order: consecutive seeds go on ascending spaces.
-                if (s >= c.seed_floor and c.space_status[s] == SPACE_EMPTY
-                        and S_BREEDS[s] & K_BREEDS[k]):
-                    out[n] = ACT_SEED + k * MAX_SPACES + s
+    m = held & SEED_MASK
+    if m and c.markers_free[p] > 0:          # A20
+        first = ROOM_FIRST[r]
+        # LP2 + canonical order: consecutive seeds go on ascending spaces (>= seed_floor).
+        empty = empty_spaces(c, r, c.seed_floor)
+        if empty:
+            while m:
+                k = lowest_bit(m)
+                m &= m - 1
+                spaces = empty & SEED_SPACES[k][r]
+                while spaces:
+                    out[n] = ACT_SEED + k * MAX_SPACES + first + lowest_bit(spaces)
                     n += 1
-    for k in range(N_KINDS):
-        if K_TYPE[k] == TYPE_FERTILIZER and c.hand[p][k] and fertilizer_grows_something(c, r, K_BREEDS[k]):
-            out[n] = ACT_FERTILIZE + k
-            n += 1
+                    spaces &= spaces - 1
+    m = held & FERT_MASK
+    if m:
+        growable = growable_breeds(c, r)
+        while m:
+            k = lowest_bit(m)
+            m &= m - 1
+            if growable & K_BREEDS[k]:
+                out[n] = ACT_FERTILIZE + k
+                n += 1
     return n
 
 
@@ -445,9 +643,10 @@ cdef void start_draws(LabCore* c, int seat, int count, int mode, int resume) noe
 cdef void draws_done(LabCore* c) noexcept nogil:
     """The revealed cards not kept go to the discard pile (A4); then the interrupted step goes on."""
     cdef int k, q = c.draw_seat, p, resume = c.resume
-    for k in range(N_KINDS):
-        c.discard[q][k] += c.aside[k]
-        c.aside[k] = 0
+    if c.draw_mode != MODE_TO_HAND:          # only a typed reveal sets cards aside
+        for k in range(N_KINDS):
+            c.discard[q][k] += c.aside[k]
+            c.aside[k] = 0
     # Draw bookkeeping is zero outside a DRAW stage, so every position has one encoding.
     c.draw_mode = MODE_TO_HAND
     c.draws_pending = 0
@@ -501,6 +700,7 @@ cdef void end_turn(LabCore* c) noexcept nogil:
         c.discard[p][k] += c.hand[p][k] + c.play[p][k]
         c.hand[p][k] = 0
         c.play[p][k] = 0
+    cache_of(c).held[p] = 0
     start_draws(c, p, HAND_SIZE, MODE_TO_HAND, RESUME_TURN_END)
 
 
@@ -516,7 +716,6 @@ cdef void sprout(LabCore* c, int space, int b) noexcept nogil:
 
 cdef void advance(LabCore* c) noexcept nogil:
     """Resolve forced steps until a decision with a real choice, a chance node or the end."""
-    cdef int32_t scratch[MAX_LEGAL]
     cdef int skip_ok, options, i, q, k, r
     cdef uint32_t pending
     while True:
@@ -525,21 +724,24 @@ cdef void advance(LabCore* c) noexcept nogil:
                 draws_done(c)
                 continue
             q = c.draw_seat
-            if zone_total(c.draw[q]) == 0:
-                if zone_total(c.discard[q]) == 0:
+            if cached(c).draw_total[q] == 0:
+                if zone_empty(c.discard[q]):
                     draws_done(c)            # LY2 [RES-RULE]: both piles empty, stop short
                     continue
                 for k in range(N_KINDS):     # LY2: the discard pile becomes the draw pile
                     c.draw[q][k] = c.discard[q][k]
                     c.discard[q][k] = 0
+                cache_of(c).draw_total[q] = zone_total(c.draw[q])
             return
         if c.stage == STAGE_DEVELOP:
-            if develop_actions(c, scratch) == 1:
+            if develop_actions(c, NULL) == 1:
                 enter_cultivation(c)         # nothing to do in Phase 1
                 continue
             return
         if c.stage == STAGE_CULTIVATE:
-            if cultivate_actions(c, scratch) == 1:
+            # Phase 2 offers nothing but END exactly when the hand is empty: any card in hand
+            # may at least be spent to move to another room (LP1, A17; N_ROOMS > 1).
+            if cached(c).held[c.turn_player] == 0:
                 r = c.room[c.turn_player]
                 c.stage = STAGE_OBSERVE if has_own_flower(c, c.turn_player, r) else STAGE_TURN_END
                 continue
@@ -572,7 +774,7 @@ cdef void fertilize(LabCore* c, int k) noexcept nogil:
     cdef int r = c.room[p]
     cdef int s, first = ROOM_FIRST[r]
     cdef uint32_t pending = 0
-    c.hand[p][k] -= 1
+    hand_take(c, p, k)
     c.play[p][k] += 1
     c.growth_breeds = K_BREEDS[k]
     for s in range(first, first + ROOM_SIZE[r]):
@@ -668,6 +870,32 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
+cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """One outcome of k_chance_outcomes drawn by weight without listing them: the same
+    arithmetic, on the same single uniform draw, as the search's generic sampler (so a seeded
+    search draws the same cards either way)."""
+    cdef const LabCore* c = <const LabCore*>buf
+    cdef const uint8_t* pile
+    cdef int k, q, last = 0
+    cdef double x
+    if c.stage == STAGE_START:
+        x = rng_uniform(rng) * <double>c.players     # LS5: uniform
+        for q in range(c.players - 1):
+            x -= 1.0
+            if x < 0.0:
+                return ACT_START + q
+        return ACT_START + c.players - 1
+    pile = c.draw[c.draw_seat]
+    x = rng_uniform(rng) * <double>cached(c).draw_total[c.draw_seat]
+    for k in range(N_KINDS):
+        if pile[k]:
+            last = k
+            x -= <double>pile[k]
+            if x < 0.0:
+                return ACT_DRAW + k
+    return ACT_DRAW + last
+
+
 cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef LabCore* c = <LabCore*>buf
     cdef int p = c.turn_player
@@ -676,9 +904,10 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         k = action - ACT_DRAW
         q = c.draw_seat
         c.draw[q][k] -= 1
+        cache_of(c).draw_total[q] -= 1
         c.draws_pending -= 1
         if c.draw_mode == MODE_TO_HAND or K_TYPE[k] == c.draw_mode - 1:
-            c.hand[q][k] += 1
+            hand_put(c, q, k)
         else:
             c.aside[k] += 1                  # A4: revealed, not of the skill's type
         advance(c)
@@ -708,7 +937,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if action >= ACT_SEED:
         k = (action - ACT_SEED) // MAX_SPACES
         s = (action - ACT_SEED) % MAX_SPACES
-        c.hand[p][k] -= 1
+        hand_take(c, p, k)
         c.play[p][k] += 1
         c.markers_free[p] -= 1
         c.space_status[s] = SPACE_PREPARED
@@ -720,7 +949,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         return
     if action >= ACT_MOVE:
         k = (action - ACT_MOVE) // N_ROOMS
-        c.hand[p][k] -= 1
+        hand_take(c, p, k)
         c.play[p][k] += 1
         c.room[p] = (action - ACT_MOVE) % N_ROOMS
         c.seed_floor = 0
@@ -737,7 +966,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         return
     if action >= ACT_SKILL:
         k = action - ACT_SKILL
-        c.hand[p][k] -= 1
+        hand_take(c, p, k)
         c.play[p][k] += 1
         c.experiment_floor = 0
         c.seed_floor = 0
@@ -751,7 +980,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         return
     if action >= ACT_EXPERIMENT:
         k = action - ACT_EXPERIMENT
-        c.hand[p][k] -= 1
+        hand_take(c, p, k)
         c.play[p][k] += 1
         c.experiment_floor = k
         advance(c)
@@ -862,6 +1091,8 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
             c.hand[q][k] += 1
             remaining -= 1
             hand_size -= 1
+        cache_of(c).held[q] = kinds_in(c.hand[q])
+        cache_of(c).draw_total[q] = remaining
 
 
 # --- playout policy ---------------------------------------------------------------------------
@@ -884,18 +1115,24 @@ cdef int growth_count(const LabCore* c, int room, int breeds) noexcept nogil:
     return n
 
 
-cdef bint room_is_useful(const LabCore* c, int room) noexcept nogil:
-    """A room where a card in hand has an effect: a fertilizer grows something or a seed fits."""
-    cdef int p = c.turn_player, k, s
-    for k in range(N_KINDS):
-        if c.hand[p][k] == 0:
-            continue
-        if K_TYPE[k] == TYPE_FERTILIZER and growth_count(c, room, K_BREEDS[k]) > 0:
-            return True
-        if K_TYPE[k] == TYPE_SEED and c.markers_free[p] > 0:
-            for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-                if c.space_status[s] == SPACE_EMPTY and S_BREEDS[s] & K_BREEDS[k]:
-                    return True
+cdef bint room_is_useful(const LabCore* c, int room, uint32_t held) noexcept nogil:
+    """A room where a card in hand (`held` kinds) has an effect: a fertilizer grows something
+    or a seed fits."""
+    cdef int g
+    cdef uint32_t m = held & FERT_MASK, empty
+    if m:
+        g = growable_breeds(c, room)
+        while m:
+            if g & K_BREEDS[lowest_bit(m)]:
+                return True
+            m &= m - 1
+    m = held & SEED_MASK
+    if m and c.markers_free[c.turn_player] > 0:
+        empty = empty_spaces(c, room, 0)
+        while m:
+            if empty & SEED_SPACES[lowest_bit(m)][room]:
+                return True
+            m &= m - 1
     return False
 
 
@@ -903,62 +1140,70 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """A cheap, sensible playout: play experiments and skills, buy the dearest cards it can,
     prepare seeds before fertilizing, fertilize where most plants grow, move only towards a room
     where a card in hand does something, observe every own flower. One decision in eight is
-    uniform so that playouts keep exploring."""
+    uniform so that playouts keep exploring.
+
+    The legal list is ascending, so each kind of action is one run of it (Phase 1: END,
+    experiments, skills, acquisitions; Phase 2: END, skills, moves, seeds, fertilizers): a pool
+    of one kind is picked from its run directly."""
     cdef const LabCore* c = <const LabCore*>buf
     cdef int32_t legal[MAX_LEGAL]
-    cdef int32_t pool[MAX_LEGAL]
+    cdef int32_t pool[MAX_KINDS * N_ROOMS]   # acquisitions, fertilizers or moves: one per kind (and room)
     cdef int n = stage_actions(c, legal)
-    cdef int i, a, m = 0, best = -1, value
+    cdef int i, a, m = 0, best = -1, value, start, end, room
+    cdef int useful[N_ROOMS]
+    cdef uint32_t held
     if n <= 1 or rng_below(rng, 8) == 0:
         return legal[rng_below(rng, n)]
     if c.stage == STAGE_DEVELOP:
-        for i in range(n):
+        end = 1
+        while end < n and legal[end] < ACT_ACQUIRE:
+            end += 1
+        if end > 1:                          # experiments and skills
+            return legal[1 + rng_below(rng, end - 1)]
+        for i in range(1, n):                # acquisitions: the dearest
             a = legal[i]
-            if ACT_EXPERIMENT <= a < ACT_ACQUIRE:
+            value = K_COST[a - ACT_ACQUIRE]
+            if value > best:
+                best = value
+                m = 0
+            if value == best:
                 pool[m] = a
                 m += 1
-        if m:
-            return pool[rng_below(rng, m)]
-        for i in range(n):
-            a = legal[i]
-            if ACT_ACQUIRE <= a < ACT_MOVE:
-                value = K_COST[a - ACT_ACQUIRE]
-                if value > best:
-                    best = value
-                    m = 0
-                if value == best:
-                    pool[m] = a
-                    m += 1
         if m:
             return pool[rng_below(rng, m)]
         return ACT_END
     if c.stage == STAGE_CULTIVATE:
-        for i in range(n):
+        end = n
+        while end > 1 and legal[end - 1] >= ACT_FERTILIZE:
+            end -= 1
+        start = end
+        while start > 1 and legal[start - 1] >= ACT_SEED:
+            start -= 1
+        if end > start:                      # seeds
+            return legal[start + rng_below(rng, end - start)]
+        room = c.room[c.turn_player]
+        for i in range(end, n):              # fertilizers: where most plants grow
             a = legal[i]
-            if ACT_SEED <= a < ACT_FERTILIZE:
+            value = growth_count(c, room, K_BREEDS[a - ACT_FERTILIZE])
+            if value > best:
+                best = value
+                m = 0
+            if value == best:
                 pool[m] = a
                 m += 1
         if m:
             return pool[rng_below(rng, m)]
-        for i in range(n):
+        if legal[1] < ACT_ACQUIRE:           # the lowest skill
+            return legal[1]
+        held = cached(c).held[c.turn_player]
+        for i in range(N_ROOMS):
+            useful[i] = -1
+        for i in range(1, start):            # moves towards a useful room
             a = legal[i]
-            if ACT_FERTILIZE <= a < ACT_SPROUT:
-                value = growth_count(c, c.room[c.turn_player], K_BREEDS[a - ACT_FERTILIZE])
-                if value > best:
-                    best = value
-                    m = 0
-                if value == best:
-                    pool[m] = a
-                    m += 1
-        if m:
-            return pool[rng_below(rng, m)]
-        for i in range(n):
-            a = legal[i]
-            if ACT_SKILL <= a < ACT_ACQUIRE:
-                return a
-        for i in range(n):
-            a = legal[i]
-            if ACT_MOVE <= a < ACT_SEED and room_is_useful(c, (a - ACT_MOVE) % N_ROOMS):
+            room = (a - ACT_MOVE) % N_ROOMS
+            if useful[room] < 0:
+                useful[room] = room_is_useful(c, room, held)
+            if useful[room]:
                 pool[m] = a
                 m += 1
         if m:
@@ -967,6 +1212,15 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     if c.stage == STAGE_OBSERVE:
         return legal[1]                      # the lowest own flower: in turn, all of them
     return legal[rng_below(rng, n)]
+
+
+cdef void k_rebuild(uint8_t* buf) noexcept nogil:
+    """The derived cache from the core."""
+    cdef LabState* st = <LabState*>buf
+    cdef int p
+    for p in range(MAX_SEATS):
+        st.held[p] = kinds_in(st.core.hand[p])
+        st.draw_total[p] = zone_total(st.core.draw[p])
 
 
 cdef GameKernel KERNEL
@@ -985,7 +1239,8 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
-KERNEL.rebuild = NULL
+KERNEL.rebuild = k_rebuild
+KERNEL.sample_chance = k_sample_chance
 
 
 def kernel_capsule():
