@@ -1,6 +1,6 @@
 # Botanik state layout. Every field is a byte, so the serialized core is the same on every
 # platform (no endianness). Legend beside each field.
-from libc.stdint cimport uint8_t, int8_t
+from libc.stdint cimport uint8_t, int8_t, uint16_t, uint64_t
 
 cdef enum:
     N_COLOURED = 65        # K-C3: 5 colours x 13 tiles; ids 0..64
@@ -48,16 +48,37 @@ ctypedef struct BotanikCore:
     int8_t m_y[2][40]          #   y (down), -32..31
     uint8_t m_rot[2][40]       #   rotation 0..3 (clockwise quarter turns)
 
+# The derived cache (rebuilt from the core by k_rebuild, kept up to date by add_to_machine;
+# the two must agree byte for byte, padding included, which is why rebuild clears it first).
+cdef enum:
+    GSTRIDE = 65           # grid row length: 64 cells + 1 empty cell of padding
+    GRID_CELLS = 4290      # 66 rows (64 + an empty row on either side) x GSTRIDE
+    MAX_FRONT = 160        # empty cells beside a machine: at most 4 per tile
+
 ctypedef struct MachineCache:
-    uint8_t grid[64][64]       # grid[x+32][y+32]: 0 empty, else machine index + 1
+    # grid[(x+33)*GSTRIDE + y+32]: 0 empty, else machine index + 1. The empty border means a
+    # neighbour lookup never needs a bounds check: off the grid reads as an empty cell.
+    uint8_t grid[GRID_CELLS]
     uint8_t exits[40]          # rotated exit mask per machine tile (bit d = side d has a pipe)
-    uint8_t conduit[40][4]     # conduit index of each side (EMPTY = no pipe)
-    uint8_t comp[40][4]        # pipe component of each side (EMPTY = no pipe)
-    uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component
-    uint8_t n_comp
+    # Pipe component of each side (EMPTY = no pipe), labelled by the smallest side slot
+    # (index * 4 + side) in it: a component keeps its label when a new tile joins it, and
+    # components merged by a new tile take the smallest of their labels.
+    uint8_t comp[40][4]
+    uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component label
+    uint8_t n_front
+    uint16_t cell[40]          # grid index of each machine tile
+    # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
+    # discover them (tile by tile, sides N E S W): the playout samples placements over it.
+    uint16_t front[MAX_FRONT]
 
 ctypedef struct BotanikState:
     BotanikCore core
     MachineCache cache[2]
     uint8_t pool_count[65]     # undrawn copies per kind (indexed by the kind's lowest id)
     uint8_t pool_total         # undrawn tiles
+    # Undrawn tiles as bits at their POOL_POS (tiles ordered by kind, then id): the r-th set
+    # bit is the r-th undrawn tile when counting kind by kind (sample_chance).
+    uint64_t pool_bits[2]
+    # top_cols[b]: the columns whose top has bit b of its T_LINK mask (its colour or its type),
+    # so the columns a tile links with are two lookups (K-T2).
+    uint8_t top_cols[32]

@@ -12,12 +12,87 @@ Action ids (decisions.md 6.1):
   D_ORDER 0xC000 | k                               resolve pending item k first (K-MB5)
   DRAW    0xD000 | kind                            chance: a tile of that kind is drawn
 """
-from libc.stdint cimport uint8_t, int8_t, int32_t, uint64_t
-from libc.string cimport memset, memcpy
+from libc.stdint cimport uint8_t, int8_t, int32_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memset, memcpy, memmove
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below
 from hortus.games.botanik.kernel cimport *
+
+cdef extern from *:
+    """
+    static inline int bk_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+    /* Portable popcount (the extension is built for the baseline x86-64, without POPCNT). */
+    static inline int bk_popcount64(uint64_t x) {
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    }
+    static uint8_t bk_sel8[256][8];   /* bk_sel8[byte][r]: the r-th set bit of byte */
+    /* Position of the r-th (from 0) set bit of x; r < popcount(x). Broadword: byte prefix
+       counts by one multiplication, the byte by comparing all eight at once, then the bit. */
+    static inline int bk_select64(uint64_t x, int r) {
+        const uint64_t L8 = 0x0101010101010101ULL, H8 = 0x8080808080808080ULL;
+        uint64_t s = x - ((x >> 1) & 0x5555555555555555ULL);
+        s = (s & 0x3333333333333333ULL) + ((s >> 2) & 0x3333333333333333ULL);
+        s = ((s + (s >> 4)) & 0x0F0F0F0F0F0F0F0FULL) * L8;     /* byte k: bits in bytes 0..k */
+        int b = (int)(((((((uint64_t)r * L8) | H8) - s) & H8) >> 7) * L8 >> 56);  /* bytes with count <= r */
+        unsigned int byte = (unsigned int)(x >> (8 * b)) & 0xFF;
+        r -= (int)(((s << 8) >> (8 * b)) & 0xFF);
+        return 8 * b + bk_sel8[byte][r];
+    }
+    static void bk_init_sel8(void) {
+        int x, r, y;
+        for (x = 0; x < 256; x++)
+            for (r = 0, y = x; y; r++, y &= y - 1)
+                bk_sel8[x][r] = (uint8_t)__builtin_ctz(y);
+    }
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    /* Every byte equal to `from` in p[0 .. 16*n16) becomes `to`. */
+    static inline void bk_replace_bytes(uint8_t* p, int n16, uint8_t from, uint8_t to) {
+        const __m128i f = _mm_set1_epi8((char)from), t = _mm_set1_epi8((char)to);
+        int i;
+        for (i = 0; i < n16; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i*)(p + 16 * i));
+            __m128i eq = _mm_cmpeq_epi8(v, f);
+            _mm_storeu_si128((__m128i*)(p + 16 * i), _mm_or_si128(_mm_andnot_si128(eq, v), _mm_and_si128(eq, t)));
+        }
+    }
+    /* Index of the first x in p[0 .. n), or -1; reads p up to the next multiple of 8. */
+    static inline int bk_find_u16(const uint16_t* p, int n, uint16_t x) {
+        const __m128i v = _mm_set1_epi16((short)x);
+        int i, m, k;
+        for (i = 0; i < n; i += 8) {
+            m = _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(p + i)), v));
+            if (m) {
+                k = i + (__builtin_ctz(m) >> 1);
+                return k < n ? k : -1;
+            }
+        }
+        return -1;
+    }
+    #else
+    static inline void bk_replace_bytes(uint8_t* p, int n16, uint8_t from, uint8_t to) {
+        int i;
+        for (i = 0; i < 16 * n16; i++) if (p[i] == from) p[i] = to;
+    }
+    static inline int bk_find_u16(const uint16_t* p, int n, uint16_t x) {
+        int i;
+        for (i = 0; i < n; i++) if (p[i] == x) return i;
+        return -1;
+    }
+    #endif
+    """
+    int bk_ctz64(uint64_t x) noexcept nogil
+    int bk_popcount64(uint64_t x) noexcept nogil
+    int bk_select64(uint64_t x, int r) noexcept nogil
+    void bk_init_sel8() noexcept nogil
+    void bk_replace_bytes(uint8_t* p, int n16, uint8_t frm, uint8_t to) noexcept nogil
+    int bk_find_u16(const uint16_t* p, int n, uint16_t x) noexcept nogil
+
+bk_init_sel8()
 
 cdef enum:
     ACT_REG = 0x0000
@@ -44,16 +119,29 @@ cdef uint8_t T_NEEDS_LINK[67]   # K-SC3: flowers need a direct same-colour pipe 
 cdef uint8_t T_MECA[67]         # K-MB2: exchanged when freed
 cdef uint8_t T_EXITS[67][4]     # exit mask per rotation
 cdef uint8_t T_CONDUIT[67][4][4]  # [tile][rotation][side] -> conduit index or EMPTY
+cdef uint8_t T_QMASK[67][4][4]  # [tile][rotation][conduit] -> mask of the conduit's sides
+cdef uint8_t T_NCOND[67]        # conduits per tile (T_QMASK entries in use)
 cdef uint8_t T_NROT[67]         # distinct orientations (A3)
 cdef uint8_t T_ROTS[67][4]      # the canonical rotation of each distinct orientation
+# K-T2(b) as bit sets: a bit for the colour and one for the type (the Sources' 255 each get
+# one too), so two tiles link exactly when their masks share a bit.
+cdef uint32_t T_LINK[67]
+cdef uint8_t T_LBIT[67][2]      # the two bits of T_LINK[t]
 cdef uint8_t KINDS[65]          # the distinct kinds (their lowest ids), ascending
 cdef int N_KINDS = 0
+cdef uint8_t POOL_POS[65]       # a tile's bit in pool_bits: tiles ordered by kind, then id
+cdef uint8_t POOL_TILE[65]      # the inverse
+cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the kind's lowest id)
 cdef bint LOADED = False
 
 cdef int DX[4]
 cdef int DY[4]
+cdef int NB[4]                  # grid index offset of the neighbouring cell on each side
 DX[:] = [0, 1, 0, -1]   # N E S W, y grows downwards
 DY[:] = [-1, 0, 1, 0]
+NB[:] = [-1, GSTRIDE, 1, -GSTRIDE]
+cdef uint8_t POPC4[16]          # bits set in a 4-bit mask
+POPC4[:] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4]
 
 
 def load_components(list colour, list ttype, list flowers, list needs_link, list meca,
@@ -69,14 +157,21 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
         T_FLOWERS[t] = flowers[t]
         T_NEEDS_LINK[t] = needs_link[t]
         T_MECA[t] = meca[t]
+        T_LINK[t] = (((<uint32_t>1) << T_COLOUR[t]) if T_COLOUR[t] < 16 else ((<uint32_t>1) << 30)) | \
+            (((<uint32_t>1) << (16 + T_TYPE[t])) if T_TYPE[t] < 14 else ((<uint32_t>1) << 31))
+        T_LBIT[t][0] = T_COLOUR[t] if T_COLOUR[t] < 16 else 30
+        T_LBIT[t][1] = 16 + T_TYPE[t] if T_TYPE[t] < 14 else 31
+        T_NCOND[t] = len(conduits[t])
         for r in range(4):
             T_EXITS[t][r] = 0
             for d in range(4):
                 T_CONDUIT[t][r][d] = EMPTY
+                T_QMASK[t][r][d] = 0
             for q, sides in enumerate(conduits[t]):
                 for d in sides:
                     T_EXITS[t][r] |= 1 << ((d + r) % 4)
                     T_CONDUIT[t][r][(d + r) % 4] = q
+                    T_QMASK[t][r][q] |= 1 << ((d + r) % 4)
         # Distinct orientations: rotation r is kept unless an earlier one joins sides alike.
         T_NROT[t] = 0
         for r in range(4):
@@ -100,6 +195,16 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
         if t < N_COLOURED and T_KIND[t] == t:
             KINDS[N_KINDS] = t
             N_KINDS += 1
+    u = 0
+    for k in range(N_KINDS):
+        KIND_BITS[KINDS[k]][0] = 0
+        KIND_BITS[KINDS[k]][1] = 0
+        for t in range(N_COLOURED):
+            if T_KIND[t] == KINDS[k]:
+                POOL_POS[t] = u
+                POOL_TILE[u] = t
+                KIND_BITS[KINDS[k]][u >> 6] |= (<uint64_t>1) << (u & 63)
+                u += 1
     LOADED = True
 
 
@@ -118,11 +223,21 @@ cdef bint _same_orientation(int t, int a, int b) noexcept:
 
 cdef inline bint links(int a, int b) noexcept nogil:
     """K-T2(b): same colour or same type (Plant and Vegetable are different types)."""
-    return T_COLOUR[a] == T_COLOUR[b] or T_TYPE[a] == T_TYPE[b]
+    return (T_LINK[a] & T_LINK[b]) != 0
 
 
 cdef inline int opposite(int d) noexcept nogil:
     return (d + 2) & 3
+
+
+cdef inline int grid_index(int gx, int gy) noexcept nogil:
+    """Grid index of cell (gx, gy), both 0..63 (coordinates + GRID_OFFSET)."""
+    return (gx + 1) * GSTRIDE + gy
+
+
+cdef inline int front_index(int xy) noexcept nogil:
+    """Grid index of a frontier entry x << 6 | y."""
+    return ((xy >> 6) + 1) * GSTRIDE + (xy & 63)
 
 
 # --- machine cache --------------------------------------------------------------------------
@@ -133,138 +248,220 @@ cdef int _find(int* parent, int x) noexcept nogil:
     return x
 
 
-cdef inline int neighbour(const BotanikCore* c, const MachineCache* m, int p, int i, int d) noexcept nogil:
-    """Machine index of the tile beside tile i on side d, or -1 (empty cell or off the grid)."""
-    cdef int nx = c.m_x[p][i] + GRID_OFFSET + DX[d]
-    cdef int ny = c.m_y[p][i] + GRID_OFFSET + DY[d]
-    if nx < 0 or nx >= GRID or ny < 0 or ny >= GRID:
-        return -1
-    return m.grid[nx][ny] - 1
-
-
 cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
-    """Recompute the grid, exits, conduits and pipe components of seat p's machine."""
-    cdef BotanikCore* c = &s.core
-    cdef MachineCache* m = &s.cache[p]
-    cdef int i, d
-    memset(m, 0, sizeof(MachineCache))
-    for i in range(c.n_tiles[p]):
-        m.grid[c.m_x[p][i] + GRID_OFFSET][c.m_y[p][i] + GRID_OFFSET] = i + 1
-        m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
-        for d in range(4):
-            m.conduit[i][d] = T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d]
-    rebuild_components(s, p)
-
-
-cdef void rebuild_components(BotanikState* s, int p) noexcept nogil:
-    """Pipe components and their open ends, from the grid (union-find over conduits)."""
+    """Recompute seat p's grid, exits, pipe components and frontier from the core (the cache
+    must already be zeroed). add_to_machine keeps the same fields up to date incrementally."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
-    cdef int i, j, d, gx, gy, nx, ny, a, b, label
+    cdef int i, j, d, g, nx, ny, a, b, label
     cdef int parent[160]
     cdef int relabel[160]
-    memset(m.comp_open, 0, sizeof(m.comp_open))
+    cdef uint64_t seen[64]
     for i in range(n):
-        for d in range(4):
-            m.comp[i][d] = EMPTY
+        g = grid_index(c.m_x[p][i] + GRID_OFFSET, c.m_y[p][i] + GRID_OFFSET)
+        m.grid[g] = i + 1
+        m.cell[i] = g
+        m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
+    # Pipe components: union-find over the conduits that meet pipe to pipe across an edge.
     for i in range(n * 4):
         parent[i] = i
         relabel[i] = -1
-    # Union the conduits that meet pipe to pipe across a shared edge.
     for i in range(n):
         for d in range(4):
             if not (m.exits[i] >> d) & 1:
                 continue
-            j = neighbour(c, m, p, i, d)
+            j = m.grid[m.cell[i] + NB[d]] - 1
             if j >= 0 and (m.exits[j] >> opposite(d)) & 1:
-                a = _find(parent, i * 4 + m.conduit[i][d])
-                b = _find(parent, j * 4 + m.conduit[j][opposite(d)])
+                a = _find(parent, i * 4 + T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d])
+                b = _find(parent, j * 4 + T_CONDUIT[c.m_id[p][j]][c.m_rot[p][j]][opposite(d)])
                 if a != b:
                     parent[a] = b
-    m.n_comp = 0
+    # Label = the first side slot met in index order, i.e. the smallest in the component.
     for i in range(n):
         for d in range(4):
+            m.comp[i][d] = EMPTY
             if not (m.exits[i] >> d) & 1:
                 continue
-            a = _find(parent, i * 4 + m.conduit[i][d])
+            a = _find(parent, i * 4 + T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d])
             if relabel[a] < 0:
-                relabel[a] = m.n_comp
-                m.n_comp += 1
+                relabel[a] = i * 4 + d
             label = relabel[a]
             m.comp[i][d] = label
-            if neighbour(c, m, p, i, d) < 0:
+            if m.grid[m.cell[i] + NB[d]] == 0:
                 m.comp_open[label] += 1
+    # Frontier in discovery order.
+    memset(seen, 0, sizeof(seen))
+    m.n_front = 0
+    for i in range(n):
+        for d in range(4):
+            nx = c.m_x[p][i] + GRID_OFFSET + DX[d]
+            ny = c.m_y[p][i] + GRID_OFFSET + DY[d]
+            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[m.cell[i] + NB[d]] == 0:
+                if not (seen[nx] >> ny) & 1 and m.n_front < MAX_FRONT:
+                    seen[nx] |= (<uint64_t>1) << ny
+                    m.front[m.n_front] = (nx << 6) | ny
+                    m.n_front += 1
 
 
-cdef inline int network_comp(BotanikState* s, int p) noexcept nogil:
+cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
+    """Build `tile` at (gx, gy) rotation r (a legal placement) and update the cache the way
+    rebuild_machine would compute it: grid, frontier, and the pipe components (a conduit of
+    the new tile joins the components it links, keeping the smallest label)."""
+    cdef BotanikCore* c = &s.core
+    cdef MachineCache* m = &s.cache[p]
+    cdef int i = c.n_tiles[p]
+    cdef int g = grid_index(gx, gy)
+    cdef int e = T_EXITS[tile][r]
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng
+    cdef int olds[4]
+    cdef int xy = (gx << 6) | gy
+    c.m_id[p][i] = tile
+    c.m_x[p][i] = gx - GRID_OFFSET
+    c.m_y[p][i] = gy - GRID_OFFSET
+    c.m_rot[p][i] = r
+    c.n_tiles[p] = i + 1
+    c.status[tile] = AT_MACHINE
+    m.grid[g] = i + 1
+    m.cell[i] = g
+    m.exits[i] = e
+    # Frontier: the cell is taken; its empty in-grid neighbours that touched no tile are new.
+    k = bk_find_u16(m.front, m.n_front, xy)
+    if k >= 0:
+        memmove(&m.front[k], &m.front[k + 1], (m.n_front - k - 1) * sizeof(uint16_t))
+        m.n_front -= 1
+        m.front[m.n_front] = 0
+    for d in range(4):
+        nx = gx + DX[d]
+        ny = gy + DY[d]
+        ng = g + NB[d]
+        if not (0 <= nx < GRID and 0 <= ny < GRID) or m.grid[ng] != 0:
+            continue
+        if (m.grid[ng + NB[(d + 1) & 3]] or m.grid[ng + NB[d]] or m.grid[ng + NB[(d + 3) & 3]]):
+            continue           # already beside another tile
+        if m.n_front < MAX_FRONT:
+            m.front[m.n_front] = (nx << 6) | ny
+            m.n_front += 1
+    # Components: every pipe facing the new cell stops being an open end.
+    for d in range(4):
+        v = m.grid[g + NB[d]]
+        m.comp[i][d] = EMPTY
+        if v and (m.exits[v - 1] >> opposite(d)) & 1:
+            m.comp_open[m.comp[v - 1][opposite(d)]] -= 1
+    for q in range(T_NCOND[tile]):
+        qm = T_QMASK[tile][r][q]
+        if qm == 0:
+            continue
+        label = i * 4 + bk_ctz64(qm)
+        n_old = 0
+        for d in range(4):
+            if not (qm >> d) & 1:
+                continue
+            v = m.grid[g + NB[d]]
+            if v == 0:
+                continue
+            if (m.exits[v - 1] >> opposite(d)) & 1:
+                old = m.comp[v - 1][opposite(d)]
+                for k in range(n_old):
+                    if olds[k] == old:
+                        break
+                else:
+                    olds[n_old] = old
+                    n_old += 1
+                    if old < label:
+                        label = old
+        # Merge the other linked components into the smallest label.
+        for k in range(n_old):
+            old = olds[k]
+            if old == label:
+                continue
+            # (unused entries are 0 and never match: old > label >= 0)
+            bk_replace_bytes(&m.comp[0][0], (i * 4 + 4 + 15) >> 4, old, label)
+            m.comp_open[label] += m.comp_open[old]
+            m.comp_open[old] = 0
+        for d in range(4):
+            if (qm >> d) & 1:
+                m.comp[i][d] = label
+                if m.grid[g + NB[d]] == 0:
+                    m.comp_open[label] += 1
+
+
+cdef inline int network_comp(const MachineCache* m) noexcept nogil:
     """The pipe component of the Source (machine index 0)."""
     cdef int d
     for d in range(4):
-        if s.cache[p].comp[0][d] != EMPTY:
-            return s.cache[p].comp[0][d]
+        if m.comp[0][d] != EMPTY:
+            return m.comp[0][d]
     return -1
 
 
-cdef bint placement_ok(BotanikState* s, int p, int tile, int gx, int gy, int r,
-                       uint8_t occ, uint8_t pipe) noexcept nogil:
+cdef inline int cell_masks(const MachineCache* m, int g) noexcept nogil:
+    """occ | pipe << 4 for an empty cell: the sides with a tile, and those with a pipe facing it."""
+    cdef int d, v, occ = 0, pipe = 0
+    for d in range(4):
+        v = m.grid[g + NB[d]]
+        if v:
+            occ |= 1 << d
+            if (m.exits[v - 1] >> opposite(d)) & 1:
+                pipe |= 1 << d
+    return occ | (pipe << 4)
+
+
+cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
+                       int occ, int pipe) noexcept nogil:
     """K-M1 for one candidate: (2) pipe consistency and (3) the closure rule (A4)."""
-    cdef MachineCache* m = &s.cache[p]
-    cdef uint8_t e = T_EXITS[tile][r]
-    cdef int d, q, j, nx, ny, comp, net, k, n_seen, delta
-    cdef int linked_comp[4]
+    cdef int e = T_EXITS[tile][r]
+    cdef int d, q, k, qm, lab, net, n_seen, delta, net_mask
+    cdef int linked[4]
     cdef int seen[8]
-    cdef bint joins, has
-    cdef int rule = s.core.closure_rule
+    cdef bint joins
     if (e & occ) != pipe:     # a pipe facing a blank side, or a blank side facing a pipe
         return False
     if pipe == 0:
         return True            # touches by blank sides only (K-M4): networks unchanged
     for d in range(4):
-        linked_comp[d] = -1
+        linked[d] = -1
         if (pipe >> d) & 1:
-            j = m.grid[gx + DX[d]][gy + DY[d]] - 1
-            linked_comp[d] = m.comp[j][opposite(d)]
+            linked[d] = m.comp[m.grid[g + NB[d]] - 1][opposite(d)]
     if rule != CLOSURE_OPEN_END:
         # no_cycles: one conduit may not link twice into the same component.
-        for d in range(4):
-            if linked_comp[d] < 0:
-                continue
-            for k in range(d + 1, 4):
-                if (linked_comp[k] == linked_comp[d]
-                        and T_CONDUIT[tile][r][k] == T_CONDUIT[tile][r][d]):
-                    return False
+        for q in range(T_NCOND[tile]):
+            qm = T_QMASK[tile][r][q] & pipe
+            if qm & (qm - 1):
+                for d in range(4):
+                    if not (qm >> d) & 1:
+                        continue
+                    for k in range(d + 1, 4):
+                        if (qm >> k) & 1 and linked[k] == linked[d]:
+                            return False
     if rule == CLOSURE_NO_CYCLES:
         return True
     # open_end: the Source's network must keep an open end. Conduits that link into it join
     # it, merging every other component they link; each link consumes one open end, and the
     # joining conduits' sides facing empty cells add new ones.
-    net = network_comp(s, p)
+    net = network_comp(m)
+    net_mask = 0
+    for d in range(4):
+        if linked[d] == net:
+            net_mask |= 1 << d
     n_seen = 0
     delta = 0
     joins = False
-    for q in range(4):
-        has = False
-        for d in range(4):
-            if linked_comp[d] == net and T_CONDUIT[tile][r][d] == q:
-                has = True
-        if not has:
+    for q in range(T_NCOND[tile]):
+        qm = T_QMASK[tile][r][q]
+        if not (qm & net_mask):
             continue
         joins = True
+        delta += POPC4[qm & ~occ & 15] - POPC4[qm & pipe]
         for d in range(4):
-            if T_CONDUIT[tile][r][d] != q:
-                continue
-            if linked_comp[d] >= 0:
-                delta -= 1
-                has = False
+            if (qm & pipe) >> d & 1:
+                lab = linked[d]
                 for k in range(n_seen):
-                    if seen[k] == linked_comp[d]:
-                        has = True
-                if not has:
-                    seen[n_seen] = linked_comp[d]
+                    if seen[k] == lab:
+                        break
+                else:
+                    seen[n_seen] = lab
                     n_seen += 1
-            elif not (occ >> d) & 1:
-                delta += 1
     if not joins:
         return True
     for k in range(n_seen):
@@ -272,122 +469,86 @@ cdef bint placement_ok(BotanikState* s, int p, int tile, int gx, int gy, int r,
     return delta >= 1
 
 
-cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out,
-                            bint first_only) noexcept nogil:
+cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out) noexcept nogil:
     """Legal (cell, rotation) placements of `tile` in seat p's machine, ascending action ids."""
-    cdef BotanikCore* c = &s.core
-    cdef MachineCache* m = &s.cache[p]
-    cdef uint64_t frontier[64]
+    cdef const MachineCache* m = &s.cache[p]
+    cdef int rule = s.core.closure_rule
+    cdef uint64_t cols[64]
     cdef uint64_t w
-    cdef int i, d, gx, gy, nx, ny, k, r, n = 0, j
-    cdef uint8_t occ, pipe
-    memset(frontier, 0, sizeof(frontier))
-    for i in range(c.n_tiles[p]):
-        gx = c.m_x[p][i] + GRID_OFFSET
-        gy = c.m_y[p][i] + GRID_OFFSET
-        for d in range(4):
-            nx = gx + DX[d]
-            ny = gy + DY[d]
-            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] == 0:
-                frontier[nx] |= (<uint64_t>1) << ny
-    for gx in range(GRID):
-        w = frontier[gx]
+    cdef int i, gx, gy, k, r, g, masks, n = 0, xy, lo = 63, hi = 0
+    memset(cols, 0, sizeof(cols))
+    for i in range(m.n_front):
+        xy = m.front[i]
+        cols[xy >> 6] |= (<uint64_t>1) << (xy & 63)
+        if (xy >> 6) < lo:
+            lo = xy >> 6
+        if (xy >> 6) > hi:
+            hi = xy >> 6
+    for gx in range(lo, hi + 1):
+        w = cols[gx]
         while w:
-            gy = __builtin_ctzll(w)
+            gy = bk_ctz64(w)
             w &= w - 1
-            occ = 0
-            pipe = 0
-            for d in range(4):
-                nx = gx + DX[d]
-                ny = gy + DY[d]
-                if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] != 0:
-                    occ |= 1 << d
-                    j = m.grid[nx][ny] - 1
-                    if (m.exits[j] >> opposite(d)) & 1:
-                        pipe |= 1 << d
+            g = grid_index(gx, gy)
+            masks = cell_masks(m, g)
             for k in range(T_NROT[tile]):
                 r = T_ROTS[tile][k]
-                if placement_ok(s, p, tile, gx, gy, r, occ, pipe):
+                if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
                     if n < MAX_LEGAL:
                         out[n] = ACT_MACH | (gx << 8) | (gy << 2) | r
                         n += 1
-                    if first_only:
-                        return n
     return n
 
 
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
+cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
+    """K-M3: whether `tile` has any legal placement in seat p's machine."""
+    cdef const MachineCache* m = &s.cache[p]
+    cdef int rule = s.core.closure_rule
+    cdef int i, k, g, masks
+    for i in range(m.n_front):
+        g = front_index(m.front[i])
+        masks = cell_masks(m, g)
+        for k in range(T_NROT[tile]):
+            if placement_ok(m, rule, tile, g, T_ROTS[tile][k], masks & 15, masks >> 4):
+                return True
+    return False
 
 
 cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
     """A uniformly random legal placement, by rejection: proposals are uniform over
     (frontier cell, distinct rotation) and the legal ones are a subset, so an accepted proposal
     is uniform over the legal placements. Falls back to listing them after a few misses."""
-    cdef BotanikCore* c = &s.core
-    cdef MachineCache* m = &s.cache[p]
-    cdef uint64_t frontier[64]
-    cdef uint64_t w
-    cdef uint8_t cell_x[160]
-    cdef uint8_t cell_y[160]
+    cdef const MachineCache* m = &s.cache[p]
+    cdef int rule = s.core.closure_rule
     cdef int32_t listed[MAX_LEGAL]
-    cdef int i, d, gx, gy, nx, ny, j, r, n_cells = 0, attempt, pick, n
+    cdef int attempt, pick, n, xy, g, r, masks
     cdef int n_rot = T_NROT[tile]
-    cdef uint8_t occ, pipe
-    memset(frontier, 0, sizeof(frontier))
-    for i in range(c.n_tiles[p]):
-        gx = c.m_x[p][i] + GRID_OFFSET
-        gy = c.m_y[p][i] + GRID_OFFSET
-        for d in range(4):
-            nx = gx + DX[d]
-            ny = gy + DY[d]
-            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] == 0:
-                if not (frontier[nx] >> ny) & 1:
-                    frontier[nx] |= (<uint64_t>1) << ny
-                    cell_x[n_cells] = nx
-                    cell_y[n_cells] = ny
-                    n_cells += 1
+    cdef int n_cells = m.n_front
     for attempt in range(32):
         pick = rng_below(rng, n_cells * n_rot)
-        gx = cell_x[pick // n_rot]
-        gy = cell_y[pick // n_rot]
+        xy = m.front[pick // n_rot]
         r = T_ROTS[tile][pick % n_rot]
-        occ = 0
-        pipe = 0
-        for d in range(4):
-            nx = gx + DX[d]
-            ny = gy + DY[d]
-            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[nx][ny] != 0:
-                occ |= 1 << d
-                j = m.grid[nx][ny] - 1
-                if (m.exits[j] >> opposite(d)) & 1:
-                    pipe |= 1 << d
-        if placement_ok(s, p, tile, gx, gy, r, occ, pipe):
-            return ACT_MACH | (gx << 8) | (gy << 2) | r
-    n = machine_placements(s, p, tile, listed, False)
+        g = front_index(xy)
+        masks = cell_masks(m, g)
+        if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
+            return ACT_MACH | (xy << 2) | r
+    n = machine_placements(s, p, tile, listed)
     return listed[rng_below(rng, n)]
 
 
-cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
-    cdef BotanikCore* c = &s.core
-    cdef int i = c.n_tiles[p]
-    c.m_id[p][i] = tile
-    c.m_x[p][i] = gx - GRID_OFFSET
-    c.m_y[p][i] = gy - GRID_OFFSET
-    c.m_rot[p][i] = r
-    c.n_tiles[p] = i + 1
-    c.status[tile] = AT_MACHINE
-    # Incremental: only the new cell of the grid changes; components are recomputed (cheap).
-    cdef MachineCache* m = &s.cache[p]
-    cdef int d
-    m.grid[gx][gy] = i + 1
-    m.exits[i] = T_EXITS[tile][r]
-    for d in range(4):
-        m.conduit[i][d] = T_CONDUIT[tile][r][d]
-    rebuild_components(s, p)
-
-
 # --- registry ---------------------------------------------------------------------------------
+cdef inline void set_top(BotanikState* s, int col, int tile) noexcept nogil:
+    """Put `tile` on top of central stack `col` (top_cols follows)."""
+    cdef int old = s.core.top[col]
+    if old != EMPTY:
+        s.top_cols[T_LBIT[old][0]] &= ~(1 << col)
+        s.top_cols[T_LBIT[old][1]] &= ~(1 << col)
+    s.top_cols[T_LBIT[tile][0]] |= 1 << col
+    s.top_cols[T_LBIT[tile][1]] |= 1 << col
+    s.core.top[col] = tile
+
+
+# ---------------------------------------------------------------------------------
 cdef inline void enqueue(BotanikCore* c, int p, int tile) noexcept nogil:
     c.queue[p][c.qlen[p]] = tile
     c.qlen[p] += 1
@@ -445,7 +606,6 @@ cdef void advance(BotanikState* s) noexcept nogil:
     """Resolve forced steps until a decision, a chance node or the end (K-M3, A7, K-P3, K-P4)."""
     cdef BotanikCore* c = &s.core
     cdef int p, head
-    cdef int32_t one[1]
     while c.stage == STAGE_RESOLVE:
         p = resolver(c)
         if p < 0:
@@ -468,7 +628,7 @@ cdef void advance(BotanikState* s) noexcept nogil:
             c.status[head] = AT_REMOVED       # A7: every top is a Meca-Botanist
             pop_head(c, p)
         else:
-            if machine_placements(s, p, head, one, True) > 0:
+            if has_placement(s, p, head):
                 return
             c.status[head] = AT_REMOVED       # K-M3: no legal placement at all
             pop_head(c, p)
@@ -490,30 +650,50 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     return resolver(c)
 
 
+cdef int registry_options(const BotanikState* s, int* own) noexcept nogil:
+    """K-T1 options of the turn player: the mask of arrival slots offered (identical tiles are
+    one choice, the first slot standing for them) and, per offered slot, the mask of columns
+    whose own side is free and whose top links with the tile (K-T2). The central stack takes
+    any tile (K-T4)."""
+    cdef const BotanikCore* c = &s.core
+    cdef int p = c.turn_player
+    cdef int col, slots = 0, free = 0
+    cdef int a0 = c.arrival[0], a1 = c.arrival[1], a2 = c.arrival[2]
+    for col in range(N_COLUMNS):
+        if c.side[p][col] == EMPTY:
+            free |= 1 << col
+    own[0] = 0
+    own[1] = 0
+    own[2] = 0
+    if a0 != EMPTY:
+        slots = 1
+        own[0] = (s.top_cols[T_LBIT[a0][0]] | s.top_cols[T_LBIT[a0][1]]) & free
+    if a1 != EMPTY and not (a0 != EMPTY and T_KIND[a0] == T_KIND[a1]):
+        slots |= 2
+        own[1] = (s.top_cols[T_LBIT[a1][0]] | s.top_cols[T_LBIT[a1][1]]) & free
+    if a2 != EMPTY and not (a0 != EMPTY and T_KIND[a0] == T_KIND[a2]) \
+            and not (a1 != EMPTY and T_KIND[a1] == T_KIND[a2]):
+        slots |= 4
+        own[2] = (s.top_cols[T_LBIT[a2][0]] | s.top_cols[T_LBIT[a2][1]]) & free
+    return slots
+
+
 cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
-    cdef int n = 0, i, j, col, p, tile, head, kind
-    cdef bint dup
+    cdef int n = 0, i, col, p, head, kind, slots, m
+    cdef int own[3]
     if c.stage == STAGE_REGISTRY:
-        p = c.turn_player
+        slots = registry_options(s, own)
         for i in range(N_ARRIVAL):
-            tile = c.arrival[i]
-            if tile == EMPTY:
+            if not (slots >> i) & 1:
                 continue
-            dup = False
-            for j in range(i):       # identical tiles are one choice
-                if c.arrival[j] != EMPTY and T_KIND[c.arrival[j]] == T_KIND[tile]:
-                    dup = True
-            if dup:
-                continue
-            # K-T2 own side: free space and a link with the column's top.
-            for col in range(N_COLUMNS):
-                if c.side[p][col] == EMPTY and links(tile, c.top[col]):
-                    out[n] = ACT_REG | (i << 4) | col
-                    n += 1
-            # K-T4 central stack: always allowed.
-            for col in range(N_COLUMNS):
+            m = own[i]
+            while m:                 # K-T2 own side
+                out[n] = ACT_REG | (i << 4) | bk_ctz64(m)
+                n += 1
+                m &= m - 1
+            for col in range(N_COLUMNS):   # K-T4 central stack: always allowed
                 out[n] = ACT_REG | (i << 4) | (1 << 3) | col
                 n += 1
         return n
@@ -534,7 +714,7 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
                 out[n] = ACT_MECA | col
                 n += 1
         return n
-    return machine_placements(s, p, head, out, False)
+    return machine_placements(s, p, head, out)
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
@@ -555,18 +735,22 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
     cdef int kind = action & 0xF000
-    cdef int p, t, i, col, slot, gx, gy, r, taken, meca
+    cdef int p, t, i, col, slot, gx, gy, r, taken, meca, pos
+    cdef uint64_t w
     if kind == ACT_DRAW:
-        # K-S3/K-P1: the lowest-numbered undrawn copy of that kind.
-        for t in range(action & 0xFF, N_COLOURED):   # copies of a kind follow its lowest id
-            if c.status[t] == AT_POOL and T_KIND[t] == (action & 0xFF):
-                break
+        # K-S3/K-P1: the lowest-numbered undrawn copy of that kind (a kind's copies hold
+        # consecutive pool bits in id order).
+        t = action & 0xFF
+        w = s.pool_bits[0] & KIND_BITS[t][0]
+        pos = bk_ctz64(w) if w else 64 + bk_ctz64(s.pool_bits[1] & KIND_BITS[t][1])
+        s.pool_bits[pos >> 6] &= ~((<uint64_t>1) << (pos & 63))
+        t = POOL_TILE[pos]
         s.pool_count[T_KIND[t]] -= 1
         s.pool_total -= 1
         if c.stage == STAGE_DEAL:
             for i in range(N_COLUMNS):
                 if c.top[i] == EMPTY:
-                    c.top[i] = t
+                    set_top(s, i, t)
                     c.status[t] = AT_TOP
                     break
             if i == N_COLUMNS - 1:
@@ -591,7 +775,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         if (action >> 3) & 1:
             # K-T4: onto the central stack; the old top is buried for good (A8).
             c.status[c.top[col]] = AT_BURIED
-            c.top[col] = t
+            set_top(s, col, t)
             c.status[t] = AT_TOP
             free_check(c, col)
         else:
@@ -615,7 +799,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         meca = c.queue[p][0]
         pop_head(c, p)
         taken = c.top[col]
-        c.top[col] = meca
+        set_top(s, col, meca)
         c.status[meca] = AT_TOP
         enqueue(c, p, taken)
         free_check(c, col)
@@ -639,56 +823,49 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
     cdef const BotanikCore* c = &s.core
     cdef const MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
-    cdef int i, j, d, gx, gy, nx, ny, net, head, tail, size, t, u
-    cdef uint8_t kept[40]
-    cdef uint8_t grouped[40]
+    cdef int i, j, d, net, head, size, t, u, colour
+    cdef uint64_t kept = 0, left     # machine indices in the Source's network (Source excluded)
     cdef int stack[40]
-    cdef int total = 0, count = 0
+    cdef int total = 0
     cdef bint linked
-    net = -1
-    for d in range(4):
-        if m.comp[0][d] != EMPTY:
-            net = m.comp[0][d]
-    for i in range(n):
-        kept[i] = 0
-        grouped[i] = 0
-        if i == 0:
-            continue
-        for d in range(4):
-            if m.comp[i][d] != EMPTY and m.comp[i][d] == net:
-                kept[i] = 1
-        if kept[i]:
-            count += 1
-    # B) colour groups among the kept tiles.
-    for i in range(1, n):
-        if not kept[i] or grouped[i]:
-            continue
+    net = network_comp(m)
+    if net >= 0:
+        for i in range(1, n):
+            if (m.comp[i][0] == net or m.comp[i][1] == net or m.comp[i][2] == net
+                    or m.comp[i][3] == net):
+                kept |= (<uint64_t>1) << i
+    # B) colour groups among the kept tiles (flood fill; `left` = kept tiles not yet grouped).
+    left = kept
+    while left:
+        i = bk_ctz64(left)
+        left &= left - 1
+        colour = T_COLOUR[c.m_id[p][i]]
         size = 0
         head = 0
         stack[head] = i
         head += 1
-        grouped[i] = 1
         while head:
             head -= 1
             u = stack[head]
             size += 1
             for d in range(4):
-                j = neighbour(c, m, p, u, d)
-                if j <= 0 or not kept[j] or grouped[j]:   # empty, or the Source (A13)
+                j = m.grid[m.cell[u] + NB[d]] - 1
+                if j <= 0 or not (left >> j) & 1:   # empty, the Source (A13), or not left
                     continue
-                if T_COLOUR[c.m_id[p][j]] != T_COLOUR[c.m_id[p][u]]:
+                if T_COLOUR[c.m_id[p][j]] != colour:
                     continue
                 if pipe_groups and not ((m.exits[u] >> d) & 1 and (m.exits[j] >> opposite(d)) & 1):
                     continue
-                grouped[j] = 1
+                left &= ~((<uint64_t>1) << j)
                 stack[head] = j
                 head += 1
         if size >= 3:
             total += size
     # C) flowers.
-    for i in range(1, n):
-        if not kept[i]:
-            continue
+    left = kept
+    while left:
+        i = bk_ctz64(left)
+        left &= left - 1
         t = c.m_id[p][i]
         if T_FLOWERS[t] == 0:
             continue
@@ -697,14 +874,14 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             for d in range(4):
                 if not (m.exits[i] >> d) & 1:
                     continue
-                j = neighbour(c, m, p, i, d)
+                j = m.grid[m.cell[i] + NB[d]] - 1
                 if j > 0 and (m.exits[j] >> opposite(d)) & 1 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
                     linked = True
             if not linked:
                 continue
         total += T_FLOWERS[t]
     points[0] = total
-    tiles[0] = count
+    tiles[0] = bk_popcount64(kept)
 
 
 cdef void k_scores(const uint8_t* buf, double* out) noexcept nogil:
@@ -739,44 +916,69 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
 
 
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """Playout policy: uniform over the legal actions, as without a policy, but machine
-    placements are drawn without listing them (they are most of a playout's cost)."""
+    """Playout policy: uniform over the legal actions, as without a policy (the same pick of
+    the same list for the same random number), but registry options are counted and machine
+    placements drawn without listing them (they are most of a playout's cost)."""
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
-    cdef int32_t listed[MAX_LEGAL]
-    cdef int p, n
+    cdef int32_t listed[8]
+    cdef int own[3]
+    cdef int p, n, i, slots, k, pick
+    if c.stage == STAGE_REGISTRY:
+        slots = registry_options(s, own)
+        n = 0
+        for i in range(N_ARRIVAL):
+            if (slots >> i) & 1:
+                n += POPC4[own[i] & 15] + ((own[i] >> 4) & 1) + N_COLUMNS
+        pick = rng_below(rng, n)
+        for i in range(N_ARRIVAL):
+            if not (slots >> i) & 1:
+                continue
+            k = POPC4[own[i] & 15] + ((own[i] >> 4) & 1)
+            if pick < k:
+                return ACT_REG | (i << 4) | bk_select64(own[i], pick)
+            pick -= k
+            if pick < N_COLUMNS:
+                return ACT_REG | (i << 4) | (1 << 3) | pick
+            pick -= N_COLUMNS
+        return ACT_REG    # unreachable: the counts above cover every option
     if c.stage == STAGE_RESOLVE:
         p = resolver(c)
         if decision_kind(c, p) == DEC_MACH:
             return sample_placement(s, p, c.queue[p][0], rng)
-    n = k_legal_actions(buf, listed)
+    n = k_legal_actions(buf, listed)   # an order (2) or a Meca exchange (<= 5)
     return listed[rng_below(rng, n)]
 
 
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
     cdef int t
+    # Everything after the core, the alignment padding included (raw buffers compare equal).
+    memset(buf + sizeof(BotanikCore), 0, sizeof(BotanikState) - sizeof(BotanikCore))
     rebuild_machine(s, 0)
     rebuild_machine(s, 1)
-    memset(s.pool_count, 0, sizeof(s.pool_count))
-    s.pool_total = 0
+    for t in range(N_COLUMNS):
+        if s.core.top[t] != EMPTY:
+            s.top_cols[T_LBIT[s.core.top[t]][0]] |= 1 << t
+            s.top_cols[T_LBIT[s.core.top[t]][1]] |= 1 << t
     for t in range(N_COLOURED):
         if s.core.status[t] == AT_POOL:
             s.pool_count[T_KIND[t]] += 1
             s.pool_total += 1
+            s.pool_bits[POOL_POS[t] >> 6] |= (<uint64_t>1) << (POOL_POS[t] & 63)
 
 
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """K-S3/K-P1: a uniformly random undrawn tile, reported as its kind (the same
-    distribution as chance_outcomes: each kind weighted by its undrawn copies)."""
+    distribution as chance_outcomes: each kind weighted by its undrawn copies). The r-th
+    undrawn tile counting kind by kind in KINDS order is the r-th set bit of pool_bits."""
     cdef const BotanikState* s = <const BotanikState*>buf
-    cdef int k, kind
     cdef int r = rng_below(rng, s.pool_total)
-    for k in range(N_KINDS):
-        kind = KINDS[k]
-        r -= s.pool_count[kind]
-        if r < 0:
-            return ACT_DRAW | kind
+    cdef int low = s.pool_total - <int>s.pool_bits[1]   # the high word holds bit 64 alone
+    if r < low:
+        return ACT_DRAW | T_KIND[POOL_TILE[bk_select64(s.pool_bits[0], r)]]
+    if r < s.pool_total:
+        return ACT_DRAW | T_KIND[POOL_TILE[64]]
     return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
