@@ -81,13 +81,37 @@ def make_cython_include() -> None:
         os.symlink(os.path.relpath(target, pkg), link)
 
 
+def use_clang() -> None:
+    """Compile and link with clang: libFuzzer's instrumentation (``-fsanitize=fuzzer-no-link``)
+    and the ASan runtime atheris ships are clang's; gcc's ASan is incompatible with them.
+    setuptools reads CC and LDSHARED when it builds, so setting them here is enough; an
+    explicit CC/LDSHARED in the environment wins."""
+    import shlex
+    import sysconfig
+
+    os.environ.setdefault("CC", "clang")
+    ldshared = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
+    os.environ.setdefault("LDSHARED", shlex.join([os.environ["CC"], *ldshared[1:]]))
+
+
 def extensions() -> list[Extension]:
     from Cython.Build import cythonize
 
-    # HORTUS_DEBUG=1: bounds-checked Cython and AddressSanitizer, for fuzzing (see README).
-    debug = os.environ.get("HORTUS_DEBUG") == "1"
-    flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"] if debug else ["-O3", "-fno-strict-aliasing"]
-    link_flags = ["-fsanitize=address"] if debug else []
+    # HORTUS_DEBUG=1: bounds-checked Cython and gcc's AddressSanitizer (run under
+    # LD_PRELOAD=libasan.so). HORTUS_DEBUG=fuzz: the same built with clang and libFuzzer's
+    # coverage instrumentation, for tests/fuzz/run_asan_fuzz.sh (see README, Reliability).
+    mode = os.environ.get("HORTUS_DEBUG", "")
+    debug = mode in ("1", "fuzz")
+    if mode == "fuzz":
+        use_clang()
+        sanitizers = "-fsanitize=address,fuzzer-no-link"
+    else:
+        sanitizers = "-fsanitize=address"
+    flags = ["-O1", "-g", sanitizers, "-fno-omit-frame-pointer"] if debug else ["-O3", "-fno-strict-aliasing"]
+    # The runtime is preloaded into the interpreter, as ASan must come first: gcc's libasan.so,
+    # or atheris's asan_with_fuzzer.so, which also carries libFuzzer (clang leaves both
+    # undefined in a shared object, so the fuzz build imports only under that preload).
+    link_flags = [sanitizers] if debug else []
     sources = {
         "hortus._ext.engine": "_ext/engine.pyx",
         "hortus._ext.mcts": "_ext/mcts.pyx",

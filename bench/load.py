@@ -14,6 +14,10 @@ Reported: answers per method by status code (a client's own cancel is counted as
 ``CANCELLED_BY_CLIENT``, not an error), latency percentiles per method (all answers, ms), the
 batch positions' answers, and the server processes' resident memory (VmRSS of
 /proc/PID/status) at start, after the warm-up and at the end, plus their peak (VmHWM).
+The warm-up first sweeps every RPC of the mix on a position of every game from several
+connections at once (so that each server process sees each, whatever the kernel's spread of
+connections), retrying a refused search until it runs, then runs the mix for --warmup seconds:
+the baseline is taken with every code path, game and buffer already used.
 Target (issue 8): 64 clients for 60 s, no status other than OK, RESOURCE_EXHAUSTED and the
 clients' own cancels, memory after the run within 10% of memory after the warm-up.
 
@@ -205,7 +209,6 @@ class Client:
         self.channel = grpc.aio.insecure_channel(target, options=options)
         self.stub: Any = advisor_pb2_grpc.AdvisorStub(self.channel)  # type: ignore[no-untyped-call, unused-ignore]
         self.pool = pool
-        self.views = [s for s in pool if s.game == "botanik"] or pool
         self.rng = random.Random(seed)
         self.index = index
         self.batches = 0
@@ -226,8 +229,8 @@ class Client:
         stats.record(method, "OK", started)
         return response
 
-    async def analyze(self, stats: Stats) -> None:
-        sample = self.rng.choice(self.pool)
+    async def analyze(self, stats: Stats, sample: Sample | None = None) -> None:
+        sample = sample or self.rng.choice(self.pool)
         cancel_after = self.rng.choice((1, 2, 3, None))  # None: read to the final result
         request = pb.AnalyzeRequest(
             position=self.position(sample), limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
@@ -285,16 +288,18 @@ class Client:
         stats.batch_duplicated += sum(n - 1 for n in answered.values() if n > 1)
         stats.record("EvaluatePositions", "OK", started)
 
-    async def step(self, stats: Stats, op: str) -> None:
+    async def step(self, stats: Stats, op: str, sample: Sample | None = None) -> None:
+        """One call of `op`, on `sample` (a random position if None)."""
         rng = self.rng
-        sample = rng.choice(self.pool)
+        sample = sample or rng.choice(self.pool)
         s = self.stub
+        request: Any  # one message type per branch
         if op == "ListGames":
             await self.unary(stats, op, s.ListGames, pb.ListGamesRequest(), 10)
         elif op == "GetVersion":
             await self.unary(stats, op, s.GetVersion, pb.GetVersionRequest(), 10)
         elif op == "NewGame":
-            game = games.get(rng.choice(games.names()))
+            game = games.get(sample.game)
             request = pb.NewGameRequest(
                 game=game.name, players=rng.randint(game.min_players, game.max_players), seed=rng.getrandbits(32)
             )
@@ -306,8 +311,7 @@ class Client:
             request = pb.ApplyActionsRequest(position=self.position(sample), actions=[ref])
             await self.unary(stats, op, s.ApplyActions, request, 10)
         elif op == "ViewPosition":
-            view = rng.choice(self.views)
-            request = pb.ViewPositionRequest(position=self.position(view), seat=0)
+            request = pb.ViewPositionRequest(position=self.position(sample), seat=0)
             await self.unary(stats, op, s.ViewPosition, request, 10)
         elif op == "SuggestMove":
             limits = pb.SearchLimits(iterations=rng.choice((50, 100, 200)), seed=rng.getrandbits(32))
@@ -331,7 +335,7 @@ class Client:
             request = pb.RankMovesRequest(position=self.position(sample), limits=limits, max_moves=5)
             await self.unary(stats, op, s.RankMoves, request, CALL_TIMEOUT_S)
         elif op == "Analyze":
-            await self.analyze(stats)
+            await self.analyze(stats, sample)
         elif op == "EvaluatePositions":
             await self.evaluate(stats)
         else:  # pragma: no cover
@@ -342,6 +346,32 @@ class Client:
         weights = [w for _, w in MIX]
         while time.monotonic() < until:
             await self.step(stats, self.rng.choices(ops, weights)[0])
+
+
+async def sweep(target: str, pool: list[Sample], connections: int, seed: int) -> Stats:
+    """Every operation of the mix on a position of every game, from `connections` connections
+    at once; a search refused RESOURCE_EXHAUSTED is retried (after its RetryInfo delay) until
+    it runs, at most 50 times."""
+    stats = Stats()
+    firsts = {s.game: s for s in reversed(pool)}  # the first position of each game
+    runners = [Client(MAX_CLIENTS + i, target, pool, seed * 100_003 + i) for i in range(connections)]
+
+    async def run(client: Client) -> None:
+        for sample in firsts.values():
+            for op, _ in MIX:
+                for _attempt in range(50):
+                    once = Stats()
+                    await client.step(once, op, sample)
+                    for method, codes in once.codes.items():
+                        stats.codes[method].update(codes)
+                    if not once.codes[op]["RESOURCE_EXHAUSTED"]:
+                        break
+
+    try:
+        await asyncio.gather(*(run(c) for c in runners))
+    finally:
+        await asyncio.gather(*(c.channel.close() for c in runners))
+    return stats
 
 
 async def drive(
@@ -390,6 +420,7 @@ def main() -> int:
     try:
         time.sleep(1.0)
         memory_start = server.memory()
+        warm = asyncio.run(sweep(server.target, pool, min(args.clients, 8), args.seed + 2))
         if args.warmup:
             asyncio.run(drive(server.target, pool, args.clients, args.warmup, args.seed + 1))
         time.sleep(0.5)
@@ -438,6 +469,7 @@ def main() -> int:
         "batch_duplicated": stats.batch_duplicated,
         "deadline_partial_answers": stats.partial_by_deadline,
         "analyze_final_counts": {str(k): v for k, v in stats.analyze_finals.items()},
+        "warmup_sweep_codes": {m: dict(sorted(c.items())) for m, c in sorted(warm.codes.items())},
         "rss_start_mb": memory_start["rss_kb"] / 1024,
         "rss_after_warmup_mb": memory_warm["rss_kb"] / 1024,
         "rss_end_mb": memory_end["rss_kb"] / 1024,
@@ -457,6 +489,8 @@ def main() -> int:
         {"what": "batch position answers", "value": " ".join(f"{c}={n}" for c, n in sorted(stats.batch_answers.items()))},
         {"what": "batch ids lost / duplicated", "value": f"{stats.batch_lost} / {stats.batch_duplicated}"},
         {"what": "SuggestMove(deadline) partial answers", "value": stats.partial_by_deadline},
+        {"what": "warm-up sweep answers", "value": " ".join(
+            f"{c}={n}" for c, n in sorted(sum(warm.codes.values(), Counter()).items()))},
         {"what": "RSS at start", "value": summary["rss_start_mb"]},
         {"what": "RSS after warm-up", "value": summary["rss_after_warmup_mb"]},
         {"what": "RSS at end", "value": summary["rss_end_mb"]},

@@ -11,7 +11,8 @@
    average is printed beside each figure (other work on the machine makes the ratio ~1).
 
     python bench/service.py [--calls 300] [--iterations 200] [--positions 120]
-                            [--batch-iterations 2000] [--repeats 3]
+                            [--batch-iterations 2000] [--repeats 3] [--streams 6] [--window 4]
+                            [--skip-latency]
 """
 
 from __future__ import annotations
@@ -118,31 +119,44 @@ def latency(calls: int, iterations: int) -> list[dict[str, object]]:
     return rows
 
 
-def throughput(count: int, iterations: int, repeats: int) -> list[dict[str, object]]:
+def throughput(count: int, iterations: int, repeats: int, streams: int = 6, window: int = 4) -> list[dict[str, object]]:
+    """Positions per second of one batch of `count` positions through `streams` calls (one
+    connection each) with `window` positions in flight per call. ``slots_busy`` is the share
+    of the wall time the server's search slots spent searching (the searches' own elapsed
+    times, summed): CPU contention from other jobs slows the searches but leaves it near 1,
+    while idle slots (a batch that cannot keep every slot fed, e.g. the end of a batch on
+    processes that got unequal numbers of connections) lower it."""
     states = positions(count, seed=2)
     items = [EvaluationItem(f"p{i}", Position(GAME, s.encode()), iterations=iterations, seed=i)
              for i, s in enumerate(states)]
     rows: list[dict[str, object]] = []
     setups = (
-        ("1 process, 1 search at a time", ("--workers", "1", "--max-concurrent-searches", "1")),
-        ("2 processes, 1 search each", ("--workers", "2", "--max-concurrent-searches", "1")),
-        ("1 process, 2 searches on threads", ("--workers", "1", "--max-concurrent-searches", "2")),
+        ("1 process, 1 search at a time", 1, ("--workers", "1", "--max-concurrent-searches", "1")),
+        ("2 processes, 1 search each", 2, ("--workers", "2", "--max-concurrent-searches", "1")),
+        ("1 process, 2 searches on threads", 2, ("--workers", "1", "--max-concurrent-searches", "2")),
     )
     base = 0.0
-    for label, args in setups:
+    for label, slots, args in setups:
         rates = []
+        busy = []
         with Server(*args) as server, AdvisorClient(server.target, timeout=120) as client:
             list(client.evaluate(items[:8], streams=4))  # warm up every connection
             for _ in range(repeats):
                 started = time.perf_counter()
-                answered = sum(1 for r in client.evaluate(items, streams=6, window=4, max_moves=1) if r.ok)
+                searched_ms = 0.0
+                answered = 0
+                for result in client.evaluate(items, streams=streams, window=window, max_moves=1):
+                    assert result.analysis is not None
+                    searched_ms += result.analysis.elapsed_ms
+                    answered += 1
                 elapsed = time.perf_counter() - started
                 assert answered == len(items)
                 rates.append(answered / elapsed)
+                busy.append(searched_ms / (elapsed * 1000.0 * slots))
         rate = median(rates)
         base = base or rate
         rows.append({"setup": label, "positions": count, "iterations": iterations,
-                     "positions_per_s": rate, "vs_1_process": rate / base,
+                     "positions_per_s": rate, "vs_1_process": rate / base, "slots_busy": median(busy),
                      "load_avg_1min": os.getloadavg()[0]})
     return rows
 
@@ -154,12 +168,16 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=120)
     parser.add_argument("--batch-iterations", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--streams", type=int, default=6, help="EvaluatePositions calls at once")
+    parser.add_argument("--window", type=int, default=4, help="positions in flight per call")
+    parser.add_argument("--skip-latency", action="store_true", help="measure the throughput only")
     args = parser.parse_args()
-    report("service: SuggestMove latency, gRPC vs in-process (ms)", latency(args.calls, args.iterations),
-           ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+    if not args.skip_latency:
+        report("service: SuggestMove latency, gRPC vs in-process (ms)", latency(args.calls, args.iterations),
+               ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
     report("service: EvaluatePositions throughput (median of repeats)",
-           throughput(args.positions, args.batch_iterations, args.repeats),
-           ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "load_avg_1min"])
+           throughput(args.positions, args.batch_iterations, args.repeats, args.streams, args.window),
+           ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "slots_busy", "load_avg_1min"])
 
 
 if __name__ == "__main__":

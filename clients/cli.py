@@ -139,7 +139,8 @@ def _print_actions(actions: Sequence[Action]) -> None:
 
 
 def _hints_table(analysis: Analysis) -> list[str]:
-    """The ranked moves as text rows: #, move, visits, win %, expected scores, PV."""
+    """The ranked moves as text rows: #, move, visits, win %, expected scores, PV; then each
+    move's reason."""
     headers = ["#", "move", "visits", "win %", "exp. scores", "principal variation"]
     rows = []
     for i, m in enumerate(analysis.moves, 1):
@@ -160,7 +161,15 @@ def _hints_table(analysis: Analysis) -> list[str]:
         cells = [cell.rjust(widths[c]) if c in right else cell.ljust(widths[c]) for c, cell in enumerate(row)]
         return "  ".join(cells).rstrip()
 
-    return [fmt(headers), *(fmt(r) for r in rows)]
+    reasons = [f"  #{i} {m.notation}: {m.reason}" for i, m in enumerate(analysis.moves, 1) if m.reason]
+    return [fmt(headers), *(fmt(r) for r in rows), *(["Why:", *reasons] if reasons else [])]
+
+
+def _picture(info: PositionInfo, seat: int) -> str:
+    """What `seat` sees (its own hand too); the public picture for chance or the end."""
+    if 0 <= seat < len(info.seat_rendered):
+        return info.seat_rendered[seat]
+    return info.rendered
 
 
 def _analysis_summary(analysis: Analysis) -> str:
@@ -194,7 +203,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         labels = ["you" if s == args.seat else "AI" for s in range(seats)]
         _say(f"hortus: {args.game}, {seats} players, you are seat {args.seat}, seed {seed}")
         _say("Type a number or an action's notation; '?' for hints, 'quit' to leave.")
-        _say(info.rendered)
+        _say(_picture(info, args.seat))
         position = info.position
         while True:
             legal = client.legal_actions(position)
@@ -233,7 +242,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
                     _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
             info = client.apply_actions(position, [action.id])
             position = info.position
-            _say(info.rendered)
+            _say(_picture(info, args.seat))
         _final(info, labels)
     return 0
 
@@ -319,7 +328,7 @@ def _cmd_suggest(args: argparse.Namespace) -> int:
         _json({"game": args.game, "position": info.position.hex(), **suggestion.to_dict()})
         return 0
     best = suggestion.analysis.best
-    _say(info.rendered)
+    _say(_picture(info, info.current_player))
     _say(f"Seat {suggestion.analysis.seat} to move. Suggested: {suggestion.action.notation} (action {suggestion.action.id})")
     if len(suggestion.turn) > 1:
         _say("Whole turn: " + " -> ".join(a.notation for a in suggestion.turn))
@@ -342,7 +351,7 @@ def _cmd_hints(args: argparse.Namespace) -> int:
     if args.json:
         _json({"game": args.game, "position": info.position.hex(), "analysis": analysis.to_dict()})
         return 0
-    _say(info.rendered)
+    _say(_picture(info, info.current_player))
     _say(f"Seat {analysis.seat} to move; win % is seat {analysis.seat}'s, expected scores are per seat.")
     for row in _hints_table(analysis):
         _say(row)

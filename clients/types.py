@@ -181,7 +181,10 @@ class PositionInfo:
     scores: tuple[float, ...]
     returns: tuple[float, ...]
     rendered: str
+    """The public picture (hidden parts as counts)."""
     applied: tuple[Action, ...] = ()
+    seat_rendered: tuple[str, ...] = ()
+    """Per seat, the picture that seat sees (its own hand included)."""
 
     @classmethod
     def from_proto(cls, msg: pb.PositionInfo, applied: tuple[Action, ...] = ()) -> "PositionInfo":
@@ -193,6 +196,7 @@ class PositionInfo:
             returns=tuple(msg.returns),
             rendered=msg.rendered,
             applied=applied,
+            seat_rendered=tuple(msg.seat_rendered),
         )
 
 
@@ -212,6 +216,16 @@ class MoveHint:
     """Mean final points per seat (index = seat)."""
     principal_variation: tuple[Action, ...] = field(default=())
     """This move, then the most visited continuation by the same seat (to the end of its turn)."""
+    reason: str = ""
+    """A short explanation from measured statistics, for a person."""
+    value_spread: float = 0.0
+    """Standard deviation of the mover's search reward over the simulated futures."""
+    draw_share: float | None = None
+    """Share of the result's variance that the draw alone explains (None = not measured)."""
+    draw_spread: float | None = None
+    """Standard deviation of the win probability over the draw (None = not measured)."""
+    draw_points_spread: float | None = None
+    """Standard deviation of the mover's final points over the draw (None = not measured)."""
 
     @classmethod
     def from_proto(cls, msg: pb.MoveAnalysis) -> "MoveHint":
@@ -222,6 +236,11 @@ class MoveHint:
             win_probability=msg.win_probability,
             expected_scores=tuple(msg.expected_scores),
             principal_variation=tuple(Action.from_proto(a) for a in msg.principal_variation),
+            reason=msg.reason,
+            value_spread=msg.value_spread,
+            draw_share=msg.draw_share if msg.HasField("draw_share") else None,
+            draw_spread=msg.draw_spread if msg.HasField("draw_spread") else None,
+            draw_points_spread=msg.draw_points_spread if msg.HasField("draw_points_spread") else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -232,6 +251,11 @@ class MoveHint:
             "win_probability": self.win_probability,
             "expected_scores": list(self.expected_scores),
             "principal_variation": [{"id": a.id, "notation": a.notation} for a in self.principal_variation],
+            "reason": self.reason,
+            "value_spread": self.value_spread,
+            "draw_share": self.draw_share,
+            "draw_spread": self.draw_spread,
+            "draw_points_spread": self.draw_points_spread,
         }
 
 

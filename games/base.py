@@ -92,8 +92,10 @@ class Game(ABC):
         """A core consistent with `view` (hidden parts filled arbitrarily) + (players, seat)."""
 
     @abstractmethod
-    def render(self, state: "State") -> str:
-        """A text picture of the position."""
+    def render(self, state: "State", seat: int | None = None) -> str:
+        """A text picture of the position: with `seat`, what that seat sees (its own hidden
+        parts included, the others' as counts); without, the public picture (every hidden part
+        as counts), which any player may be shown."""
 
     def heuristic(self, state: "State", seat: int) -> float:
         """A cheap evaluation for the greedy bot (higher is better for `seat`)."""
@@ -290,8 +292,10 @@ class State:
             raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
         return self.game.view(self, seat)
 
-    def render(self) -> str:
-        return self.game.render(self)
+    def render(self, seat: int | None = None) -> str:
+        if seat is not None and not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
+        return self.game.render(self, seat)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, State) and other.game is self.game and other.encode() == self.encode()

@@ -51,6 +51,9 @@ class Limits:
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
     draw_playouts: int = 3
     """Playouts per world for that measurement (they separate the players' choices from luck)."""
+    draw_deadline: float | None = None
+    """``time.perf_counter()`` instant after which that measurement is skipped rather than
+    started (it takes milliseconds), so that a caller's deadline is kept; None = no limit."""
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.time_ms is None:
@@ -164,11 +167,15 @@ class SearchHandle:
                 s.cancel()
 
 
-def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None = None) -> Analysis:
+def analyze(
+    state: State, limits: Limits = Limits(), handle: SearchHandle | None = None, detail: int = 0
+) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
 
     The search only uses what that seat can see: every iteration re-samples the hidden parts.
-    Raises ValueError at chance nodes and terminal states.
+    `detail` > 0: only the first `detail` moves get their principal variation and reason (the
+    others have their statistics, a one-action variation and no reason), for callers that
+    keep the top moves only. Raises ValueError at chance nodes and terminal states.
     """
     player = state.current_player
     if player == TERMINAL:
@@ -206,7 +213,7 @@ def analyze(state: State, limits: Limits = Limits(), handle: SearchHandle | None
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves = _rank(state, searches, player)
+    moves = _rank(state, searches, player, detail)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits)
     return Analysis(
@@ -323,8 +330,9 @@ class _Totals:
     reward: float = 0.0
 
 
-def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
-    """Root children merged over the threads' trees, most visited first."""
+def _rank(state: State, searches: list[Search], seat: int, detail: int = 0) -> list[MoveInfo]:
+    """Root children merged over the threads' trees, most visited first; the first `detail`
+    moves (0 = all) with their principal variation and reason."""
     n = state.num_players
     merged: dict[int, _Totals] = {}
     for s in searches:
@@ -342,28 +350,35 @@ def _rank(state: State, searches: list[Search], seat: int) -> list[MoveInfo]:
         totals = merged.get(action)
         if totals is None or totals.visits == 0:
             continue
-        pv = _principal_variation(state, searches[0], action, seat)
-        notation = []
-        replay = state.clone()
-        for a in pv:
-            notation.append(replay.action_to_string(a))
-            replay.apply(a)
+        notation = state.action_to_string(action)
         mean = totals.reward / totals.visits
         spread = math.sqrt(max(0.0, totals.reward_sq / totals.visits - mean * mean))
         moves.append(
             MoveInfo(
                 action=action,
-                notation=notation[0],
+                notation=notation,
                 visits=totals.visits,
                 win_probability=totals.win[seat] / totals.visits,
                 expected_scores=tuple(v / totals.visits for v in totals.score),
-                principal_variation=tuple(pv),
-                principal_variation_notation=tuple(notation),
+                principal_variation=(action,),
+                principal_variation_notation=(notation,),
                 value_spread=spread,
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
-    moves = [replace(m, reason=_reason(state, m, moves, seat)) for m in moves]
+
+    def detailed(move: MoveInfo) -> MoveInfo:
+        pv = _principal_variation(state, searches[0], move.action, seat)
+        notation = []
+        replay = state.clone()
+        for a in pv:
+            notation.append(replay.action_to_string(a))
+            replay.apply(a)
+        return replace(move, principal_variation=tuple(pv), principal_variation_notation=tuple(notation),
+                       reason=_reason(state, move, moves, seat))
+
+    shown = len(moves) if detail <= 0 else detail
+    moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
     if not moves:  # no iteration completed (cancelled at once): report the legal moves unvisited
         moves = [
             MoveInfo(action=a, notation=state.action_to_string(a), visits=0, win_probability=0.0,
@@ -383,6 +398,8 @@ def _measure_draws(state: State, moves: list[MoveInfo], seat: int, limits: Limit
     information set, like the search."""
     measured = [m for m in moves[:_DRAW_MOVES] if m.visits > 0]
     if limits.draw_worlds == 0 or not measured:
+        return moves
+    if limits.draw_deadline is not None and time.perf_counter() > limits.draw_deadline:
         return moves
     stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], limits.draw_worlds,
                             limits.draw_playouts, (limits.seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)

@@ -28,7 +28,9 @@ class ServerConfig:
         most this long, whatever it asked for.
     max_threads: cap of ``SearchLimits.threads`` (root-parallel trees of one search).
     max_concurrent_searches: searches running at once in this process; one more is answered
-        ``RESOURCE_EXHAUSTED`` at once rather than queued.
+        ``RESOURCE_EXHAUSTED`` at once rather than queued. Batch positions wait for a slot and
+        may take every one; while they hold slots, one more unary or ``Analyze`` search is
+        admitted, so hints are served during a long batch (see ``SearchSlots``).
     max_message_bytes: largest request or response message, in bytes. A request over it is
         ``INVALID_ARGUMENT`` naming this cap (checked by the servicer); gRPC's own receive
         limit is a little larger (``receive_limit``), so only a message over that one is
@@ -54,6 +56,8 @@ class ServerConfig:
     access_log: log every call (method, code, milliseconds, peer) to ``hortus.access``.
     reuse_port: share the port with other processes (``SO_REUSEPORT``); only the worker group
         of ``hortus serve --workers N`` sets it, so a second accidental server fails to bind.
+    draw_worlds: hints (``RankMoves``, ``Analyze``) measure how much their top moves depend on
+        the draw over this many sampled worlds (``MoveAnalysis.draw_share``); 0 = off.
     """
 
     default_iterations: int = 2000
@@ -74,6 +78,7 @@ class ServerConfig:
     max_concurrent_rpcs: int = 0
     access_log: bool = False
     reuse_port: bool = False
+    draw_worlds: int = 32
 
     def __post_init__(self) -> None:
         positive_ints = {
@@ -110,6 +115,10 @@ class ServerConfig:
             raise ValueError(f"ServerConfig.batch_window must be an integer >= 0, not {self.batch_window!r}")
         if self.workers < 0:
             raise ValueError("ServerConfig.workers must be >= 0 (0 = automatic)")
+        if isinstance(self.draw_worlds, bool) or not isinstance(self.draw_worlds, int) or not (
+            self.draw_worlds == 0 or 2 <= self.draw_worlds <= 4096
+        ):
+            raise ValueError(f"ServerConfig.draw_worlds must be 0 (off) or in 2..4096, not {self.draw_worlds!r}")
         if self.workers and self.workers <= self.max_concurrent_searches:
             raise ValueError("ServerConfig.workers must exceed max_concurrent_searches")
 

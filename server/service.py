@@ -12,9 +12,10 @@ import math
 import queue
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import grpc
@@ -43,6 +44,7 @@ PROTOCOL = "hortus.v1"
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Advisor"].full_name
 
 _NO_DEADLINE_S = 1e9  # time_remaining() of a call without deadline is ~infinite
+_DRAW_RESERVE_MS = 250.0  # the draw is measured only this long before the deadline (it takes ms)
 # Caps on the sizes a request controls, beyond those of ServerConfig (max_message_bytes,
 # max_actions_per_request, max_batch_size, ...). Each is checked before anything else reads
 # the field; going over one is INVALID_ARGUMENT naming the field and the cap.
@@ -126,6 +128,7 @@ def position_info(state: State) -> pb.PositionInfo:
         scores=state.scores(),
         returns=state.returns() if terminal else [],
         rendered=state.render(),
+        seat_rendered=[state.render(seat) for seat in range(state.num_players)],
     )
 
 
@@ -154,6 +157,11 @@ def analysis_message(state: State, analysis: Analysis, partial: bool, max_moves:
                 win_probability=m.win_probability,
                 expected_scores=list(m.expected_scores),
                 principal_variation=_principal_variation(state, m),
+                reason=m.reason,
+                value_spread=m.value_spread,
+                draw_share=m.draw_share,
+                draw_spread=m.draw_spread,
+                draw_points_spread=m.draw_points_spread,
             )
             for m in moves
         ],
@@ -164,15 +172,57 @@ def analysis_message(state: State, analysis: Analysis, partial: bool, max_moves:
     )
 
 
+class SearchSlots:
+    """The search slots of one process: ``capacity`` searches at once (one per core).
+
+    Batch positions wait for a slot and may hold every one of them, so that a batch keeps all
+    cores busy. An interactive search (unary, ``Analyze``) takes a free slot at once or is
+    refused; while batch positions hold slots, one more interactive search than the capacity
+    is admitted, so a hint or a move asked during a long batch is served at once (on a core
+    shared with the batch) rather than refused. Batch positions then take no freed slot until
+    the total is back under the capacity. Nothing queues but batch positions, whose number is
+    bounded by the calls' windows."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._changed = threading.Condition(threading.Lock())
+        self._interactive = 0
+        self._batch = 0
+
+    def try_interactive(self) -> bool:
+        """Take a slot for an interactive search if there is room (see the class)."""
+        with self._changed:
+            limit = self.capacity + (1 if self._batch else 0)
+            if self._interactive + self._batch >= limit:
+                return False
+            self._interactive += 1
+            return True
+
+    def acquire_batch(self, timeout: float) -> bool:
+        """Take a slot for a batch position, waiting at most `timeout` seconds for one."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._interactive + self._batch < self.capacity, timeout):
+                return False
+            self._batch += 1
+            return True
+
+    def release(self, batch: bool) -> None:
+        with self._changed:
+            if batch:
+                assert self._batch > 0, "released a batch slot that was not held"
+                self._batch -= 1
+            else:
+                assert self._interactive > 0, "released an interactive slot that was not held"
+                self._interactive -= 1
+            self._changed.notify()
+
+
 class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     """Implements ``hortus.v1.Advisor`` (see ``proto/hortus/v1/advisor.proto``)."""
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config if config is not None else ServerConfig()
-        self._search_slots = threading.BoundedSemaphore(self.config.max_concurrent_searches)
-        # Batch positions wait for slots and would take every slot that frees; they may hold
-        # all but one, so an interactive call (a hint, a move) always finds room promptly.
-        self._batch_slots = threading.BoundedSemaphore(max(1, self.config.max_concurrent_searches - 1))
+        self._slots = SearchSlots(self.config.max_concurrent_searches)
         self._batch_pool = futures.ThreadPoolExecutor(
             max_workers=self.config.max_concurrent_searches, thread_name_prefix="hortus-batch"
         )
@@ -294,7 +344,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         positions (`stop` given), wait until one is free, the call is over, or the call's
         deadline is too close for a search (then DEADLINE_EXCEEDED, answered in time)."""
         if stop is None:
-            if self._search_slots.acquire(blocking=False):
+            if self._slots.try_interactive():
                 return
             raise CapacityError(
                 "max_concurrent_searches",
@@ -303,15 +353,12 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 self.config.retry_after_ms / 1000.0,
             )
         give_up_ms = max(self.config.deadline_margin_ms, 20.0)
-        for semaphore in (self._batch_slots, self._search_slots):
-            while not semaphore.acquire(timeout=0.02):
-                remaining_s = context.time_remaining() if context is not None else None
-                if stop.is_set() or (remaining_s is not None and remaining_s * 1000.0 < give_up_ms):
-                    if semaphore is self._search_slots:
-                        self._batch_slots.release()
-                    if stop.is_set():
-                        raise NoAnswerError("the call ended before a search slot was free")
-                    raise NoAnswerError("the call's deadline arrived before a search slot was free")
+        while not self._slots.acquire_batch(timeout=0.02):
+            remaining_s = context.time_remaining() if context is not None else None
+            if stop.is_set():
+                raise NoAnswerError("the call ended before a search slot was free")
+            if remaining_s is not None and remaining_s * 1000.0 < give_up_ms:
+                raise NoAnswerError("the call's deadline arrived before a search slot was free")
 
     def _searching(self, delta: int) -> None:
         with self._lock:
@@ -336,35 +383,44 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         handle: SearchHandle,
         stop: threading.Event | None = None,
         wait: tuple[pb.SearchLimits, grpc.ServicerContext] | None = None,
+        max_moves: int = 0,
     ) -> tuple[Analysis, bool]:
         """One search within a slot; returns the analysis and its partial flag. Batch
         positions (`stop` and `wait` given) may wait for their slot: once it is held, the
         budget is computed again from the request's limits and what is left of the call's
-        deadline, so the answer still arrives in time."""
+        deadline, so the answer still arrives in time. `max_moves` > 0: only the moves the
+        answer keeps get their principal variation and reason (the rest are not sent)."""
         self._acquire_slot(stop, wait[1] if wait is not None else None)
         self._searching(+1)
         try:
             if wait is not None:
                 budget = self._budget(*wait)
-            analysis = analyze(state, budget.limits, handle)
+            analysis = analyze(state, budget.limits, handle, detail=max_moves)
         finally:
             self._searching(-1)
-            self._search_slots.release()
-            if stop is not None:
-                self._batch_slots.release()
+            self._slots.release(batch=stop is not None)
         self._notify(method, analysis, handle.cancelled)
         return analysis, budget.partial(analysis, handle.cancelled)
 
     def _search(
-        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext, method: str = ""
+        self,
+        position: pb.Position,
+        limits: pb.SearchLimits,
+        context: grpc.ServicerContext,
+        method: str = "",
+        max_moves: int = 0,
+        hints: bool = False,
     ) -> tuple[State, Analysis, bool]:
         """Decode, validate, search within the caps; returns the state, analysis and the
-        partial flag (cut short by the deadline, a cap or cancellation)."""
+        partial flag (cut short by the deadline, a cap or cancellation). `hints`: also
+        measure the draw dependence of the top moves (see ``_hint_budget``)."""
         state, budget = self._prepare(position, limits, context)
+        if hints:
+            budget = self._hint_budget(budget, context)
         handle = SearchHandle()
         if not context.add_callback(handle.cancel):  # the call already ended
             handle.cancel()
-        analysis, partial = self._run(method, state, budget, handle)
+        analysis, partial = self._run(method, state, budget, handle, max_moves=max_moves)
         return state, analysis, partial
 
     # --- RPCs ----------------------------------------------------------------------------
@@ -476,9 +532,21 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             analysis=analysis_message(state, analysis, partial),
         )
 
+    def _hint_budget(self, budget: _Budget, context: grpc.ServicerContext) -> _Budget:
+        """A hint's budget also measures how much the top moves depend on the draw, when the
+        call's deadline leaves time for that after the search (it takes milliseconds)."""
+        until = None
+        remaining_s = context.time_remaining()
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            until = time.perf_counter() + remaining_s - _DRAW_RESERVE_MS / 1000.0
+        limits = replace(budget.limits, draw_worlds=self.config.draw_worlds, draw_deadline=until)
+        return replace(budget, limits=limits)
+
     @_unary
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
-        state, analysis, partial = self._search(request.position, request.limits, context, "RankMoves")
+        state, analysis, partial = self._search(
+            request.position, request.limits, context, "RankMoves", request.max_moves, hints=True
+        )
         return pb.RankMovesResponse(analysis=analysis_message(state, analysis, partial, request.max_moves))
 
     def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
@@ -492,6 +560,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                     "interval_ms", f"{interval} is under the server cap min_interval_ms={self.config.min_interval_ms:g}"
                 )
             state, budget = self._prepare(request.position, request.limits, context)
+            budget = self._hint_budget(budget, context)
             self._acquire_slot()
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             context.abort_with_status(status_for(exc, "Analyze"))
@@ -505,7 +574,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             if not released:
                 released = True
                 self._searching(-1)
-                self._search_slots.release()
+                self._slots.release(batch=False)
                 if last is not None:
                     self._notify("Analyze", last, handle.cancelled)
 
@@ -540,7 +609,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             call.track(handle)
             try:
                 analysis, partial = self._run(
-                    "EvaluatePositions", state, budget, handle, stop, (request.limits, context)
+                    "EvaluatePositions", state, budget, handle, stop, (request.limits, context), request.max_moves
                 )
             finally:
                 call.untrack(handle)

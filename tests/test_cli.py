@@ -133,7 +133,9 @@ def test_hints_json_from_position_sources(capsys: pytest.CaptureFixture[str], ta
     visits = [m["visits"] for m in analysis["moves"]]
     assert visits == sorted(visits, reverse=True)
     move = analysis["moves"][0]
-    assert set(move) == {"action", "notation", "visits", "win_probability", "expected_scores", "principal_variation"}
+    assert set(move) == {"action", "notation", "visits", "win_probability", "expected_scores", "principal_variation",
+                         "reason", "value_spread", "draw_share", "draw_spread", "draw_points_spread"}
+    assert move["reason"] and move["draw_share"] is not None  # hints measure the draw
     for other in results[1:]:
         other["analysis"]["elapsed_ms"] = analysis["elapsed_ms"]
         assert other == results[0]  # same position and search seed: the same analysis

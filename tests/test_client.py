@@ -158,6 +158,7 @@ def test_sync_client_round_trip(client: AdvisorClient) -> None:
     info = client.new_game(GAME, seed=1)
     assert isinstance(info, PositionInfo) and isinstance(info.position, Position)
     assert info.current_player == 0 and not info.terminal and info.rendered and not info.applied
+    assert len(info.seat_rendered) == len(info.scores) and all(info.seat_rendered)
     legal = client.legal_actions(info.position)
     assert isinstance(legal, LegalActions) and legal.actions and not legal.is_chance
     assert all(isinstance(a, Action) for a in legal.actions)
@@ -181,6 +182,23 @@ def test_sync_client_round_trip(client: AdvisorClient) -> None:
     assert ranked.best.principal_variation[0].id == ranked.best.action
     # default iterations come from the server config
     assert client.rank_moves(info.position).iterations == 100
+
+
+def test_hints_carry_reasons_and_the_draw(client: AdvisorClient) -> None:
+    """RankMoves sends each move's reason and value spread, and for the top moves how much
+    the draw decides; a deadline too tight for that measurement skips it (never late)."""
+    state = games.get("war_of_the_posies").new_game(players=2, seed=6)
+    position = Position("war_of_the_posies", state.encode())
+    ranked = client.rank_moves(position, iterations=300, seed=2)
+    assert all(m.reason for m in ranked.moves)
+    assert all(m.value_spread > 0 for m in ranked.moves)
+    top = ranked.moves[: min(3, len(ranked.moves))]
+    assert all(m.draw_share is not None and 0.0 <= m.draw_share <= 1.0 for m in top)
+    assert all(m.draw_spread is not None and m.draw_points_spread is not None for m in top)
+    assert all(m.draw_share is None for m in ranked.moves[3:])
+    assert ranked.to_dict()["moves"][0]["reason"] == ranked.best.reason
+    hurried = client.rank_moves(position, iterations=300, seed=2, timeout=0.2)
+    assert hurried.moves and all(m.draw_share is None for m in hurried.moves)
 
 
 def test_sync_client_matches_the_engine(client: AdvisorClient) -> None:

@@ -151,3 +151,32 @@ def test_sampled_chance_follows_chance_outcomes(name: str) -> None:
         expected = p * draws
         # 5 standard deviations of a binomial count: a real bias fails, noise never does.
         assert abs(counts.get(action, 0) - expected) <= 5 * (expected * (1 - p)) ** 0.5 + 1
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_pictures_show_a_seat_only_what_it_sees(name: str) -> None:
+    """render(seat) is unchanged by resampling what that seat cannot see, and the public
+    picture by resampling anyone's hidden parts: a picture shown to a player never leaks
+    another seat's hand."""
+    game = games.get(name)
+    for players in seat_counts(game):
+        rng = random.Random(players)
+        state = game.new_game(players=players, seed=players)
+        for step in range(60):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                state.resolve_chance(rng)
+                continue
+            if step % 7 == 0:
+                public = state.render()
+                for seat in range(players):
+                    own = state.render(seat)
+                    for world_seed in (1, 2, 3):
+                        world = state.clone()
+                        world.kernel_state.determinize(seat, world_seed)
+                        assert world.render(seat) == own
+                        assert world.render() == public
+            state.apply(rng.choice(state.legal_actions()))
+        with pytest.raises(ValueError):
+            state.render(players)

@@ -268,6 +268,52 @@ def test_rank_moves(stub: Any) -> None:
     assert list(top.moves) == list(everything.moves[:3])
 
 
+def test_search_slots() -> None:
+    """Batch positions may take every slot; while they hold some, one more interactive search
+    than the capacity is admitted, and batches take no slot until the total is under it."""
+    from hortus.server.service import SearchSlots
+
+    slots = SearchSlots(2)
+    assert slots.try_interactive() and slots.try_interactive()
+    assert not slots.try_interactive()  # no batch running: the capacity is the cap
+    assert not slots.acquire_batch(timeout=0)
+    slots.release(batch=False)
+    slots.release(batch=False)
+    assert slots.acquire_batch(timeout=0) and slots.acquire_batch(timeout=0)  # a batch fills every slot
+    assert not slots.acquire_batch(timeout=0)
+    assert slots.try_interactive()  # a hint during the batch: the one slot over the cap
+    assert not slots.try_interactive()
+    slots.release(batch=True)
+    assert not slots.acquire_batch(timeout=0)  # 2 searches still running: the batch waits
+    slots.release(batch=False)
+    assert slots.acquire_batch(timeout=0)
+    results: list[bool] = []
+    waiter = threading.Thread(target=lambda: results.append(slots.acquire_batch(timeout=30)))
+    waiter.start()
+    slots.release(batch=True)  # wakes the waiting batch position
+    waiter.join(30)
+    assert results == [True]
+
+
+def test_ranking_details_only_the_moves_kept() -> None:
+    """RankMoves and EvaluatePositions with max_moves have only the moves they send detailed
+    (principal variation, reason): the same ranking, without the cost of the rest."""
+    from hortus.search import Limits, analyze
+
+    state = games.get(GAME).new_game(seed=8)
+    rng = random.Random(8)
+    while state.is_chance():
+        state.resolve_chance(rng)
+    whole = analyze(state, Limits(iterations=400, seed=1))
+    top = analyze(state, Limits(iterations=400, seed=1), detail=2)
+    assert len(whole.moves) > 2
+    assert top.moves[:2] == whole.moves[:2]
+    assert [(m.action, m.notation, m.visits, m.win_probability) for m in top.moves] == [
+        (m.action, m.notation, m.visits, m.win_probability) for m in whole.moves
+    ]
+    assert all(m.principal_variation == (m.action,) and m.reason == "" for m in top.moves[2:])
+
+
 def test_time_only_budget_is_complete(stub: Any) -> None:
     position = new_position(stub, seed=9)
     analysis = stub.RankMoves(

@@ -339,15 +339,22 @@ def test_analyze_stream_in_process() -> None:
         next(analyze_stream(games.get(GAME).new_game(), Limits(iterations=10)))  # a chance node
 
 
-def test_batches_leave_a_slot_for_interactive_calls(stub: Any) -> None:
-    """A batch may hold all search slots but one: a hint asked during a long batch is served."""
+def test_batches_use_every_slot_and_interactive_calls_are_still_served(running: RunningServer, stub: Any) -> None:
+    """A batch keeps every search slot busy (all cores), and a hint asked during a long batch
+    is served at once, in the one slot over the cap kept for interactive calls."""
     position = new_position(stub, seed=31)
     requests = [
         pb.EvaluateRequest(id=str(i), position=position, limits=pb.SearchLimits(iterations=20_000, seed=i))
         for i in range(12)
     ]
     call = stub.EvaluatePositions(iter(requests), timeout=120)
-    time.sleep(0.3)  # the batch is now waiting for (and taking) every slot it may
+    slots = running.servicer.config.max_concurrent_searches
+    most = 0
+    limit = time.monotonic() + 10
+    while most < slots and time.monotonic() < limit:
+        most = max(most, running.servicer.searches_in_flight)
+        time.sleep(0.002)
+    assert most == slots  # the batch alone fills every slot
     hint = stub.RankMoves(pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=50)), timeout=30)
     assert hint.analysis.iterations == 50
     assert sorted(a.id for a in call) == sorted(str(i) for i in range(12))

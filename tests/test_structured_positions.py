@@ -1,15 +1,12 @@
 """Structured positions (a seat's view as a protobuf message): exact round trip structured ⇄
 encoded over random positions of every registered game (all seat counts, chance and terminal
 positions; through the JSON mapping too), every game having a message, the service accepting
-and producing them, their errors, and the README's JSON example executed."""
+and producing them, and their errors (the README's JSON examples: test_readme_examples.py)."""
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -25,8 +22,7 @@ from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-GAME = "botanik"  # the README example and the error cases
+GAME = "botanik"  # the error cases
 GAMES = games.names()
 TO_THE_END = 10**6  # moves: play until the game is over
 WHOLE_VIEW = {"botanik"}  # games whose view hides nothing stored (the view is the position)
@@ -220,29 +216,3 @@ def test_structured_errors(client: AdvisorClient) -> None:
     with pytest.raises(InvalidArgumentError) as info:
         client.view_position(Position(GAME, games.get(GAME).new_game(seed=1).encode()), 5)
     assert info.value.fields == ("seat",)
-
-
-def readme_json_example() -> str:
-    text = README.read_text()
-    match = re.search(r"<!-- service-json-example -->\s*```json\n(.*?)```", text, re.S)
-    assert match, "the README's JSON example is missing"
-    return match.group(1)
-
-
-def test_readme_json_example_runs(running: RunningServer) -> None:
-    request = json_format.Parse(readme_json_example(), pb.SuggestMoveRequest())
-    assert json.loads(readme_json_example())["position"]["game"] == GAME
-    with grpc.insecure_channel(f"127.0.0.1:{running.port}") as channel:
-        call = channel.unary_unary(
-            "/hortus.v1.Advisor/SuggestMove",
-            pb.SuggestMoveRequest.SerializeToString,
-            pb.SuggestMoveResponse.FromString,
-        )
-        response = call(request, timeout=30)
-    assert response.analysis.iterations == 500 and response.action.notation
-    # it is the dealt position of seed 1, seat 0 to move
-    expected = games.get(GAME).new_game(seed=1)
-    name, view = structured_to_view(request.position.structured)
-    assert games.get(name).from_view(view).encode() == expected.encode()
-    # the JSON mapping of the answer is plain JSON too
-    assert json.loads(json_format.MessageToJson(response))["action"]["notation"] == response.action.notation

@@ -274,7 +274,7 @@ class BotanicalLabGame(Game):
         return core, players, seat
 
     # --- text --------------------------------------------------------------------------------
-    def render(self, state: State) -> str:
+    def render(self, state: State, seat: int | None = None) -> str:
         d = core_dict(state)
         n = d["players"]
         scores = state.scores()
@@ -319,7 +319,9 @@ class BotanicalLabGame(Game):
         for p in range(n):
             lines.append(f"Seat {p}: {d['vp'][p]} VP ({scores[p]:.0f} with seed sets), room {COMPONENTS.rooms[d['room'][p]].name}, "
                          f"{d['markers_free'][p]} markers in supply")
-            lines.append(f"  hand {cards(d['hand'][p])} | draw pile {sum(d['draw'][p])} cards | discard {cards(d['discard'][p])}"
+            # Only the viewing seat's own hand is listed; the others' are counts, as in view().
+            hand = cards(d["hand"][p]) if p == seat else f"{sum(d['hand'][p])} cards"
+            lines.append(f"  hand {hand} | draw pile {sum(d['draw'][p])} cards | discard {cards(d['discard'][p])}"
                          f" | play area {cards(d['play'][p])}")
         if d["stage"] == STAGE_DRAW:
             mode = "into the hand" if d["draw_mode"] == 0 else f"revealing for {CARD_TYPES[d['draw_mode'] - 1]} cards"

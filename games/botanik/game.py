@@ -236,7 +236,7 @@ class BotanikGame(Game):
         return bytes(kernel.dict_to_core(d)), 2, seat
 
     # --- text --------------------------------------------------------------------------------
-    def render(self, state: State) -> str:
+    def render(self, state: State, seat: int | None = None) -> str:
         d = core_dict(state)
         scores = state.scores()
         lines = []

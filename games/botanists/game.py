@@ -268,8 +268,8 @@ class BotanistsGame(Game):
         return core, players, seat
 
     # --- text --------------------------------------------------------------------------------
-    def render(self, state: State) -> str:
-        return render(core_dict(state), state.current_player)
+    def render(self, state: State, seat: int | None = None) -> str:
+        return render(core_dict(state), state.current_player, seat)
 
     def search_margin(self, players: int) -> tuple[float, float]:
         """Solo: the win share is always 1, so the score is the whole signal, and solo scores
@@ -795,7 +795,8 @@ def sc7_chooser(d: Mapping[str, Any]) -> int:
 
 
 # --- rendering -------------------------------------------------------------------------------
-def render(d: Mapping[str, Any], mover: int) -> str:
+def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
+    """The picture `seat` sees (None: the public one): only that seat's hand is listed."""
     n = d["players"]
     solo = n == 1
     lines = []
@@ -839,10 +840,11 @@ def render(d: Mapping[str, Any], mover: int) -> str:
             left = ", ".join(f"{d['leftover'][w][c]} {COLOURS[c]}" for c in range(5) if d["leftover"][w][c]) or "none"
             personal = [order_name(o) for o, loc in enumerate(d["order_loc"]) if loc == ORDER_PERSONAL + w]
             done = [order_name(o) for o, loc in enumerate(d["order_loc"]) if loc == ORDER_FULFILLED + w]
-            # The rendering is the whole position (a seat's picture is its view()), so hands
-            # are listed: a human playing through `hortus play` must see their own cards.
+            # Only the viewing seat's own hand is listed (BT hidden information): the others'
+            # are counts, as in view().
             hand = " ".join(card_name(k) for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + w)
-            lines.append(f"    score {d['score'][w]}, hand ({hands[w]}): {hand or '-'}, leftovers: {left}; "
+            shown = f": {hand or '-'}" if w == seat else ""
+            lines.append(f"    score {d['score'][w]}, hand ({hands[w]}){shown}, leftovers: {left}; "
                          f"personal orders: {' '.join(personal) or '-'}; fulfilled this round: {' '.join(done) or '-'}")
     lines.append("Key: tiles R Y G B P; pawns 0-3 and H (Helper); land spaces as sign + tile + ^ face up / v face down.")
     return "\n".join(lines)

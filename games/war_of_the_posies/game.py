@@ -316,8 +316,9 @@ class WarOfThePosiesGame(Game):
         return core, players, seat
 
     # --- text --------------------------------------------------------------------------------
-    def render(self, state: State) -> str:
-        """The public picture of the position (hands as counts), for every player to see."""
+    def render(self, state: State, seat: int | None = None) -> str:
+        """The picture `seat` sees (its own hand listed, the others' as counts); None: the
+        public picture, every hand as counts."""
         d = kernel.core_to_dict(state.kernel_state.core())
         summary = kernel.seat_summary(state.kernel_state.core())
         mover = state.current_player
@@ -349,8 +350,9 @@ class WarOfThePosiesGame(Game):
             lines.append("")
             lines.append(f"Seat {p}: {points} points, {reputation} Reputation completed, "
                          f"{planted} Flowers planted ({locked} locked)")
-            # Hands stay hidden: the picture is shown to every player (view(seat) has one's own).
-            lines.append(f"  hand: {d['hand_count'][p]} cards")
+            # Only the viewing seat's own hand is listed; the others' are counts, as in view().
+            own = f": {_listing(d['hand'][p])}" if p == seat else ""
+            lines.append(f"  hand: {d['hand_count'][p]} cards{own}")
             lines.append(f"  draw pile {d['draw_count'][p]}, discard ({d['discard_count'][p]}): {_listing(d['discard'][p])}")
             for g in range(N_GF):
                 if d["gf_loc"][g] == GF_OWNED + p:
