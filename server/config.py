@@ -37,8 +37,8 @@ class ServerConfig:
         refused by gRPC itself (``RESOURCE_EXHAUSTED``) before it is read.
     max_actions_per_request: cap of ``ApplyActionsRequest.actions``.
     max_nodes: tree arena bound per search thread (memory), see ``hortus.search.Limits``.
-    deadline_margin_ms: a search stops this many milliseconds before the call's deadline, so
-        that its answer (flagged partial) still arrives in time.
+    deadline_margin_ms: a search stops this many milliseconds (or 8% of the time left, if more)
+        before the call's deadline, so that its answer (flagged partial) still arrives in time.
     workers: threads of the gRPC server pool (searches run in them, without the GIL); must
         exceed ``max_concurrent_searches`` so that cheap calls are served during searches.
     grace_seconds: on shutdown, in-flight calls get this long to finish before cancellation.

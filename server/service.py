@@ -44,6 +44,7 @@ PROTOCOL = "hortus.v1"
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Advisor"].full_name
 
 _NO_DEADLINE_S = 1e9  # time_remaining() of a call without deadline is ~infinite
+_DEADLINE_SHARE = 0.08  # a search also stops this share of the time left before the deadline
 _DRAW_RESERVE_MS = 250.0  # the draw is measured only this long before the deadline (it takes ms)
 # Caps on the sizes a request controls, beyond those of ServerConfig (max_message_bytes,
 # max_actions_per_request, max_batch_size, ...). Each is checked before anything else reads
@@ -321,7 +322,9 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         remaining_s = context.time_remaining()
         if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
             remaining_ms = remaining_s * 1000.0
-            deadline_ms = remaining_ms - cfg.deadline_margin_ms
+            # The margin grows with the deadline: the answer's own work (ranking, sending) takes
+            # longer on a loaded machine, where a fixed 50 ms was seen to arrive late.
+            deadline_ms = remaining_ms - max(cfg.deadline_margin_ms, remaining_ms * _DEADLINE_SHARE)
             if deadline_ms < 1.0:  # a very tight deadline: keep half of what is left
                 deadline_ms = remaining_ms / 2.0
             if deadline_ms < 1.0:
