@@ -10,7 +10,7 @@
    (searches release the GIL) for comparison. Scaling needs idle cores: the 1-minute load
    average is printed beside each figure (other work on the machine makes the ratio ~1).
 
-    python bench/service.py [--calls 300] [--iterations 200] [--positions 120]
+    python bench/service.py [--calls 300] [--iterations 200] [--positions 600]
                             [--batch-iterations 2000] [--repeats 3] [--streams 6] [--window 4]
                             [--skip-latency]
 """
@@ -165,7 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--iterations", type=int, default=200, help="SuggestMove budget")
-    parser.add_argument("--positions", type=int, default=120)
+    parser.add_argument("--positions", type=int, default=600, help="batch size (a steady batch; small ones weigh their start and end)")
     parser.add_argument("--batch-iterations", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--streams", type=int, default=6, help="EvaluatePositions calls at once")

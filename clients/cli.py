@@ -753,7 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=_positive_int, default=None, help="server processes on the port (SO_REUSEPORT; default: cores)"
     )
-    p.add_argument("--rpc-threads", type=_non_negative_int, default=None, help="gRPC threads per process (0 = searches + 8)")
+    p.add_argument("--rpc-threads", type=_non_negative_int, default=None, help="gRPC threads per process (0 = searches + 32)")
     for name, kind, text in _CAPS:
         p.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None, help=text)
     p.add_argument("--tls-cert", help="PEM certificate chain of the server (turns TLS on)")

@@ -124,8 +124,10 @@ class ServerConfig:
 
     @property
     def pool_size(self) -> int:
-        """Threads of the gRPC server pool: ``workers``, or searches + 8 when 0."""
-        return self.workers or self.max_concurrent_searches + 8
+        """Threads of the gRPC server pool: ``workers``, or searches + 32 when 0 (streaming calls
+        hold a thread for their whole life, and a call waiting for a thread can miss its
+        deadline before it starts: with + 8, 64 busy clients saw waits of ~1 s)."""
+        return self.workers or self.max_concurrent_searches + 32
 
     @property
     def receive_limit(self) -> int:

@@ -716,7 +716,7 @@ def test_config_validation() -> None:
     with pytest.raises(ValueError):
         ServerConfig(max_concurrent_searches=4, workers=4)
     config = ServerConfig(max_concurrent_searches=3, max_message_bytes=1000)
-    assert config.pool_size == 11
+    assert config.pool_size == 35
     assert ("grpc.max_receive_message_length", config.receive_limit) in config.grpc_options()
     assert ("grpc.max_send_message_length", 1000) in config.grpc_options()
     assert 1000 < config.receive_limit <= 1000 + 64 * 1024
