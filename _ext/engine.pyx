@@ -20,17 +20,7 @@ cdef int32_t sample_chance(GameKernel* k, const uint8_t* s, int32_t* actions, do
     """Draw one chance outcome with probability proportional to its weight."""
     if k.sample_chance != NULL:
         return k.sample_chance(s, rng)
-    cdef int n = k.chance_outcomes(s, actions, weights)
-    cdef double total = 0.0
-    cdef int i
-    for i in range(n):
-        total += weights[i]
-    cdef double x = rng_uniform(rng) * total
-    for i in range(n - 1):
-        x -= weights[i]
-        if x < 0.0:
-            return actions[i]
-    return actions[n - 1]
+    return _invert_chance(k, s, actions, weights, rng)
 
 
 cdef class KernelState:
@@ -340,9 +330,11 @@ def draw_dependence(KernelState root, int observer, actions, int worlds, int pla
 
 cdef int32_t _invert_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
                             Rng* rng) noexcept nogil:
-    """One chance outcome from exactly one uniform (inversion over chance_outcomes): unlike a
-    game's own sampler, which may use a varying number of draws, the n-th chance event of a
-    world always uses the world's n-th number, so replays of a world stay in step."""
+    """One chance outcome from exactly one uniform (inversion over chance_outcomes): the generic
+    sampler. draw_dependence uses it even where a game has its own sampler, which may use a
+    varying number of draws: the n-th chance event of a world then always uses the world's
+    n-th number, so replays of a world stay in step. (A game's sampler must reproduce this
+    arithmetic exactly, so that seeded searches do not depend on which one runs.)"""
     cdef int n = k.chance_outcomes(s, actions, weights)
     cdef double total = 0.0
     cdef int i
