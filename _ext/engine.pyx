@@ -333,8 +333,8 @@ cdef int32_t _invert_chance(GameKernel* k, const uint8_t* s, int32_t* actions, d
     """One chance outcome from exactly one uniform (inversion over chance_outcomes): the generic
     sampler. draw_dependence uses it even where a game has its own sampler, which may use a
     varying number of draws: the n-th chance event of a world then always uses the world's
-    n-th number, so replays of a world stay in step. (A game's sampler must reproduce this
-    arithmetic exactly, so that seeded searches do not depend on which one runs.)"""
+    n-th number, so replays of a world stay in step. (The games' own samplers reproduce this
+    arithmetic exactly: seeded searches are the same with or without them.)"""
     cdef int n = k.chance_outcomes(s, actions, weights)
     cdef double total = 0.0
     cdef int i
