@@ -206,7 +206,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         _say(_picture(info, args.seat))
         position = info.position
         while True:
-            legal = client.legal_actions(position)
+            legal = client.legal_actions(position, for_seat=args.seat)
             if legal.terminal:
                 break
             if legal.is_chance:
@@ -214,7 +214,10 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 if outcome is None:
                     _say("Bye.")
                     return 0
-                _say(f"Chance: {outcome.notation}")
+                hidden = any(o.hidden and o.action.id == outcome.id for o in legal.chance_outcomes)
+                # A draw the human's seat does not see (into an AI's hand) is not named.
+                _say("Chance: an outcome hidden from you" if hidden and not args.manual_chance
+                     else f"Chance: {outcome.notation}")
                 action = outcome
             else:
                 seat = legal.current_player

@@ -499,9 +499,12 @@ class AdvisorClient:
         request = _new_game_request(game, players, seed, variant, options)
         return PositionInfo.from_proto(self._call(self._new_game, request, timeout).info)
 
-    def legal_actions(self, position: Position, *, timeout: float | None = None) -> LegalActions:
-        """Legal decisions (or chance outcomes) with notation."""
-        request = pb.LegalActionsRequest(position=position.to_proto())
+    def legal_actions(
+        self, position: Position, *, for_seat: int | None = None, timeout: float | None = None
+    ) -> LegalActions:
+        """Legal decisions (or chance outcomes) with notation; `for_seat` marks the chance
+        outcomes that seat does not get to see (``ChanceOutcome.hidden``)."""
+        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat)
         return LegalActions.from_proto(self._call(self._legal_actions, request, timeout))
 
     def apply_actions(
@@ -732,8 +735,10 @@ class AsyncAdvisorClient:
         request = _new_game_request(game, players, seed, variant, options)
         return PositionInfo.from_proto((await self._call(self._new_game, request, timeout)).info)
 
-    async def legal_actions(self, position: Position, *, timeout: float | None = None) -> LegalActions:
-        request = pb.LegalActionsRequest(position=position.to_proto())
+    async def legal_actions(
+        self, position: Position, *, for_seat: int | None = None, timeout: float | None = None
+    ) -> LegalActions:
+        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat)
         return LegalActions.from_proto(await self._call(self._legal_actions, request, timeout))
 
     async def apply_actions(

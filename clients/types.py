@@ -140,10 +140,12 @@ class ChanceOutcome:
 
     action: Action
     probability: float
+    hidden: bool = False
+    """Asked ``for_seat``: that seat cannot tell this outcome from another one."""
 
     @classmethod
     def from_proto(cls, msg: pb.ChanceOutcome) -> "ChanceOutcome":
-        return cls(Action.from_proto(msg.action), msg.probability)
+        return cls(Action.from_proto(msg.action), msg.probability, msg.hidden)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ else — encoding, legality checks, cloning, chance sampling — is done here, o
 
 from __future__ import annotations
 
+import json
 import random
 import struct
 import zlib
@@ -291,6 +292,19 @@ class State:
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
         return self.game.view(self, seat)
+
+    def hidden_chance_outcomes(self, seat: int) -> frozenset[int]:
+        """The chance outcomes here that `seat` cannot tell apart from another one: its view
+        after them equals its view after some other outcome (a card drawn into another
+        seat's hand, say). Empty at decision nodes."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
+        groups: dict[str, list[int]] = {}
+        for action, _ in self.chance_outcomes():
+            child = self.clone()
+            child.apply(action)
+            groups.setdefault(json.dumps(child.view(seat), sort_keys=True), []).append(action)
+        return frozenset(a for group in groups.values() if len(group) > 1 for a in group)
 
     def render(self, seat: int | None = None) -> str:
         if seat is not None and not 0 <= seat < self.num_players:

@@ -465,11 +465,17 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     @_unary
     def LegalActions(self, request: pb.LegalActionsRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
         state = self._decode(request.position)
+        hidden: frozenset[int] = frozenset()
+        if request.HasField("for_seat"):
+            if not 0 <= request.for_seat < state.num_players:
+                raise RequestError("for_seat", f"seat {request.for_seat} is not in 0..{state.num_players - 1}")
+            hidden = state.hidden_chance_outcomes(request.for_seat)
         return pb.LegalActionsResponse(
             current_player=state.current_player,
             actions=[_action(state, a) for a in state.legal_actions()],
             chance_outcomes=[
-                pb.ChanceOutcome(action=_action(state, a), probability=p) for a, p in state.chance_outcomes()
+                pb.ChanceOutcome(action=_action(state, a), probability=p, hidden=a in hidden)
+                for a, p in state.chance_outcomes()
             ],
             terminal=state.is_terminal(),
         )

@@ -306,3 +306,28 @@ def test_clients_import_stays_thin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:
+    """`for_seat` marks the outcomes that seat cannot tell apart (a card drawn into another
+    seat's hand): `hortus play` then does not name them to the human."""
+    import random
+
+    state = games.get("war_of_the_posies").new_game(players=2, seed=2)
+    rng = random.Random(2)
+    while not (state.is_chance() and state.hidden_chance_outcomes(0)):
+        if state.is_chance():
+            state.resolve_chance(rng)
+        else:
+            state.apply(rng.choice(state.legal_actions()))
+    position = Position("war_of_the_posies", state.encode())
+    for seat in (0, 1):
+        legal = client.legal_actions(position, for_seat=seat)
+        hidden = {o.action.id for o in legal.chance_outcomes if o.hidden}
+        assert hidden == state.hidden_chance_outcomes(seat)
+    assert client.legal_actions(position, for_seat=0).chance_outcomes[0].hidden
+    assert not any(o.hidden for o in client.legal_actions(position, for_seat=1).chance_outcomes)
+    assert not any(o.hidden for o in client.legal_actions(position).chance_outcomes)
+    with pytest.raises(InvalidArgumentError) as error:
+        client.legal_actions(position, for_seat=2)
+    assert "for_seat" in str(error.value)
