@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hortus._ext.engine import draw_dependence
 from hortus._ext.mcts import Search
@@ -136,13 +137,31 @@ class Analysis:
         return self.moves[0]
 
 
-def _margin(state: State, limits: Limits) -> dict[str, float]:
-    """The reward's score-margin parameters: the limits' if set, else the game's."""
+def _search_options(state: State, limits: Limits) -> dict[str, Any]:
+    """``Search.run``'s options from the limits; the reward's score-margin parameters are the
+    limits' if set, else the game's."""
     weight, scale = state.game.search_margin(state.num_players)
     return {
+        "exploration": limits.exploration,
+        "paranoid": limits.paranoid,
+        "widening_c": limits.widening,
+        "widening_alpha": limits.widening_alpha,
+        "playout_policy": limits.playout_policy,
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }
+
+
+def _in_parallel(run: Callable[[int], None], threads: int) -> None:
+    """run(0..threads-1), each on a thread of its own (the searches release the GIL)."""
+    if threads == 1:
+        run(0)
+        return
+    workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
 
 
 class SearchHandle:
@@ -188,27 +207,12 @@ def analyze(
         handle._attach(searches)
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    def run(i: int) -> None:
-        searches[i].run(
-            iterations=limits.iterations or 0,
-            time_ms=limits.time_ms or 0.0,
-            seed=seeds[i],
-            exploration=limits.exploration,
-            paranoid=limits.paranoid,
-            widening_c=limits.widening,
-            widening_alpha=limits.widening_alpha,
-            playout_policy=limits.playout_policy,
-            **_margin(state, limits),
-        )
+    options = _search_options(state, limits)
 
-    if limits.threads == 1:
-        run(0)
-    else:
-        workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(limits.threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+    def run(i: int) -> None:
+        searches[i].run(iterations=limits.iterations or 0, time_ms=limits.time_ms or 0.0, seed=seeds[i], **options)
+
+    _in_parallel(run, limits.threads)
 
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
@@ -252,6 +256,7 @@ def analyze_stream(
     if handle is not None:
         handle._attach(searches)
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
+    options = _search_options(state, limits)
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
 
     def snapshot(partial: bool, draws: bool = False) -> Analysis:
@@ -287,26 +292,9 @@ def analyze_stream(
             iterations = left(i) if limits.iterations is not None else 0
             if limits.iterations is not None and iterations == 0:
                 return
-            searches[i].run(
-                iterations=iterations,
-                time_ms=time_ms,
-                seed=seeds[i],
-                exploration=limits.exploration,
-                paranoid=limits.paranoid,
-                widening_c=limits.widening,
-                widening_alpha=limits.widening_alpha,
-            playout_policy=limits.playout_policy,
-            **_margin(state, limits),
-            )
+            searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], **options)
 
-        if limits.threads == 1:
-            run(0)
-        else:
-            workers = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(limits.threads)]
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
+        _in_parallel(run, limits.threads)
         index += 1
         more = not (handle is not None and handle.cancelled)
         if more and limits.iterations is not None:
