@@ -9,6 +9,8 @@ with a solo variant the mean final score of mcts:2000, greedy and random alone (
 --matches picks some of them (default: all).
 --levels plays each level against the one below it (adjacent pairs) and chains the Elo
 differences from level 1 = 0; --write-elo stores them in hortus/search/levels_elo.json.
+--level-pairs N ... replays only the pairs "level N vs level N-1" and keeps the other gaps of
+the stored table (the levels above N move by the change of N's gap).
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def main() -> None:
     parser.add_argument("--levels", action="store_true", help="also calibrate difficulty levels")
     parser.add_argument("--no-matches", action="store_true", help="only the levels")
     parser.add_argument("--write-elo", action="store_true")
+    parser.add_argument("--level-pairs", nargs="+", type=int, metavar="N",
+                        choices=range(2, len(LEVELS) + 1),
+                        help="with --levels: only these pairs (level N vs N-1), other gaps kept")
     parser.add_argument("--matches", nargs="+", default=[*MATCHES, "solo"],
                         choices=[*MATCHES, "solo"])
     args = parser.parse_args()
@@ -59,11 +64,16 @@ def main() -> None:
     elo: dict[str, dict[str, float]] = json.loads(ELO_FILE.read_text()) if ELO_FILE.exists() else {}
     pairs = [] if args.no_matches else [MATCHES[m] for m in args.matches if m in MATCHES]
     if args.levels:
-        pairs += [[f"level:{i + 1}", f"level:{i}"] for i in range(1, len(LEVELS))]
+        uppers = sorted(set(args.level_pairs or range(2, len(LEVELS) + 1)))
+        pairs += [[f"level:{upper}", f"level:{upper - 1}"] for upper in uppers]
     for name in args.game or games.names():
         game = games.get(name)
         players = max(2, game.min_players)
         chain = {"1": 0.0}
+        if args.level_pairs:
+            if sorted(elo.get(name, {}), key=int) != [str(i) for i in LEVELS]:
+                parser.error(f"--level-pairs needs a stored Elo table for {name}; run all pairs first")
+            chain = dict(elo[name])
         for specs in pairs:
             if not game.min_players <= len(specs) <= game.max_players:
                 continue
@@ -80,8 +90,11 @@ def main() -> None:
                 "elo_gap": elo_difference(stat.score_rate), "seconds": time.perf_counter() - started,
             })
             if first.startswith("level:") and second.startswith("level:"):
-                upper, lower = first.split(":")[1], second.split(":")[1]
-                chain[upper] = chain[lower] + elo_difference(stat.score_rate)
+                upper, lower = int(first.split(":")[1]), int(second.split(":")[1])
+                shift = chain[str(lower)] + elo_difference(stat.score_rate) - chain.get(str(upper), 0.0)
+                for level in range(upper, len(LEVELS) + 1):  # the levels above keep their gaps
+                    if str(level) in chain or level == upper:
+                        chain[str(level)] = chain.get(str(level), 0.0) + shift
         if "solo" in args.matches and not args.no_matches and game.min_players == 1:
             for bot in SOLO_BOTS:
                 started = time.perf_counter()
