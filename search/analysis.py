@@ -235,6 +235,7 @@ def analyze_stream(
     limits: Limits = Limits(),
     handle: SearchHandle | None = None,
     interval_ms: float = 100.0,
+    detail: int = 0,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
@@ -245,6 +246,7 @@ def analyze_stream(
     identical to :func:`analyze`. The search is paused while the consumer holds a snapshot
     (bounded: nothing is buffered). Cancelling `handle` ends the current slice at its next
     iteration; the final analysis follows at once. `interval_ms` <= 0: only the final result.
+    `detail` as for :func:`analyze`, in every snapshot.
     """
     player = state.current_player
     if player == TERMINAL:
@@ -260,7 +262,7 @@ def analyze_stream(
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
 
     def snapshot(partial: bool, draws: bool = False) -> Analysis:
-        moves = _rank(state, searches, player)
+        moves = _rank(state, searches, player, detail)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits) if draws else moves),

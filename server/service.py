@@ -590,7 +590,9 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         try:
             if not context.add_callback(handle.cancel):
                 handle.cancel()
-            for analysis, final in analyze_stream(state, budget.limits, handle, float(interval)):
+            for analysis, final in analyze_stream(
+                state, budget.limits, handle, float(interval), detail=request.max_moves
+            ):
                 last = analysis
                 if final:
                     release()

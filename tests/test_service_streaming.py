@@ -339,6 +339,23 @@ def test_analyze_stream_in_process() -> None:
         next(analyze_stream(games.get(GAME).new_game(), Limits(iterations=10)))  # a chance node
 
 
+def test_analyze_stream_details_only_the_moves_asked_for() -> None:
+    """With `detail`, every snapshot explains only its first moves, as analyze() does; the
+    statistics are unchanged."""
+    from hortus import games
+    from hortus.search import Limits, analyze_stream
+
+    state = games.get(GAME).new_game(seed=3)
+    limits = Limits(iterations=2000, seed=4)
+    full = [a for a, _ in analyze_stream(state, limits, interval_ms=0)]
+    short = [a for a, _ in analyze_stream(state, limits, interval_ms=0, detail=1)]
+    assert len(full) == len(short) == 1 and len(full[0].moves) > 1
+    assert [(m.action, m.visits) for m in full[0].moves] == [(m.action, m.visits) for m in short[0].moves]
+    assert short[0].moves[0] == full[0].moves[0]
+    assert all(m.reason for m in full[0].moves)
+    assert not any(m.reason for m in short[0].moves[1:])
+
+
 def test_batches_use_every_slot_and_interactive_calls_are_still_served(running: RunningServer, stub: Any) -> None:
     """A batch keeps every search slot busy (all cores), and a hint asked during a long batch
     is served at once, in the one slot over the cap kept for interactive calls."""
