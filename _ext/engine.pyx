@@ -182,6 +182,35 @@ cdef class KernelState:
             free(ws)
 
 
+cdef long _play_out(GameKernel* k, uint8_t* s, int32_t* acts, double* ws, Rng* nature, Rng* players,
+                    bint use_policy, bint one_draw_per_event, long* chance) noexcept nogil:
+    """Plays `s` to the end (at most max_game_length steps): chance outcomes from `nature`
+    (one_draw_per_event: the generic sampler, one uniform per event, see _invert_chance),
+    decisions from `players` with the game's playout policy where it has one (use_policy),
+    else uniformly. Returns the decisions made and adds the chance events to `chance`."""
+    cdef long steps = 0, decisions = 0
+    cdef int p, n
+    while steps < k.max_game_length:
+        p = k.current_player(s)
+        if p == TERMINAL:
+            break
+        if p == CHANCE:
+            if one_draw_per_event:
+                k.apply(s, _invert_chance(k, s, acts, ws, nature))
+            else:
+                k.apply(s, sample_chance(k, s, acts, ws, nature))
+            chance[0] += 1
+        elif use_policy and k.rollout_action != NULL:
+            k.apply(s, k.rollout_action(s, players))
+            decisions += 1
+        else:
+            n = k.legal_actions(s, acts)
+            k.apply(s, acts[rng_below(players, n)])
+            decisions += 1
+        steps += 1
+    return decisions
+
+
 cdef double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -199,8 +228,7 @@ def random_playouts(KernelState start, long games, uint64_t seed, bint use_polic
     cdef int32_t* acts = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
     cdef double* ws = <double*>malloc(k.max_legal_actions * sizeof(double))
     cdef Rng rng
-    cdef long g, decisions = 0, chance = 0, steps
-    cdef int p, n
+    cdef long g, decisions = 0, chance = 0
     cdef double t0, t1
     if s == NULL or acts == NULL or ws == NULL:
         free(s); free(acts); free(ws)
@@ -210,22 +238,7 @@ def random_playouts(KernelState start, long games, uint64_t seed, bint use_polic
         t0 = _now()
         for g in range(games):
             memcpy(s, start.buf, k.state_bytes)
-            steps = 0
-            while steps < k.max_game_length:
-                p = k.current_player(s)
-                if p == TERMINAL:
-                    break
-                if p == CHANCE:
-                    k.apply(s, sample_chance(k, s, acts, ws, &rng))
-                    chance += 1
-                elif use_policy and k.rollout_action != NULL:
-                    k.apply(s, k.rollout_action(s, &rng))
-                    decisions += 1
-                else:
-                    n = k.legal_actions(s, acts)
-                    k.apply(s, acts[rng_below(&rng, n)])
-                    decisions += 1
-                steps += 1
+            decisions += _play_out(k, s, acts, ws, &rng, &rng, use_policy, False, &chance)
         t1 = _now()
     free(s); free(acts); free(ws)
     return decisions, chance, t1 - t0
@@ -258,7 +271,8 @@ def draw_dependence(KernelState root, int observer, actions, int worlds, int pla
     cdef uint8_t* s = <uint8_t*>malloc(k.state_bytes)
     cdef int32_t* acts = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
     cdef double* ws = <double*>malloc(k.max_legal_actions * sizeof(double))
-    cdef int i, w, m, p, n, steps
+    cdef int i, w, m
+    cdef long events = 0
     cdef Rng nature, players
     cdef double[MAX_PLAYERS] win
     cdef double[MAX_PLAYERS] pts
@@ -284,19 +298,7 @@ def draw_dependence(KernelState root, int observer, actions, int worlds, int pla
                         memcpy(s, root.buf, k.state_bytes)
                         k.determinize(s, observer, &nature)
                         k.apply(s, acts_in[i])
-                        steps = 0
-                        while steps < k.max_game_length:
-                            p = k.current_player(s)
-                            if p == TERMINAL:
-                                break
-                            if p == CHANCE:
-                                k.apply(s, _invert_chance(k, s, acts, ws, &nature))
-                            elif k.rollout_action != NULL:
-                                k.apply(s, k.rollout_action(s, &players))
-                            else:
-                                n = k.legal_actions(s, acts)
-                                k.apply(s, acts[rng_below(&players, n)])
-                            steps += 1
+                        _play_out(k, s, acts, ws, &nature, &players, True, True, &events)
                         win[observer] = 0.0
                         if k.current_player(s) == TERMINAL:
                             k.returns(s, win)
