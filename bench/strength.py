@@ -28,7 +28,7 @@ from _common import report  # noqa: E402
 
 from hortus import games  # noqa: E402
 from hortus.search.arena import play_match  # noqa: E402
-from hortus.search.levels import ELO_FILE, LEVELS  # noqa: E402
+from hortus.search.levels import ELO_FILE, LEVELS, with_gap  # noqa: E402
 
 MATCHES = {
     "random": ["mcts:2000", "random"],
@@ -90,11 +90,7 @@ def main() -> None:
                 "elo_gap": elo_difference(stat.score_rate), "seconds": time.perf_counter() - started,
             })
             if first.startswith("level:") and second.startswith("level:"):
-                upper, lower = int(first.split(":")[1]), int(second.split(":")[1])
-                shift = chain[str(lower)] + elo_difference(stat.score_rate) - chain.get(str(upper), 0.0)
-                for level in range(upper, len(LEVELS) + 1):  # the levels above keep their gaps
-                    if str(level) in chain or level == upper:
-                        chain[str(level)] = chain.get(str(level), 0.0) + shift
+                chain = with_gap(chain, int(first.split(":")[1]), elo_difference(stat.score_rate))
         if "solo" in args.matches and not args.no_matches and game.min_players == 1:
             for bot in SOLO_BOTS:
                 started = time.perf_counter()

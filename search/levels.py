@@ -87,6 +87,17 @@ class LevelBot:
         return choose(analyze(state, limits), self.level.temperature, self._rng).action
 
 
+def with_gap(chain: dict[str, float], upper: int, gap: float) -> dict[str, float]:
+    """An Elo chain ({"1": 0.0, "2": ...}) with level `upper` set `gap` above level upper-1;
+    the levels above `upper` already in the chain keep their gaps to it (they move with it)."""
+    out = dict(chain)
+    shift = out[str(upper - 1)] + gap - out.get(str(upper), 0.0)
+    for level in range(upper, len(LEVELS) + 1):
+        if level == upper or str(level) in out:
+            out[str(level)] = out.get(str(level), 0.0) + shift
+    return out
+
+
 def elo_table() -> dict[str, dict[str, float]]:
     """Measured Elo per game and level ({game: {"1": elo, ...}}), {} if not measured yet."""
     if not ELO_FILE.exists():

@@ -161,6 +161,18 @@ def test_difficulty_levels_are_geometric_and_playable() -> None:
     assert len(picks) > 1  # a warm level sometimes plays another move
 
 
+def test_elo_chain_with_a_new_gap() -> None:
+    from hortus.search.levels import with_gap
+
+    chain = {"1": 0.0}
+    for upper, gap in [(2, 100.0), (3, 50.0)]:
+        chain = with_gap(chain, upper, gap)
+    assert chain == {"1": 0.0, "2": 100.0, "3": 150.0}
+    # re-measuring one pair moves the levels above it and keeps their gaps
+    assert with_gap(chain, 2, 30.0) == {"1": 0.0, "2": 30.0, "3": 80.0}
+    assert with_gap(chain, 3, 10.0) == {"1": 0.0, "2": 100.0, "3": 110.0}
+
+
 def test_paranoid_and_widening_run() -> None:
     state = midgame("botanik", 7)
     a = analyze(state, Limits(iterations=500, seed=1, paranoid=True))
