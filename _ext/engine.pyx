@@ -12,7 +12,7 @@ from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
-from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
+from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_weighted_index
 
 
 cdef int32_t sample_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
@@ -338,16 +338,7 @@ cdef int32_t _invert_chance(GameKernel* k, const uint8_t* s, int32_t* actions, d
     n-th number, so replays of a world stay in step. (The games' own samplers reproduce this
     arithmetic exactly: seeded searches are the same with or without them.)"""
     cdef int n = k.chance_outcomes(s, actions, weights)
-    cdef double total = 0.0
-    cdef int i
-    for i in range(n):
-        total += weights[i]
-    cdef double x = rng_uniform(rng) * total
-    for i in range(n - 1):
-        x -= weights[i]
-        if x < 0.0:
-            return actions[i]
-    return actions[n - 1]
+    return actions[rng_weighted_index(n, weights, rng)]
 
 
 cdef bint _is_legal(GameKernel* k, const uint8_t* s, int32_t action, int32_t* acts) noexcept nogil:

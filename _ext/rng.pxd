@@ -46,3 +46,19 @@ cdef inline uint32_t rng_below(Rng* rng, uint32_t n) noexcept nogil:
 cdef inline double rng_uniform(Rng* rng) noexcept nogil:
     """Uniform double in [0, 1)."""
     return (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef inline int rng_weighted_index(int n, const double* weights, Rng* rng) noexcept nogil:
+    """Index in [0, n) drawn with probability proportional to weights[i] (n >= 1), from exactly
+    one uniform, by inversion. The engine's generic chance sampler; a game's own sampler that
+    must give the same seeded results uses this same arithmetic."""
+    cdef double total = 0.0, x
+    cdef int i
+    for i in range(n):
+        total += weights[i]
+    x = rng_uniform(rng) * total
+    for i in range(n - 1):
+        x -= weights[i]
+        if x < 0.0:
+            return i
+    return n - 1

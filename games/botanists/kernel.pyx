@@ -16,7 +16,7 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memset, memcpy
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below, rng_uniform
+from hortus._ext.rng cimport Rng, rng_below, rng_uniform, rng_weighted_index
 from hortus.games.botanists.kernel cimport *
 
 cdef extern from *:
@@ -1475,7 +1475,6 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int ctx = ca.ctx
     cdef int total, j, col
     cdef const uint64_t* src
-    cdef double x
     cdef int32_t acts[MAX_LEGAL]
     cdef double ws[MAX_LEGAL]
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
@@ -1514,15 +1513,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     total = k_chance_outcomes(buf, acts, ws)
     if total <= 0:
         return 0
-    x = 0.0
-    for j in range(total):
-        x += ws[j]
-    x = rng_uniform(rng) * x
-    for j in range(total - 1):
-        x -= ws[j]
-        if x < 0.0:
-            return acts[j]
-    return acts[total - 1]
+    return acts[rng_weighted_index(total, ws, rng)]
 
 
 # --- apply ------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below, rng_seed, rng_uniform
+from hortus._ext.rng cimport Rng, rng_below, rng_seed, rng_uniform, rng_weighted_index
 from hortus.games.war_of_the_posies.kernel cimport *
 
 # Byte-set helpers over the per-kind (64-byte) and per-GF (32-byte) arrays: the rules iterate
@@ -782,24 +782,8 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
-cdef inline int32_t sample_by_weight(int n, const int32_t* actions, const double* weights,
-                                    Rng* rng) noexcept nogil:
-    """The search's generic chance draw (engine.sample_chance) over listed outcomes: the same
-    rng use and the same double arithmetic, so a seeded search gives the same results."""
-    cdef double total = 0.0, x
-    cdef int i
-    for i in range(n):
-        total += weights[i]
-    x = rng_uniform(rng) * total
-    for i in range(n - 1):
-        x -= weights[i]
-        if x < 0.0:
-            return actions[i]
-    return actions[n - 1]
-
-
 cdef inline int32_t sample_multiset(const uint8_t* counts, int32_t base, Rng* rng) noexcept nogil:
-    """One kind of a per-kind multiset, weighted by its copies: exactly sample_by_weight over
+    """One kind of a per-kind multiset, weighted by its copies: exactly rng_weighted_index over
     chance_outcomes' list (ascending kinds, weight = copies; a sum of small integers is exact
     in a double), without writing the list."""
     cdef uint64_t m = wp_nonzero64(counts) & KIND_MASK
@@ -825,7 +809,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int n
     if c.first_player == EMPTY or (c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0):
         n = k_chance_outcomes(buf, actions, weights)
-        return sample_by_weight(n, actions, weights, rng)
+        return actions[rng_weighted_index(n, weights, rng)]
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
         return sample_multiset(c.market_deck, ACT_REFILL_MARKET, rng)
     if c.basic_top == EMPTY and c.basic_count > 0:
