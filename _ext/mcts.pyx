@@ -13,9 +13,15 @@ One iteration:
 
 Nodes live in a realloc'ed arena of C structs, bounded by max_nodes: when the arena is full the
 search keeps iterating without expanding (it truncates, it does not fail).
+
+Root-parallel searches run one Search per thread, allocated one after the other: everything a
+search writes while it runs (its fields, scratch buffers and node arena) sits on cache lines of
+its own, so two threads never share a line (false sharing made threads=2 run anywhere between
+1.0x and 1.95x the speed of one thread, depending on where the allocator put the buffers).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, realloc, free, calloc
+from libc.stdlib cimport realloc, free
+from posix.stdlib cimport posix_memalign
 from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, log, tanh, pow
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -39,6 +45,25 @@ ctypedef struct Node:
     double mover_sq              # sum of the squared reward of `mover` (value spread)
 
 
+cdef enum:
+    LINE = 64  # bytes in a cache line
+
+
+cdef inline size_t _guard_nodes() noexcept nogil:
+    """Nodes of padding at each end of the arena: at least a cache line."""
+    return (LINE + sizeof(Node) - 1) // sizeof(Node)
+
+
+cdef void* _own_lines(size_t size) noexcept nogil:
+    """`size` zeroed bytes on whole cache lines of their own (NULL when out of memory)."""
+    cdef void* p = NULL
+    cdef size_t n = (size + LINE - 1) // LINE * LINE
+    if posix_memalign(&p, LINE, n if n > 0 else LINE) != 0:
+        return NULL
+    memset(p, 0, n if n > 0 else LINE)
+    return p
+
+
 cdef double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -48,6 +73,7 @@ cdef double _now() noexcept nogil:
 cdef class Search:
     """One ISMCTS tree for one root position and one observer (the seat to move at the root)."""
 
+    cdef char _guard_before[LINE]  # keeps another object's fields off the lines written here
     cdef GameKernel* kernel
     cdef object capsule
     cdef uint8_t* root
@@ -74,6 +100,8 @@ cdef class Search:
     cdef bint use_policy
     cdef public long iterations_done
     cdef public bint truncated
+    cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
+    cdef char _guard_after[LINE]
 
     def __cinit__(self, KernelState root, int max_nodes=1_000_000):
         self.kernel = root.kernel
@@ -87,17 +115,18 @@ cdef class Search:
         self.observer = p
         self.players = k.num_players(root.buf)
         self.max_nodes = max_nodes
-        self.root = <uint8_t*>malloc(k.state_bytes)
-        self.work = <uint8_t*>malloc(k.state_bytes)
-        self.legal = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
-        self.weights = <double*>malloc(k.max_legal_actions * sizeof(double))
-        self.legal_stamp = <uint32_t*>calloc(k.num_distinct_actions, sizeof(uint32_t))
-        self.seen_stamp = <uint32_t*>calloc(k.num_distinct_actions, sizeof(uint32_t))
+        self.root = <uint8_t*>_own_lines(k.state_bytes)
+        self.work = <uint8_t*>_own_lines(k.state_bytes)
+        self.legal = <int32_t*>_own_lines(k.max_legal_actions * sizeof(int32_t))
+        self.weights = <double*>_own_lines(k.max_legal_actions * sizeof(double))
+        self.legal_stamp = <uint32_t*>_own_lines(k.num_distinct_actions * sizeof(uint32_t))
+        self.seen_stamp = <uint32_t*>_own_lines(k.num_distinct_actions * sizeof(uint32_t))
         self.cap_nodes = 1024 if max_nodes > 1024 else max_nodes
-        self.nodes = <Node*>malloc(self.cap_nodes * sizeof(Node))
+        self.node_block = <Node*>realloc(NULL, (self.cap_nodes + 2 * _guard_nodes()) * sizeof(Node))
         if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
-                or self.legal_stamp == NULL or self.seen_stamp == NULL or self.nodes == NULL):
+                or self.legal_stamp == NULL or self.seen_stamp == NULL or self.node_block == NULL):
             raise MemoryError()
+        self.nodes = self.node_block + _guard_nodes()
         memcpy(self.root, root.buf, k.state_bytes)
         self.n_nodes = 1
         memset(&self.nodes[0], 0, sizeof(Node))
@@ -125,7 +154,7 @@ cdef class Search:
         free(self.weights)
         free(self.legal_stamp)
         free(self.seen_stamp)
-        free(self.nodes)
+        free(self.node_block)
 
     def cancel(self):
         """Ask a running search to stop at its next iteration (safe from another thread)."""
@@ -140,10 +169,11 @@ cdef class Search:
             new_cap = self.cap_nodes * 2
             if new_cap > self.max_nodes:
                 new_cap = self.max_nodes
-            grown = <Node*>realloc(self.nodes, new_cap * sizeof(Node))
+            grown = <Node*>realloc(self.node_block, (new_cap + 2 * _guard_nodes()) * sizeof(Node))
             if grown == NULL:
                 return -1
-            self.nodes = grown
+            self.node_block = grown  # realloc keeps the contents, guard nodes included
+            self.nodes = grown + _guard_nodes()
             self.cap_nodes = new_cap
         cdef int32_t c = self.n_nodes
         self.n_nodes += 1
