@@ -7,12 +7,13 @@ Nothing here validates a buffer's contents: callers build buffers only through a
 (against legal_actions / chance_outcomes) before compiled code applies them.
 """
 from libc.stdint cimport uint8_t, int32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_weighted_index
+from hortus._ext.memory cimport alloc_own_lines
 
 
 cdef int32_t sample_chance(GameKernel* k, const uint8_t* s, int32_t* actions, double* weights,
@@ -224,9 +225,10 @@ def random_playouts(KernelState start, long games, uint64_t seed, bint use_polic
     rollout_action is used where the kernel provides one, as the search's playouts do.
     """
     cdef GameKernel* k = start.kernel
-    cdef uint8_t* s = <uint8_t*>malloc(k.state_bytes)
-    cdef int32_t* acts = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
-    cdef double* ws = <double*>malloc(k.max_legal_actions * sizeof(double))
+    # Written on every step, while other threads play or search: lines of their own.
+    cdef uint8_t* s = <uint8_t*>alloc_own_lines(k.state_bytes)
+    cdef int32_t* acts = <int32_t*>alloc_own_lines(k.max_legal_actions * sizeof(int32_t))
+    cdef double* ws = <double*>alloc_own_lines(k.max_legal_actions * sizeof(double))
     cdef Rng rng
     cdef long g, decisions = 0, chance = 0
     cdef double t0, t1
@@ -267,10 +269,11 @@ def draw_dependence(KernelState root, int observer, actions, int worlds, int pla
     if k.current_player(root.buf) < 0:
         raise ValueError("the root must be a decision node")
     cdef int32_t* acts_in = <int32_t*>malloc(max(1, n_actions) * sizeof(int32_t))
-    cdef double* win_sum = <double*>calloc(max(1, n_actions) * 6, sizeof(double))
-    cdef uint8_t* s = <uint8_t*>malloc(k.state_bytes)
-    cdef int32_t* acts = <int32_t*>malloc(k.max_legal_actions * sizeof(int32_t))
-    cdef double* ws = <double*>malloc(k.max_legal_actions * sizeof(double))
+    # Written on every step, while other threads search (see random_playouts).
+    cdef double* win_sum = <double*>alloc_own_lines(max(1, n_actions) * 6 * sizeof(double))
+    cdef uint8_t* s = <uint8_t*>alloc_own_lines(k.state_bytes)
+    cdef int32_t* acts = <int32_t*>alloc_own_lines(k.max_legal_actions * sizeof(int32_t))
+    cdef double* ws = <double*>alloc_own_lines(k.max_legal_actions * sizeof(double))
     cdef int i, w, m
     cdef long events = 0
     cdef Rng nature, players

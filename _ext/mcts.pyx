@@ -16,12 +16,10 @@ search keeps iterating without expanding (it truncates, it does not fail).
 
 Root-parallel searches run one Search per thread, allocated one after the other: everything a
 search writes while it runs (its fields, scratch buffers and node arena) sits on cache lines of
-its own, so two threads never share a line (false sharing made threads=2 run anywhere between
-1.0x and 1.95x the speed of one thread, depending on where the allocator put the buffers).
+its own, so two threads never share a line (see _ext/memory.pxd).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport realloc, free
-from posix.stdlib cimport posix_memalign
 from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, log, tanh, pow
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -29,6 +27,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from hortus._ext.engine cimport KernelState, sample_chance
+from hortus._ext.memory cimport CACHE_LINE, alloc_own_lines
 
 
 ctypedef struct Node:
@@ -45,23 +44,9 @@ ctypedef struct Node:
     double mover_sq              # sum of the squared reward of `mover` (value spread)
 
 
-cdef enum:
-    LINE = 64  # bytes in a cache line
-
-
 cdef inline size_t _guard_nodes() noexcept nogil:
     """Nodes of padding at each end of the arena: at least a cache line."""
-    return (LINE + sizeof(Node) - 1) // sizeof(Node)
-
-
-cdef void* _own_lines(size_t size) noexcept nogil:
-    """`size` zeroed bytes on whole cache lines of their own (NULL when out of memory)."""
-    cdef void* p = NULL
-    cdef size_t n = (size + LINE - 1) // LINE * LINE
-    if posix_memalign(&p, LINE, n if n > 0 else LINE) != 0:
-        return NULL
-    memset(p, 0, n if n > 0 else LINE)
-    return p
+    return (CACHE_LINE + sizeof(Node) - 1) // sizeof(Node)
 
 
 cdef double _now() noexcept nogil:
@@ -73,7 +58,7 @@ cdef double _now() noexcept nogil:
 cdef class Search:
     """One ISMCTS tree for one root position and one observer (the seat to move at the root)."""
 
-    cdef char _guard_before[LINE]  # keeps another object's fields off the lines written here
+    cdef char _guard_before[CACHE_LINE]  # keeps another object's fields off the lines written here
     cdef GameKernel* kernel
     cdef object capsule
     cdef uint8_t* root
@@ -101,7 +86,7 @@ cdef class Search:
     cdef public long iterations_done
     cdef public bint truncated
     cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
-    cdef char _guard_after[LINE]
+    cdef char _guard_after[CACHE_LINE]
 
     def __cinit__(self, KernelState root, int max_nodes=1_000_000):
         self.kernel = root.kernel
@@ -115,12 +100,12 @@ cdef class Search:
         self.observer = p
         self.players = k.num_players(root.buf)
         self.max_nodes = max_nodes
-        self.root = <uint8_t*>_own_lines(k.state_bytes)
-        self.work = <uint8_t*>_own_lines(k.state_bytes)
-        self.legal = <int32_t*>_own_lines(k.max_legal_actions * sizeof(int32_t))
-        self.weights = <double*>_own_lines(k.max_legal_actions * sizeof(double))
-        self.legal_stamp = <uint32_t*>_own_lines(k.num_distinct_actions * sizeof(uint32_t))
-        self.seen_stamp = <uint32_t*>_own_lines(k.num_distinct_actions * sizeof(uint32_t))
+        self.root = <uint8_t*>alloc_own_lines(k.state_bytes)
+        self.work = <uint8_t*>alloc_own_lines(k.state_bytes)
+        self.legal = <int32_t*>alloc_own_lines(k.max_legal_actions * sizeof(int32_t))
+        self.weights = <double*>alloc_own_lines(k.max_legal_actions * sizeof(double))
+        self.legal_stamp = <uint32_t*>alloc_own_lines(k.num_distinct_actions * sizeof(uint32_t))
+        self.seen_stamp = <uint32_t*>alloc_own_lines(k.num_distinct_actions * sizeof(uint32_t))
         self.cap_nodes = 1024 if max_nodes > 1024 else max_nodes
         self.node_block = <Node*>realloc(NULL, (self.cap_nodes + 2 * _guard_nodes()) * sizeof(Node))
         if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
