@@ -208,6 +208,15 @@ cdef inline int lowest_bit(uint32_t x) noexcept nogil:
     return __builtin_ctz(x)
 
 
+cdef inline int append_bits(int32_t* out, int n, uint32_t m, int32_t base) noexcept nogil:
+    """Writes base + i for every set bit i of m, ascending, from out[n]; returns the new n."""
+    while m:
+        out[n] = base + lowest_bit(m)
+        n += 1
+        m &= m - 1
+    return n
+
+
 cdef inline uint32_t nonzero_bytes(uint64_t w) noexcept nogil:
     """Bit i set iff byte i (in memory order, on a little-endian machine) of w is not zero."""
     w = (((w & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL) | w) & 0x8080808080808080ULL
@@ -483,10 +492,7 @@ cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
         m = held & EXP_MASK & (<uint32_t>0xFFFFFFFF << c.experiment_floor)
         if m and out == NULL:
             return 2
-        while m:
-            out[n] = ACT_EXPERIMENT + lowest_bit(m)
-            n += 1
-            m &= m - 1
+        n = append_bits(out, n, m, ACT_EXPERIMENT)
     m = held & SKILL_MASK
     while m:
         k = lowest_bit(m)
@@ -506,10 +512,7 @@ cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
                  & (<uint32_t>0xFFFFFFFF << c.acquire_floor))
             if m and out == NULL:
                 return 2
-            while m:
-                out[n] = ACT_ACQUIRE + lowest_bit(m)
-                n += 1
-                m &= m - 1
+            n = append_bits(out, n, m, ACT_ACQUIRE)
     return n
 
 
@@ -518,13 +521,9 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
     cdef int p = c.turn_player
     cdef int r = c.room[p]
     cdef int n = 1, k, q, first, growable
-    cdef uint32_t held = cached(c).held[p], m, fuel, empty, spaces
+    cdef uint32_t held = cached(c).held[p], m, fuel, empty
     out[0] = ACT_END
-    m = held & SKILL_MASK
-    while m:
-        out[n] = ACT_SKILL + lowest_bit(m)
-        n += 1
-        m &= m - 1
+    n = append_bits(out, n, held & SKILL_MASK, ACT_SKILL)
     # LP1: any card may be fuel; an experiment card has no other use in Phase 2, so while one is
     # in hand spending anything else is dominated (all of them end in the discard pile anyway).
     fuel = held & EXP_MASK
@@ -545,11 +544,7 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
             while m:
                 k = lowest_bit(m)
                 m &= m - 1
-                spaces = empty & SEED_SPACES[k][r]
-                while spaces:
-                    out[n] = ACT_SEED + k * MAX_SPACES + first + lowest_bit(spaces)
-                    n += 1
-                    spaces &= spaces - 1
+                n = append_bits(out, n, empty & SEED_SPACES[k][r], ACT_SEED + k * MAX_SPACES + first)
     m = held & FERT_MASK
     if m:
         growable = growable_breeds(c, r)
