@@ -11,7 +11,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
+from hortus._ext.kernel cimport (GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule,
+                                  searched_actions)
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_weighted_index
 from hortus._ext.memory cimport alloc_own_lines
 
@@ -93,6 +94,23 @@ cdef class KernelState:
                 raise MemoryError()
         try:
             n = self.kernel.legal_actions(self.buf, out)
+            return [out[i] for i in range(n)]
+        finally:
+            if out != small:
+                free(out)
+
+    def search_actions(self):
+        """The canonical subset of legal_actions that the search expands (all of them when
+        the game prunes nothing)."""
+        cdef int32_t[4096] small
+        cdef int32_t* out = small
+        cdef int n, i
+        if self.kernel.max_legal_actions > 4096:
+            out = <int32_t*>malloc(self.kernel.max_legal_actions * sizeof(int32_t))
+            if out == NULL:
+                raise MemoryError()
+        try:
+            n = searched_actions(self.kernel, self.buf, out)
             return [out[i] for i in range(n)]
         finally:
             if out != small:
@@ -205,7 +223,7 @@ cdef long _play_out(GameKernel* k, uint8_t* s, int32_t* acts, double* ws, Rng* n
             k.apply(s, k.rollout_action(s, players))
             decisions += 1
         else:
-            n = k.legal_actions(s, acts)
+            n = searched_actions(k, s, acts)
             k.apply(s, acts[rng_below(players, n)])
             decisions += 1
         steps += 1

@@ -26,8 +26,9 @@ ctypedef struct GameKernel:
     # A seat in [0, num_players), CHANCE or TERMINAL. The seat is the owner of the decision,
     # which may differ from the player whose turn it is.
     int (*current_player)(const uint8_t* s) noexcept nogil
-    # Writes the legal actions in ascending order; returns their count (0 only at chance or
-    # terminal states).
+    # Writes every rule-legal action in ascending order (every move the rulebook allows, in
+    # any order a player may make them); returns their count (0 only at chance or terminal
+    # states). This is what the public surface offers and accepts.
     int (*legal_actions)(const uint8_t* s, int32_t* out) noexcept nogil
     # Writes chance outcomes (ascending actions) and positive weights (need not sum to 1).
     int (*chance_outcomes)(const uint8_t* s, int32_t* out_actions, double* out_weights) noexcept nogil
@@ -47,6 +48,13 @@ ctypedef struct GameKernel:
     # exactly the probabilities chance_outcomes gives, without listing them (a fast path
     # for playouts, where chance events can be as frequent as decisions).
     int32_t (*sample_chance)(const uint8_t* s, Rng* rng) noexcept nogil
+    # Optional (NULL = legal_actions): the canonical subset of the legal actions that the
+    # search expands and playouts draw from, with equivalent orderings of commuting moves
+    # pruned (e.g. coin cards in ascending order). Ascending, never empty where legal_actions
+    # is not, and every position reachable through legal_actions stays reachable through it
+    # (checked by the conformance suite). Pruning belongs to the search alone: apply accepts
+    # every legal action, and the public surface never sees this list.
+    int (*search_actions)(const uint8_t* s, int32_t* out) noexcept nogil
 
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
 
@@ -60,3 +68,11 @@ cdef inline GameKernel* kernel_from_capsule(object capsule) except NULL:
     if not PyCapsule_IsValid(capsule, b"hortus.GameKernel"):
         raise TypeError("expected a hortus.GameKernel capsule")
     return <GameKernel*>PyCapsule_GetPointer(capsule, b"hortus.GameKernel")
+
+
+cdef inline int searched_actions(const GameKernel* k, const uint8_t* s, int32_t* out) noexcept nogil:
+    """The actions the search expands and playouts draw from: the game's canonical subset
+    (search_actions) when it has one, else every legal action."""
+    if k.search_actions != NULL:
+        return k.search_actions(s, out)
+    return k.legal_actions(s, out)

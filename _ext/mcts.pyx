@@ -24,7 +24,8 @@ from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, log, tanh, pow
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule
+from hortus._ext.kernel cimport (GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule,
+                                  searched_actions)
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from hortus._ext.engine cimport KernelState, sample_chance
 from hortus._ext.memory cimport CACHE_LINE, alloc_own_lines
@@ -198,7 +199,7 @@ cdef class Search:
             if p == CHANCE:
                 k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
                 continue
-            n = k.legal_actions(s, self.legal)
+            n = searched_actions(k, s, self.legal)
             if n <= 0:
                 break   # contract violation guard: a decision node always has an action
             self.stamp += 1
@@ -268,7 +269,7 @@ cdef class Search:
             elif self.use_policy and k.rollout_action != NULL:
                 k.apply(s, k.rollout_action(s, rng))
             else:
-                n = k.legal_actions(s, self.legal)
+                n = searched_actions(k, s, self.legal)
                 if n <= 0:
                     break
                 k.apply(s, self.legal[rng_below(rng, n)])

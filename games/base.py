@@ -229,6 +229,14 @@ class State:
             return []
         return list(self.kernel_state.legal_actions())
 
+    def search_actions(self) -> list[int]:
+        """The canonical subset of ``legal_actions`` that the search expands (equivalent
+        orderings of commuting moves pruned); for the search and its tests only: the public
+        surface offers and accepts every legal action."""
+        if self.current_player < 0:
+            return []
+        return list(self.kernel_state.search_actions())
+
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """``[(action, probability)]`` at a chance node, else ``[]``."""
         return list(self.kernel_state.chance_outcomes())
