@@ -293,8 +293,12 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         if player == CHANCE:
             raise RequestError("position", "chance node: apply the chance outcome first (see LegalActions)")
 
-    def _budget(self, request: pb.SearchLimits, context: grpc.ServicerContext) -> _Budget:
-        """Limits from a request, checked against the caps and cut by the call's deadline."""
+    def _budget(self, request: pb.SearchLimits, context: grpc.ServicerContext, reserve_ms: float = 0.0) -> _Budget:
+        """Limits from a request, checked against the caps and cut by the call's deadline.
+
+        `reserve_ms` (batch positions): the search also ends this long before the deadline,
+        the time the call keeps for answering its other positions (NoAnswerError if that
+        leaves no time to search)."""
         cfg = self.config
         if request.iterations > cfg.max_iterations:
             raise RequestError(
@@ -324,7 +328,9 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             remaining_ms = remaining_s * 1000.0
             # The margin grows with the deadline: the answer's own work (ranking, sending) takes
             # longer on a loaded machine, where a fixed 50 ms was seen to arrive late.
-            deadline_ms = remaining_ms - max(cfg.deadline_margin_ms, remaining_ms * _DEADLINE_SHARE)
+            deadline_ms = remaining_ms - max(cfg.deadline_margin_ms, remaining_ms * _DEADLINE_SHARE, reserve_ms)
+            if reserve_ms and deadline_ms < 1.0:
+                raise NoAnswerError("the call's deadline arrived before this position could be searched")
             if deadline_ms < 1.0:  # a very tight deadline: keep half of what is left
                 deadline_ms = remaining_ms / 2.0
             if deadline_ms < 1.0:
@@ -340,28 +346,17 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         )
         return _Budget(limits=limits, time_only=time_only, time_cut=time_cut)
 
-    def _acquire_slot(
-        self, stop: threading.Event | None = None, context: grpc.ServicerContext | None = None
-    ) -> None:
-        """A search slot: at once, or RESOURCE_EXHAUSTED (unary and Analyze calls); for batch
-        positions (`stop` given), wait until one is free, the call is over, or the call's
-        deadline is too close for a search (then DEADLINE_EXCEEDED, answered in time)."""
-        if stop is None:
-            if self._slots.try_interactive():
-                return
-            raise CapacityError(
-                "max_concurrent_searches",
-                "the server is running as many searches as it allows "
-                f"(max_concurrent_searches={self.config.max_concurrent_searches}); retry later",
-                self.config.retry_after_ms / 1000.0,
-            )
-        give_up_ms = max(self.config.deadline_margin_ms, 20.0)
-        while not self._slots.acquire_batch(timeout=0.02):
-            remaining_s = context.time_remaining() if context is not None else None
-            if stop.is_set():
-                raise NoAnswerError("the call ended before a search slot was free")
-            if remaining_s is not None and remaining_s * 1000.0 < give_up_ms:
-                raise NoAnswerError("the call's deadline arrived before a search slot was free")
+    def _acquire_slot(self) -> None:
+        """A search slot for an interactive search (unary, Analyze): at once, or
+        RESOURCE_EXHAUSTED. (Batch positions wait for theirs: ``_run_batch``.)"""
+        if self._slots.try_interactive():
+            return
+        raise CapacityError(
+            "max_concurrent_searches",
+            "the server is running as many searches as it allows "
+            f"(max_concurrent_searches={self.config.max_concurrent_searches}); retry later",
+            self.config.retry_after_ms / 1000.0,
+        )
 
     def _searching(self, delta: int) -> None:
         with self._lock:
@@ -379,30 +374,51 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         return state, self._budget(limits, context)
 
     def _run(
-        self,
-        method: str,
-        state: State,
-        budget: _Budget,
-        handle: SearchHandle,
-        stop: threading.Event | None = None,
-        wait: tuple[pb.SearchLimits, grpc.ServicerContext] | None = None,
-        max_moves: int = 0,
+        self, method: str, state: State, budget: _Budget, handle: SearchHandle, max_moves: int = 0
     ) -> tuple[Analysis, bool]:
-        """One search within a slot; returns the analysis and its partial flag. Batch
-        positions (`stop` and `wait` given) may wait for their slot: once it is held, the
-        budget is computed again from the request's limits and what is left of the call's
-        deadline, so the answer still arrives in time. `max_moves` > 0: only the moves the
-        answer keeps get their principal variation and reason (the rest are not sent)."""
-        self._acquire_slot(stop, wait[1] if wait is not None else None)
+        """One interactive search within a slot; returns the analysis and its partial flag.
+        `max_moves` > 0: only the moves the answer keeps get their principal variation and
+        reason (the rest are not sent)."""
+        self._acquire_slot()
         self._searching(+1)
         try:
-            if wait is not None:
-                budget = self._budget(*wait)
             analysis = analyze(state, budget.limits, handle, detail=max_moves)
         finally:
             self._searching(-1)
-            self._slots.release(batch=stop is not None)
+            self._slots.release(batch=False)
         self._notify(method, analysis, handle.cancelled)
+        return analysis, budget.partial(analysis, handle.cancelled)
+
+    def _run_batch(
+        self,
+        state: State,
+        request: pb.EvaluateRequest,
+        context: grpc.ServicerContext,
+        handle: SearchHandle,
+        call: "_BatchCall",
+        token: int,
+    ) -> tuple[Analysis, bool] | None:
+        """One batch position's search: wait for a slot while the position is still unanswered
+        (the call answers it DEADLINE_EXCEEDED itself when its deadline comes close: see
+        ``_BatchCall.expire``), claim it, and search for what is left of the deadline but the
+        call's reserve. None: the position was answered while it waited."""
+        while not self._slots.acquire_batch(timeout=0.02):
+            if call.stop.is_set():
+                raise NoAnswerError("the call ended before a search slot was free")
+            if not call.is_pending(token):
+                return None
+        try:
+            if not call.claim(token):
+                return None
+            budget = self._budget(request.limits, context, reserve_ms=call.reserve_ms)
+            self._searching(+1)
+            try:
+                analysis = analyze(state, budget.limits, handle, detail=request.max_moves)
+            finally:
+                self._searching(-1)
+        finally:
+            self._slots.release(batch=True)
+        self._notify("EvaluatePositions", analysis, handle.cancelled)
         return analysis, budget.partial(analysis, handle.cancelled)
 
     def _search(
@@ -609,47 +625,66 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             release()
 
     def _evaluate_one(
-        self, request: pb.EvaluateRequest, context: grpc.ServicerContext, stop: threading.Event, call: "_BatchCall"
-    ) -> pb.EvaluateResponse:
-        """One position of a batch: its analysis, or its error as an answer."""
+        self, request: pb.EvaluateRequest, context: grpc.ServicerContext, call: "_BatchCall", token: int
+    ) -> None:
+        """One position of a batch: its analysis, or its error, as its one answer (nothing if
+        the call answered it already, DEADLINE_EXCEEDED, while it waited)."""
+        if not call.is_pending(token):  # expired while queued: already answered
+            return
         try:
             self.check_size(request)
             _check_bytes("id", request.id, MAX_ID_BYTES, "MAX_ID_BYTES")
-            state, budget = self._prepare(request.position, request.limits, context)
+            state, _ = self._prepare(request.position, request.limits, context)  # validates the limits too
             handle = SearchHandle()
             call.track(handle)
             try:
-                analysis, partial = self._run(
-                    "EvaluatePositions", state, budget, handle, stop, (request.limits, context), request.max_moves
-                )
+                searched = self._run_batch(state, request, context, handle, call, token)
             finally:
                 call.untrack(handle)
-            return pb.EvaluateResponse(
+            if searched is None:
+                return
+            analysis, partial = searched
+            answer = pb.EvaluateResponse(
                 id=request.id, analysis=analysis_message(state, analysis, partial, request.max_moves)
             )
         except Exception as exc:  # noqa: BLE001 - an error is an answer
-            code, message, field = error_answer(exc, "EvaluatePositions")
-            return pb.EvaluateResponse(
-                id=request.id, error=pb.EvaluateError(code=code.name, message=message, field=field)
-            )
+            answer = _error_response(request.id, exc)
+        call.answer(token, answer)
+
+    def _give_up_ms(self, remaining_s: float | None) -> float:
+        """How long before a batch call's deadline its unsearched positions are answered
+        DEADLINE_EXCEEDED: twice the deadline margin (at least 150 ms, the sending and thread
+        switches on a loaded machine), but at most half the call's time."""
+        give_up = max(2.0 * self.config.deadline_margin_ms, 150.0)
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            give_up = min(give_up, remaining_s * 500.0)
+        return give_up
 
     def EvaluatePositions(
         self, request_iterator: Iterator[pb.EvaluateRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.EvaluateResponse]:
         """Every accepted position answered exactly once, in completion order, at most
-        ``window`` accepted and unanswered at a time (bounded buffering). While the server
-        drains, no new position is accepted: once the accepted ones are answered the call ends
-        UNAVAILABLE, and the client sends the rest elsewhere."""
-        call = _BatchCall(self.config.window)
+        ``window`` accepted and unanswered at a time (bounded buffering), and before the
+        call's deadline: positions still waiting for a search slot (or for a thread of the
+        batch pool) when the deadline comes close are answered DEADLINE_EXCEEDED by the call
+        itself, searches running then are stopped with what they found, and positions
+        arriving later are answered DEADLINE_EXCEEDED at once. While the server drains, no new
+        position is accepted: once the accepted ones are answered the call ends UNAVAILABLE,
+        and the client sends the rest elsewhere."""
+        remaining_s = context.time_remaining()
+        reserve_ms = self._give_up_ms(remaining_s)
+        give_up_at = None
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
+        call = _BatchCall(self.config.window, reserve_ms)
         if not context.add_callback(call.end):
             call.end()
         cap = self.config.max_batch_size
 
-        def finish(future: "futures.Future[pb.EvaluateResponse]") -> None:
-            try:
-                call.results.put(future.result())
-            except BaseException as exc:  # noqa: BLE001 - the pool was shut down
-                call.results.put(exc)
+        def finish(token: int, future: "futures.Future[None]") -> None:
+            if future.cancelled() or future.exception() is not None:  # the pool was shut down
+                error = ShuttingDownError("the server is shutting down: send this position again")
+                call.answer(token, _error_response(call.request_id(token), error))
 
         def read() -> None:
             accepted = 0
@@ -667,14 +702,16 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                             call.over_cap = True
                             return
                         accepted += 1
-                        call.submitted += 1
+                        token = call.add(request)
+                    if token is None:  # the deadline is close: answered DEADLINE_EXCEEDED at once
+                        continue
                     try:
-                        future = self._batch_pool.submit(self._evaluate_one, request, context, call.stop, call)
+                        future = self._batch_pool.submit(self._evaluate_one, request, context, call, token)
                     except RuntimeError:  # the pool is shut down: an answer all the same
-                        error = pb.EvaluateError(code="UNAVAILABLE", message="the server is shutting down")
-                        call.results.put(pb.EvaluateResponse(id=request.id, error=error))
+                        error = ShuttingDownError("the server is shutting down: send this position again")
+                        call.answer(token, _error_response(request.id, error))
                     else:
-                        future.add_done_callback(finish)
+                        future.add_done_callback(functools.partial(finish, token))
                 call.half_closed = True
             except Exception:  # noqa: BLE001 - the client went away while we were reading
                 call.end()
@@ -689,15 +726,20 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 if answered >= call.submitted and (reader_done or self.draining.is_set()):
                     call.closed = True  # the reader accepts nothing more
                     break
+            timeout = 0.1
+            if give_up_at is not None and not call.expired:
+                left = give_up_at - time.monotonic()
+                if left <= 0:
+                    call.expire()
+                    continue
+                timeout = min(timeout, left)
             try:
-                item = call.results.get(timeout=0.1)
+                item = call.results.get(timeout=timeout)
             except queue.Empty:
                 continue
             if item is _READER_DONE:
                 reader_done = True
                 continue
-            if isinstance(item, BaseException):
-                context.abort_with_status(status_for(item, "EvaluatePositions"))
             answered += 1
             assert isinstance(item, pb.EvaluateResponse)
             yield item
@@ -734,11 +776,23 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 _READER_DONE = object()
 
 
-class _BatchCall:
-    """The shared state of one EvaluatePositions call."""
+def _error_response(position_id: str, exc: BaseException) -> pb.EvaluateResponse:
+    """A batch position's answer that is an error (code, message, field)."""
+    code, message, field = error_answer(exc, "EvaluatePositions")
+    return pb.EvaluateResponse(id=position_id, error=pb.EvaluateError(code=code.name, message=message, field=field))
 
-    def __init__(self, window: int) -> None:
+
+class _BatchCall:
+    """The shared state of one EvaluatePositions call.
+
+    Each accepted position gets a token and stays *pending* until its one answer is put on
+    ``results`` (``answer``): by its search, or, for a position that has no search slot yet
+    when the deadline comes close, by ``expire``. A position *claims* its slot (``claim``)
+    once it holds one, after which only its search answers it."""
+
+    def __init__(self, window: int, reserve_ms: float = 0.0) -> None:
         self.window = threading.Semaphore(window)
+        self.reserve_ms = reserve_ms
         self.results: queue.Queue[object] = queue.Queue()  # at most `window` answers + 1 marker
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -746,7 +800,58 @@ class _BatchCall:
         self.over_cap = False
         self.closed = False  # the answers are done: accept nothing more
         self.half_closed = False  # the client sent its last position
+        self.expired = False  # the deadline is close: unsearched positions get DEADLINE_EXCEEDED
+        self._pending: dict[int, str] = {}  # token -> the position's id
+        self._searching: set[int] = set()  # pending tokens holding a search slot
         self._handles: set[SearchHandle] = set()
+
+    def add(self, request: pb.EvaluateRequest) -> int | None:
+        """Accept a position (call with ``lock`` held): its token, or None when the call has
+        expired, in which case it is answered DEADLINE_EXCEEDED right here."""
+        self.submitted += 1
+        if self.expired:
+            self.results.put(_error_response(request.id, _deadline_error()))
+            return None
+        token = self.submitted
+        self._pending[token] = request.id
+        return token
+
+    def request_id(self, token: int) -> str:
+        with self.lock:
+            return self._pending.get(token, "")
+
+    def is_pending(self, token: int) -> bool:
+        with self.lock:
+            return token in self._pending
+
+    def claim(self, token: int) -> bool:
+        """The position holds a search slot: only its search answers it from now on (False if
+        it was answered meanwhile)."""
+        with self.lock:
+            if token not in self._pending:
+                return False
+            self._searching.add(token)
+            return True
+
+    def answer(self, token: int, response: pb.EvaluateResponse) -> bool:
+        """Put the position's answer, if it has none yet."""
+        with self.lock:
+            if self._pending.pop(token, None) is None:
+                return False
+            self._searching.discard(token)
+            self.results.put(response)
+            return True
+
+    def expire(self) -> None:
+        """The call's deadline is close: answer every position without a search slot
+        DEADLINE_EXCEEDED now, and stop the running searches (each answers at once with what it
+        found; their budgets normally ended already)."""
+        with self.lock:
+            self.expired = True
+            for token in [t for t in self._pending if t not in self._searching]:
+                self.results.put(_error_response(self._pending.pop(token), _deadline_error()))
+            for handle in self._handles:
+                handle.cancel()
 
     def track(self, handle: SearchHandle) -> None:
         with self.lock:
@@ -764,3 +869,7 @@ class _BatchCall:
             self.stop.set()
             for handle in self._handles:
                 handle.cancel()
+
+
+def _deadline_error() -> NoAnswerError:
+    return NoAnswerError("the call's deadline came before a search slot was free for this position")
