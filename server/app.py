@@ -17,6 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from hortus.server.config import ServerConfig
+from hortus.server.errors import MalformedRequestGuard
 from hortus.server.observe import ObservingInterceptor, access_logger
 from hortus.server.service import SERVICE_NAME, AdvisorServicer
 from hortus.v1 import advisor_pb2_grpc
@@ -109,7 +110,8 @@ def build_server(
     server = grpc.server(
         pool,
         options=config.grpc_options(),
-        interceptors=[observer] if observer.observers else [],
+        # the observer outside the guard, so that refused malformed calls are counted too
+        interceptors=([observer] if observer.observers else []) + [MalformedRequestGuard()],
         maximum_concurrent_rpcs=config.rpc_limit,
     )
 

@@ -7,6 +7,9 @@
   ``google.rpc.RetryInfo`` (when to try again);
 * :class:`NoAnswerError` → ``DEADLINE_EXCEEDED`` (not even a partial answer exists);
 * :class:`ShuttingDownError` → ``UNAVAILABLE`` (the server is draining: send elsewhere);
+* a request whose bytes are not a valid message (truncated, a string field holding invalid
+  UTF-8, random bytes) → ``INVALID_ARGUMENT`` with a ``BadRequest`` naming ``request``, for
+  every RPC of the server (:class:`MalformedRequestGuard`), logged at most once per interval;
 * anything else → ``INTERNAL`` with the generic message ``"internal error"``; the traceback is
   logged here, server side, and never sent.
 
@@ -19,7 +22,10 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Callable, TypeVar
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Callable, TypeVar
 
 import grpc
 from google.protobuf import any_pb2, duration_pb2
@@ -30,6 +36,7 @@ from hortus.games import IllegalActionError, InvalidPositionError, UnknownGameEr
 
 __all__ = [
     "CapacityError",
+    "MalformedRequestGuard",
     "NoAnswerError",
     "RequestError",
     "ShuttingDownError",
@@ -170,3 +177,128 @@ def rpc_errors(method: _Handler[_Self, _Request, _Response]) -> _Handler[_Self, 
         context.abort_with_status(status)
 
     return wrapper
+
+
+class _Malformed:
+    """What the guarded deserializer returns for bytes that are not a valid request."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class _RateLimitedLog:
+    """At most one record per `interval_s`, counting the ones left out in between: a client
+    sending garbage must not be able to flood the log (one traceback per call did)."""
+
+    def __init__(self, logger: logging.Logger, interval_s: float) -> None:
+        self.logger = logger
+        self.interval_s = interval_s
+        self._lock = threading.Lock()
+        self._next = 0.0
+        self._suppressed = 0
+
+    def warning(self, message: str, *args: object) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if now < self._next:
+                self._suppressed += 1
+                return
+            suppressed, self._suppressed = self._suppressed, 0
+            self._next = now + self.interval_s
+        self.logger.warning(message + " (%d more like it not logged in the last %g s)", *args, suppressed, self.interval_s)
+
+
+MALFORMED_LOG_INTERVAL_S = 10.0
+
+
+class MalformedRequestGuard(grpc.ServerInterceptor):
+    """Every RPC's request bytes are parsed by a deserializer that cannot fail: bytes that are
+    not a valid message (gRPC's own handling: ``INTERNAL`` "Exception deserializing
+    request!" and an ERROR traceback per call) become ``INVALID_ARGUMENT`` with a
+    ``BadRequest`` naming ``request``, and one WARNING per ``MALFORMED_LOG_INTERVAL_S`` at
+    most. In a client stream, a malformed message ends the stream there: the handler sees the
+    messages before it as the whole stream (so a batch answers those), then the call ends
+    ``INVALID_ARGUMENT``. Generic over services: the health service and reflection too."""
+
+    def __init__(self, interval_s: float = MALFORMED_LOG_INTERVAL_S, logger: logging.Logger | None = None) -> None:
+        self._log = _RateLimitedLog(logger if logger is not None else log, interval_s)
+
+    @staticmethod
+    def _safe(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+        if deserializer is None:
+            return None
+
+        def deserialize(data: bytes) -> Any:
+            try:
+                return deserializer(data)
+            except Exception as exc:  # noqa: BLE001 - DecodeError and whatever else a parser raises
+                return _Malformed(str(exc) or type(exc).__name__)
+
+        return deserialize
+
+    def _refuse(self, method: str, malformed: _Malformed, context: grpc.ServicerContext) -> None:
+        self._log.warning("malformed request to %s from %s: %s", method, context.peer(), malformed.reason)
+        context.abort_with_status(_bad_request("request", f"not a valid request message for {method}: {malformed.reason}"))
+
+    def _requests(self, method: str, requests: Iterator[Any], found: list[_Malformed]) -> Iterator[Any]:
+        for request in requests:
+            if isinstance(request, _Malformed):
+                found.append(request)
+                return
+            yield request
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = continuation(handler_call_details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        method = str(getattr(handler_call_details, "method", ""))
+        common: dict[str, Any] = {
+            "request_deserializer": self._safe(handler.request_deserializer),
+            "response_serializer": handler.response_serializer,
+        }
+        guard = self
+
+        if handler.unary_unary is not None or handler.unary_stream is not None:
+            streaming = handler.unary_stream is not None
+            behavior: Callable[[Any, grpc.ServicerContext], Any] = (
+                handler.unary_stream if handler.unary_stream is not None else handler.unary_unary  # type: ignore[assignment]
+            )
+
+            def unary_in(request: Any, context: grpc.ServicerContext) -> Any:
+                if isinstance(request, _Malformed):
+                    guard._refuse(method, request, context)
+                return behavior(request, context)
+
+            if streaming:
+                return grpc.unary_stream_rpc_method_handler(unary_in, **common)
+            return grpc.unary_unary_rpc_method_handler(unary_in, **common)
+
+        if handler.stream_unary is not None:
+            stream_unary = handler.stream_unary
+
+            def stream_in(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+                found: list[_Malformed] = []
+                response = stream_unary(guard._requests(method, requests, found), context)
+                if found:
+                    guard._refuse(method, found[0], context)
+                return response
+
+            return grpc.stream_unary_rpc_method_handler(stream_in, **common)
+
+        if handler.stream_stream is not None:
+            stream_stream = handler.stream_stream
+
+            def stream_both(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+                found: list[_Malformed] = []
+                yield from stream_stream(guard._requests(method, requests, found), context)
+                if found:
+                    guard._refuse(method, found[0], context)
+
+            return grpc.stream_stream_rpc_method_handler(stream_both, **common)
+        return handler

@@ -110,3 +110,106 @@ def test_every_batch_position_is_answered_by_the_deadline_whatever_the_load(one_
                 assert answer.analysis.moves and answer.analysis.iterations > 0
     searched = sum(a.WhichOneof("result") == "analysis" for answers, _ in results.values() for a in answers)
     assert searched >= 1
+
+
+# --- 2. malformed protobuf ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server() -> Iterator[RunningServer]:
+    running = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=2, default_iterations=50))
+    yield running
+    running.stop(0)
+
+
+MALFORMED = {
+    "invalid UTF-8 in a string field": b"\x0a\x02\xff\xfe",
+    "truncated": b"\x0a\x10hortus",  # field 1 announces 16 bytes, 6 follow
+    "random bytes": random.Random(15).randbytes(64),
+}
+
+
+def _raw_call(channel: grpc.Channel, path: str, client_streaming: bool, server_streaming: bool, data: bytes) -> None:
+    """Send `data` as the request (for a client stream: as its only message) and read every
+    answer; raises the call's RpcError."""
+    if client_streaming and server_streaming:
+        list(channel.stream_stream(path)(iter([data]), timeout=10))
+    elif client_streaming:
+        channel.stream_unary(path)(iter([data]), timeout=10)
+    elif server_streaming:
+        list(channel.unary_stream(path)(data, timeout=10))
+    else:
+        channel.unary_unary(path)(data, timeout=10)
+
+
+def _every_method() -> list[tuple[str, bool, bool, Any]]:
+    """(path, client streaming, server streaming, request class) of every RPC the server hosts."""
+    from google.protobuf import message_factory
+    from grpc_health.v1 import health_pb2
+    from grpc_reflection.v1alpha import reflection_pb2
+
+    methods = []
+    for descriptor in (
+        pb.DESCRIPTOR.services_by_name["Advisor"],
+        health_pb2.DESCRIPTOR.services_by_name["Health"],
+        reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
+    ):
+        for method in descriptor.methods:
+            path = f"/{descriptor.full_name}/{method.name}"
+            request_class = message_factory.GetMessageClass(method.input_type)
+            methods.append((path, method.client_streaming, method.server_streaming, request_class))
+    return methods
+
+
+def _parses(request_class: Any, data: bytes) -> bool:
+    try:
+        request_class.FromString(data)
+    except Exception:  # noqa: BLE001 - DecodeError
+        return False
+    return True
+
+
+def test_malformed_requests_are_invalid_argument_on_every_rpc(
+    server: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bytes the request's message type cannot parse (which depends on the type: field 1 is not
+    a string everywhere) are INVALID_ARGUMENT naming ``request`` on every RPC, with no ERROR
+    in the log and far fewer warnings than calls."""
+    caplog.set_level(logging.WARNING)
+    methods = _every_method()
+    assert len(methods) >= 12
+    refused = 0
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        for path, client_streaming, server_streaming, request_class in methods:
+            for what, data in MALFORMED.items():
+                if _parses(request_class, data):
+                    continue
+                with pytest.raises(grpc.RpcError) as info:
+                    _raw_call(channel, path, client_streaming, server_streaming, data)
+                error = info.value
+                assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (path, what, error.details())
+                assert bad_request_fields(error) == ["request"], (path, what)
+                refused += 1
+        # the server still works
+        assert make_stub(channel).GetVersion(pb.GetVersionRequest(), timeout=10).protocol == "hortus.v1"
+    assert refused >= 2 * len(methods)  # truncated and random bytes fail everywhere
+    assert not _parses(pb.NewGameRequest, MALFORMED["invalid UTF-8 in a string field"])  # the audit's case
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    warnings = [r for r in caplog.records if "malformed request" in r.getMessage()]
+    assert 1 <= len(warnings) < refused / 4  # rate-limited: not one per call
+
+
+def test_a_malformed_message_in_a_batch_ends_it_after_the_accepted_positions(server: RunningServer) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        position = new_position(make_stub(channel))
+        good = [
+            pb.EvaluateRequest(id=f"p{i}", position=position, limits=pb.SearchLimits(iterations=20)).SerializeToString()
+            for i in range(3)
+        ]
+        call = channel.stream_stream("/hortus.v1.Advisor/EvaluatePositions", response_deserializer=pb.EvaluateResponse.FromString)
+        answers = []
+        with pytest.raises(grpc.RpcError) as info:
+            for answer in call(iter(good + [MALFORMED["truncated"]] + good), timeout=30):
+                answers.append(answer.id)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert bad_request_fields(info.value) == ["request"]
+    assert sorted(answers) == ["p0", "p1", "p2"]
