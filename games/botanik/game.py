@@ -30,9 +30,33 @@ GROUP_ADJACENCY = ("orthogonal", "pipe")
 SIDES = "NESW"
 DX = (0, 1, 0, -1)
 DY = (-1, 0, 1, 0)
-COLOUR_LETTERS = "yrbgp"
-TYPE_LETTERS = {"gear": "G", "loop": "L", "covered_cross": "C", "open_cross": "O", "plant": "P",
-                "vegetable": "V", "meca_botanist": "M"}
+# Machine-drawing codes: colours are upper case, types lower case, and no letter is used by
+# both (whatever the case), so `Pt3` (purple plant, 3 flowers) cannot be misread.
+TYPE_LETTERS = {"gear": "w", "loop": "l", "covered_cross": "c", "open_cross": "o", "plant": "t",
+                "vegetable": "v", "meca_botanist": "m"}
+
+
+def _letters() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(colour letters, type letters), distinct ignoring case: a colour takes the first letter
+    of its name still free, a type its letter above or else the first free one of its name."""
+    used: set[str] = set()
+    types = []
+    for tt in COMPONENTS.tile_types:
+        preferred = TYPE_LETTERS.get(tt.name, "")
+        pick = next((ch for ch in preferred + tt.name + "abcdefghijklmnopqrstuvwxyz"
+                     if ch.isalpha() and ch.lower() not in used), "?")
+        used.add(pick.lower())
+        types.append(pick.lower())
+    colours = []
+    for name in COMPONENTS.colours:
+        pick = next((ch for ch in name + "abcdefghijklmnopqrstuvwxyz"
+                     if ch.isalpha() and ch.lower() not in used), "?")
+        used.add(pick.lower())
+        colours.append(pick.upper())
+    return tuple(colours), tuple(types)
+
+
+COLOUR_CODES, TYPE_CODES = _letters()
 
 
 def tile_name(tile: int) -> str:
@@ -45,15 +69,43 @@ def tile_name(tile: int) -> str:
     return f"{COMPONENTS.colours[colour]} {tt.name.replace('_', '-')}{star}"
 
 
+NAME_WIDTH = max(len(tile_name(t)) for t in range(N_COLOURED))
+
+
 def tile_code(tile: int) -> str:
-    """Three characters for the machine drawing: colour letter, type letter, flower mark."""
+    """Three characters for the machine drawing: colour (upper case), type (lower case),
+    flowers (a digit, or a space for none)."""
     if tile >= SOURCE_ID:
         return "SRC"
     colour, type_index, copy = COMPONENTS.tile(tile)
-    tt = COMPONENTS.tile_types[type_index]
-    letter = TYPE_LETTERS.get(tt.name, tt.name[0].upper())
-    flowers = tt.flowers[copy]
-    return COLOUR_LETTERS[colour] + letter + (str(flowers) if flowers else " ")
+    flowers = COMPONENTS.tile_types[type_index].flowers[copy]
+    return COLOUR_CODES[colour] + TYPE_CODES[type_index] + (str(flowers) if flowers else " ")
+
+
+def tile_conduits(tile: int) -> tuple[tuple[int, ...], ...]:
+    """The tile's conduits at rotation 0 (sides 0=N..3=W)."""
+    if tile >= SOURCE_ID:
+        return COMPONENTS.source_conduits
+    return COMPONENTS.tile_types[COMPONENTS.tile(tile)[1]].conduits
+
+
+def pipes_name(tile: int, rotation: int) -> str:
+    """An orientation named by the sides that carry pipes once turned: 'pipes E,S'; a tile
+    with several separate conduits joins each one's sides: 'pipes N,S+E,W'. Two rotations
+    get the same name exactly when they are the same orientation (A3)."""
+    conduits = sorted(sorted((d + rotation) % 4 for d in q) for q in tile_conduits(tile))
+    return "pipes " + "+".join(",".join(SIDES[d] for d in q) for q in conduits)
+
+
+def key_text() -> str:
+    """The legend under the picture (four lines)."""
+    colours = ", ".join(f"{c} {name}" for c, name in zip(COLOUR_CODES, COMPONENTS.colours))
+    types = ", ".join(f"{c} {tt.name.replace('_', '-')}" for c, tt in zip(TYPE_CODES, COMPONENTS.tile_types))
+    return (f"Key: colours {colours};\n"
+            f"     types {types}; digit = flowers; SRC = Source.\n"
+            "     A star (red gear*) marks the flowered copy of a type whose copies differ.\n"
+            "     Pipes are drawn | and -; a move's 'pipes E,S' names the sides carrying pipes; "
+            "x grows right, y grows down.")
 
 
 def is_meca(tile: int) -> bool:
@@ -122,7 +174,7 @@ class BotanikGame(Game):
             column = action & 7
             return f"exchange {tile_name(queue[0])} for {tile_name(d['top'][column])} on stack {column + 1}"
         x, y, r = ((action >> 8) & 63) - 32, ((action >> 2) & 63) - 32, action & 3
-        return f"build {tile_name(queue[0])} at {x},{y} r{r}"
+        return f"build {tile_name(queue[0])} at {x},{y} {pipes_name(queue[0], r)}"
 
     # --- validation ------------------------------------------------------------------------
     def validate_core(self, core: bytes, players: int, variant: int) -> None:
@@ -168,89 +220,141 @@ class BotanikGame(Game):
         }
 
     def core_from_view(self, view: Mapping[str, Any]) -> tuple[bytes, int, int]:
+        """The position a view describes (Botanik hides nothing, so exactly one). Every field is
+        checked and named on error: unknown fields, per-seat lists with other than two rows, a
+        tile listed twice (the later place is named, with the earlier one) and counts that do
+        not fit the phase are all refused rather than ignored."""
+        unknown = sorted(str(k) for k in view if k not in VIEW_FIELDS)
+        if unknown:
+            raise InvalidPositionError(unknown[0], "not a field of a Botanik view")
+        if view.get("game", "botanik") != "botanik":
+            raise InvalidPositionError("game", "this is a Botanik view")
+        if view.get("variant") is not None:
+            raise InvalidPositionError("variant", "Botanik has no variants")
+        # `players` is informative; 0 is what an unset protobuf field reads as.
+        players = view.get("players", 2)
+        if players not in (0, 2) or isinstance(players, bool):
+            raise InvalidPositionError("players", "Botanik is for exactly 2 players")
+        seat = _int(view, "seat", 0, 1)
+        stage = _field(view, "stage")
+        if stage not in STAGES:
+            raise InvalidPositionError("stage", f"expected one of {STAGES}")
+        options = view.get("options", {})
+        if not isinstance(options, Mapping):
+            raise InvalidPositionError("options", "expected a mapping")
+        for key in options:
+            if key not in ("closure_rule", "group_adjacency"):
+                raise InvalidPositionError(f"options.{key}", "not a Botanik rule option")
+        closure = options.get("closure_rule", "open_end")
+        grouping = options.get("group_adjacency", "orthogonal")
+        if closure not in CLOSURE_RULES:
+            raise InvalidPositionError("options.closure_rule", f"expected one of {CLOSURE_RULES}")
+        if grouping not in GROUP_ADJACENCY:
+            raise InvalidPositionError("options.group_adjacency", f"expected one of {GROUP_ADJACENCY}")
+        names = view.get("tile_names")
+        if names is not None:
+            if not isinstance(names, Mapping):
+                raise InvalidPositionError("tile_names", "expected a mapping of tile id to name")
+            for key, name in names.items():
+                if not (isinstance(key, str) and key.isdigit() and int(key) < N_COLOURED + 2
+                        and name == tile_name(int(key))):
+                    raise InvalidPositionError(f"tile_names[{key!r}]", "does not name that tile")
+        top = _tile_list(view, "top", 5)
+        side_rows = _per_seat(view, "side")
+        queue_rows = _per_seat(view, "queue")
+        side = [_tile_list(side_rows, i, 5, f"side[{i}]") for i in range(2)]
+        arrival = _tile_list(view, "arrival", 3)
+        queue = [_tile_list(queue_rows, i, None, f"queue[{i}]") for i in range(2)]
+        for p in range(2):
+            if len(queue[p]) > 4:
+                raise InvalidPositionError(f"queue[{p}]", "at most 4 pending items")
+        machine_rows = _per_seat(view, "machines")
+        machines = []
+        for p in range(2):
+            raw = machine_rows[p]
+            if not isinstance(raw, list) or not 1 <= len(raw) <= 40:
+                raise InvalidPositionError(f"machines[{p}]", "expected 1..40 tiles, the Source first")
+            machine = []
+            for i, entry in enumerate(raw):
+                if (not isinstance(entry, (list, tuple)) or len(entry) != 4
+                        or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
+                    raise InvalidPositionError(f"machines[{p}][{i}]", "expected [tile, x, y, rotation]")
+                t, x, y, r = entry
+                if not (0 <= t < N_COLOURED + 2 and -32 <= x <= 31 and -32 <= y <= 31 and 0 <= r <= 3):
+                    raise InvalidPositionError(f"machines[{p}][{i}]", "value out of range")
+                if (t >= N_COLOURED) != (i == 0) or (i == 0 and t != SOURCE_ID + p):
+                    raise InvalidPositionError(f"machines[{p}][{i}]", f"seat {p}'s machine starts with its Source ({SOURCE_ID + p}) and holds no other")
+                machine.append((t, x, y, r))
+            machines.append(machine)
+        order_locked = _per_seat(view, "order_locked")
+        # Every coloured tile at most once across the view; the tiles listed nowhere are undrawn.
+        status = [AT_POOL] * N_COLOURED
+        where: dict[int, str] = {}
+
+        def put(tile: int, code: int, field: str) -> None:
+            if tile == EMPTY:
+                return
+            if tile in where:
+                raise InvalidPositionError(field, f"{tile_name(tile)} is also in {where[tile]}")
+            where[tile] = field
+            status[tile] = code
+
+        for c, t in enumerate(top):
+            put(t, AT_TOP, f"top[{c}]")
+        for p in range(2):
+            for c, t in enumerate(side[p]):
+                put(t, AT_SIDE, f"side[{p}][{c}]")
+        for i, t in enumerate(arrival):
+            put(t, AT_ARRIVAL, f"arrival[{i}]")
+        for p in range(2):
+            for i, t in enumerate(queue[p]):
+                put(t, AT_QUEUE, f"queue[{p}][{i}]")
+            for i, (t, *_) in enumerate(machines[p][1:], start=1):
+                put(t, AT_MACHINE, f"machines[{p}][{i}]")
+        for key, code in (("buried", AT_BURIED), ("removed", AT_REMOVED)):
+            for i, t in enumerate(_tile_list(view, key, None)):
+                put(t, code, f"{key}[{i}]")
+        d = {
+            "stage": STAGES.index(stage),
+            "phase": _int(view, "phase", 0, 20),
+            "first_player": _int(view, "first_player", 0, 1),
+            "holder": _int(view, "holder", 0, 1),
+            "turn_player": _int(view, "turn_player", 0, 1),
+            "placed": _int(view, "placed", 0, 3),
+            "closure_rule": CLOSURE_RULES.index(closure),
+            "group_adjacency": GROUP_ADJACENCY.index(grouping),
+            "top": top, "side": side, "arrival": arrival, "status": status, "queue": queue,
+            "order_locked": [_int(order_locked, i, 0, 1, f"order_locked[{i}]") for i in range(2)],
+            "machines": machines,
+        }
+        core = bytes(kernel.dict_to_core(d))
         try:
-            seat = _int(view, "seat", 0, 1)
-            stage = view["stage"]
-            if stage not in STAGES:
-                raise InvalidPositionError("stage", f"expected one of {STAGES}")
-            options = view.get("options", {})
-            closure = options.get("closure_rule", "open_end")
-            grouping = options.get("group_adjacency", "orthogonal")
-            if closure not in CLOSURE_RULES:
-                raise InvalidPositionError("options.closure_rule", f"expected one of {CLOSURE_RULES}")
-            if grouping not in GROUP_ADJACENCY:
-                raise InvalidPositionError("options.group_adjacency", f"expected one of {GROUP_ADJACENCY}")
-            top = _tile_list(view, "top", 5)
-            side = [_tile_list(view["side"], i, 5, f"side[{i}]") for i in range(2)]
-            arrival = _tile_list(view, "arrival", 3)
-            queue = [_tile_list(view["queue"], i, None, f"queue[{i}]") for i in range(2)]
-            machines = []
-            for p in range(2):
-                raw = view["machines"][p]
-                if not isinstance(raw, list) or len(raw) > 40:
-                    raise InvalidPositionError(f"machines[{p}]", "expected at most 40 tiles")
-                machine = []
-                for i, entry in enumerate(raw):
-                    if (not isinstance(entry, (list, tuple)) or len(entry) != 4
-                            or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
-                        raise InvalidPositionError(f"machines[{p}][{i}]", "expected [tile, x, y, rotation]")
-                    t, x, y, r = entry
-                    if not (0 <= t < N_COLOURED + 2 and -32 <= x <= 31 and -32 <= y <= 31 and 0 <= r <= 3):
-                        raise InvalidPositionError(f"machines[{p}][{i}]", "value out of range")
-                    machine.append((t, x, y, r))
-                machines.append(machine)
-            status = [AT_POOL] * N_COLOURED
-            for t in top:
-                if t != EMPTY:
-                    status[t] = AT_TOP
-            for p in range(2):
-                for t in side[p]:
-                    if t != EMPTY:
-                        status[t] = AT_SIDE
-                for t in queue[p]:
-                    status[t] = AT_QUEUE
-                for t, *_ in machines[p]:
-                    if t < N_COLOURED:
-                        status[t] = AT_MACHINE
-            for t in arrival:
-                if t != EMPTY:
-                    status[t] = AT_ARRIVAL
-            for key, code in (("buried", AT_BURIED), ("removed", AT_REMOVED)):
-                for t in _tile_list(view, key, None):
-                    status[t] = code
-            d = {
-                "stage": STAGES.index(stage),
-                "phase": _int(view, "phase", 0, 20),
-                "first_player": _int(view, "first_player", 0, 1),
-                "holder": _int(view, "holder", 0, 1),
-                "turn_player": _int(view, "turn_player", 0, 1),
-                "placed": _int(view, "placed", 0, 3),
-                "closure_rule": CLOSURE_RULES.index(closure),
-                "group_adjacency": GROUP_ADJACENCY.index(grouping),
-                "top": top, "side": side, "arrival": arrival, "status": status, "queue": queue,
-                "order_locked": [_int(view["order_locked"], i, 0, 1, f"order_locked[{i}]") for i in range(2)],
-                "machines": machines,
-            }
-        except (KeyError, IndexError, TypeError, AttributeError) as e:
-            raise InvalidPositionError("view", f"missing or malformed field ({e!r})") from e
-        return bytes(kernel.dict_to_core(d)), 2, seat
+            validate(kernel.core_to_dict(core))
+        except InvalidPositionError as e:
+            # A view has no status field: a tile listed nowhere is taken as undrawn, so a wrong
+            # count of undrawn tiles means tiles are missing from (or too many in) `buried`.
+            if e.field.startswith("status"):
+                raise InvalidPositionError("buried", f"{e.reason} (tiles listed nowhere are taken as undrawn)") from e
+            raise
+        return core, 2, seat
 
     # --- text --------------------------------------------------------------------------------
     def render(self, state: State, seat: int | None = None) -> str:
         d = core_dict(state)
-        scores = state.scores()
         lines = []
         stage = STAGES[d["stage"]]
         mover = state.current_player
         who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
         lines.append(f"Botanik - phase {min(d['phase'] + 1, 20)}/20 ({stage}), Meca pawn: seat {d['holder']}, "
                      f"turn: seat {d['turn_player']}, to decide: {who}")
-        width = 21
+        # Each cell is as wide as the longest tile name plus two spaces, so two long names in
+        # neighbouring columns never run together.
+        width = NAME_WIDTH + 2
         header = "".join(f"{'column ' + str(c + 1):<{width}}" for c in range(5))
-        lines.append(f"{'':<14}{header}")
+        lines.append(f"{'':<14}{header}".rstrip())
         for label, row in (("seat 1 side", d["side"][1]), ("central top", d["top"]), ("seat 0 side", d["side"][0])):
             cells = "".join(f"{(tile_name(t) if t != EMPTY else '.'):<{width}}" for t in row)
-            lines.append(f"{label:<14}{cells}")
+            lines.append(f"{label:<14}{cells}".rstrip())
         arrival = [tile_name(t) for t in d["arrival"] if t != EMPTY]
         lines.append("Arrival zone: " + (", ".join(arrival) if arrival else "(empty)"))
         for p in range(2):
@@ -258,13 +362,18 @@ class BotanikGame(Game):
                 lines.append(f"Pending for seat {p}: " + ", ".join(tile_name(t) for t in d["queue"][p]))
         pool = sum(1 for s in d["status"] if s == AT_POOL)
         lines.append(f"Tiles still to draw: {pool}")
+        details = kernel.score_details(state.kernel_state.raw())
         for p in range(2):
+            points, tiles = details[p]
             lines.append("")
-            lines.append(f"Machine of seat {p}: {scores[p]:.0f} points")
+            lines.append(f"Machine of seat {p}: {points:.0f} points; {tiles} tile{'s' if tiles != 1 else ''} "
+                         "joined to the Source by pipes (the tie-break count)")
             lines.extend(_draw_machine(d["machines"][p]))
+        if stage == "over":
+            lines.append("")
+            lines.append(result_text(details))
         lines.append("")
-        lines.append("Key: colour y r b g p, type G gear L loop C covered-cross O open-cross P plant "
-                     "V vegetable, digit = flowers, SRC = Source; x grows right, y grows down.")
+        lines.append(key_text())
         return "\n".join(lines)
 
     def action_effects(self, state: State, action: int) -> list[str]:
@@ -297,13 +406,50 @@ class BotanikGame(Game):
         return scores[seat] - scores[1 - seat]
 
 
+def result_text(details: list[tuple[float, int]]) -> str:
+    """K-SC4 in words: the higher total wins; on a tie, the more machine tiles; else a draw."""
+    (p0, t0), (p1, t1) = details
+    if p0 != p1:
+        winner = 0 if p0 > p1 else 1
+        return (f"Game over: seat {winner} wins, {max(p0, p1):.0f} points to {min(p0, p1):.0f} "
+                f"(machine tiles {t0} and {t1}).")
+    if t0 != t1:
+        winner = 0 if t0 > t1 else 1
+        return (f"Game over: {p0:.0f} points each; seat {winner} wins the tie-break with "
+                f"{max(t0, t1)} machine tiles to {min(t0, t1)}.")
+    return f"Game over: a draw, {p0:.0f} points and {t0} machine tiles each (play again!)."
+
+
 def core_dict(state: State) -> dict[str, Any]:
     result: dict[str, Any] = kernel.core_to_dict(state.kernel_state.core())
     return result
 
 
+VIEW_FIELDS = frozenset({
+    "game", "seat", "players", "stage", "phase", "first_player", "holder", "turn_player", "placed",
+    "options", "top", "side", "arrival", "queue", "order_locked", "buried", "removed", "machines",
+    "tile_names", "variant",
+})
+
+
+def _field(container: Any, key: Any, field: str | None = None) -> Any:
+    """container[key], or an InvalidPositionError naming the missing field."""
+    try:
+        return container[key]
+    except (KeyError, IndexError, TypeError) as e:
+        raise InvalidPositionError(field or str(key), "missing") from e
+
+
+def _per_seat(view: Mapping[str, Any], key: str) -> list[Any]:
+    """A per-seat field: a list of exactly two rows (a third row is refused, not ignored)."""
+    value = _field(view, key)
+    if not isinstance(value, list) or len(value) != 2:
+        raise InvalidPositionError(key, "expected one entry per seat (exactly 2)")
+    return value
+
+
 def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -> int:
-    value = container[key]
+    value = _field(container, key, field)
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise InvalidPositionError(field or str(key), f"expected an integer {lo}..{hi}")
     return value
@@ -311,7 +457,7 @@ def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -
 
 def _tile_list(container: Any, key: Any, length: int | None, field: str | None = None) -> list[int]:
     field = field or str(key)
-    value = container[key]
+    value = _field(container, key, field)
     if not isinstance(value, list) or (length is not None and len(value) != length):
         raise InvalidPositionError(field, f"expected a list of {length or 'some'} tile ids")
     if length is None and len(value) > 65:

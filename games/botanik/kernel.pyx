@@ -9,7 +9,7 @@ Action ids (decisions.md 6.1):
   D_REG   0x0000 | slot<<4 | centre<<3 | column    take arrival `slot`, own side or stack
   D_MACH  0x4000 | (x+32)<<8 | (y+32)<<2 | r      put the pending tile in the machine
   D_MECA  0x8000 | column                          exchange the freed Meca for a stack top
-  D_ORDER 0xC000 | k                               resolve pending item k first (K-MB5)
+  D_ORDER 0xC000 | k                               resolve pending item k first (K-MB5, A10)
   DRAW    0xD000 | kind                            chance: a tile of that kind is drawn
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint16_t, uint32_t, uint64_t
@@ -576,10 +576,25 @@ cdef inline int resolver(const BotanikCore* c) noexcept nogil:
     return -1
 
 
+cdef inline bint first_of_kind(const BotanikCore* c, int p, int k) noexcept nogil:
+    """Whether pending item k is the first of its kind in seat p's queue (identical tiles are
+    one choice: nothing tells them apart on the table)."""
+    cdef int j
+    for j in range(k):
+        if T_KIND[c.queue[p][j]] == T_KIND[c.queue[p][k]]:
+            return False
+    return True
+
+
 cdef int decision_kind(const BotanikCore* c, int p) noexcept nogil:
     cdef int head = c.queue[p][0]
-    if c.qlen[p] >= 2 and not c.order_locked[p] and T_KIND[c.queue[p][0]] != T_KIND[c.queue[p][1]]:
-        return DEC_ORDER   # A10/K-MB5: two different recovered items, the owner picks the order
+    cdef int k
+    if c.qlen[p] >= 2 and not c.order_locked[p]:
+        # A10/K-MB5: the owner picks which pending item goes first, among all of them (up to
+        # three after two exchanges), as soon as any two of them differ.
+        for k in range(1, c.qlen[p]):
+            if T_KIND[c.queue[p][k]] != T_KIND[head]:
+                return DEC_ORDER
     if T_MECA[head]:
         return DEC_MECA
     return DEC_MACH
@@ -704,9 +719,11 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
         return 0
     kind = decision_kind(c, p)
     if kind == DEC_ORDER:
-        out[0] = ACT_ORDER | 0
-        out[1] = ACT_ORDER | 1
-        return 2
+        for i in range(c.qlen[p]):           # every distinct pending item may go first
+            if first_of_kind(c, p, i):
+                out[n] = ACT_ORDER | i
+                n += 1
+        return n
     head = c.queue[p][0]
     if kind == DEC_MECA:
         for col in range(N_COLUMNS):       # K-MB4: never for another Meca-Botanist
@@ -786,10 +803,14 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         return
     p = resolver(c)
     if kind == ACT_ORDER:
+        # The chosen item moves to the front; the others keep their order, so the same items
+        # resolved in the same order leave the same queue whatever was chosen before.
         i = action & 3
-        t = c.queue[p][0]
-        c.queue[p][0] = c.queue[p][i]
-        c.queue[p][i] = t
+        t = c.queue[p][i]
+        while i > 0:
+            c.queue[p][i] = c.queue[p][i - 1]
+            i -= 1
+        c.queue[p][0] = t
         c.order_locked[p] = 1
         advance(s)
         return
@@ -1000,6 +1021,10 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+# No search_actions: every legal action is a distinct move (identical copies are one tile to
+# a player, identical orientations one placement), and no two orders of pending items reach
+# the same positions (a build changes what the next one may touch), so nothing is pruned.
+KERNEL.search_actions = NULL
 
 
 def kernel_capsule():
@@ -1082,6 +1107,23 @@ def pending_decision_ok(object kernel_state_raw):
     if s.core.stage != STAGE_RESOLVE:
         return 1
     return 1 if k_legal_actions(<uint8_t*>&s, out) > 0 else 0
+
+
+def score_details(object kernel_state_raw):
+    """[(points, machine tiles)] per seat from a full raw buffer: K-SC1..3 and the K-SC4
+    tie-break count (tiles in the Source's network, the Source excluded), for the picture."""
+    cdef const uint8_t[::1] raw = kernel_state_raw
+    cdef BotanikState s
+    cdef double pts
+    cdef int tiles, p
+    if raw.shape[0] != sizeof(BotanikState):
+        raise ValueError("wrong state size")
+    memcpy(&s, &raw[0], sizeof(BotanikState))
+    out = []
+    for p in range(2):
+        machine_score(&s, p, &pts, &tiles, s.core.group_adjacency == 1)
+        out.append((pts, tiles))
+    return out
 
 
 def tile_exits(int tile, int r):
