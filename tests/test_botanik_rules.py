@@ -398,7 +398,7 @@ def test_tile_codes_never_reuse_a_letter() -> None:
     assert not colour_letters & type_letters
     assert bk.tile_code(t("purple", "plant")) == "Pt3" and bk.tile_code(t("green", "gear*")) == "Gw1"
     key = bk.key_text()
-    assert "P purple" in key and "t plant" in key and "w gear" in key
+    assert "P purple" in key and "t plant" in key and "w gear" in key and "G green" in key
     assert "*" in key  # the star of "red gear*" is explained
 
 
@@ -421,7 +421,7 @@ def test_final_picture_names_the_winner_and_the_tie_break() -> None:
     s = position(stage="over", top=tops, machines=(a, b))
     text = s.render()
     assert "seat 0 wins the tie-break with 2 machine tiles to 1" in text
-    assert "Machine of seat 1: 0 points; 1 tile joined to the Source" in text
+    assert "Machine of seat 1: 0 points, 1 tile piped to the Source (tie-break)" in text
     b = machine(1, (t("green", "gear"), 1, 0, 1), (t("purple", "gear"), 2, 0, 1))
     assert "a draw, 0 points and 2 machine tiles each" in position(stage="over", top=tops, machines=(a, b)).render()
     assert "Game over" not in position(top=tops, arrival=[t("red", "gear")]).render()

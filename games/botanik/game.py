@@ -98,14 +98,14 @@ def pipes_name(tile: int, rotation: int) -> str:
 
 
 def key_text() -> str:
-    """The legend under the picture (four lines)."""
+    """The legend under the picture (three lines, kept short: the picture travels in every
+    answer of the service)."""
     colours = ", ".join(f"{c} {name}" for c, name in zip(COLOUR_CODES, COMPONENTS.colours))
-    types = ", ".join(f"{c} {tt.name.replace('_', '-')}" for c, tt in zip(TYPE_CODES, COMPONENTS.tile_types))
-    return (f"Key: colours {colours};\n"
-            f"     types {types}; digit = flowers; SRC = Source.\n"
-            "     A star (red gear*) marks the flowered copy of a type whose copies differ.\n"
-            "     Pipes are drawn | and -; a move's 'pipes E,S' names the sides carrying pipes; "
-            "x grows right, y grows down.")
+    types = [f"{c} {tt.name.replace('_', '-')}" for c, tt in zip(TYPE_CODES, COMPONENTS.tile_types)]
+    half = (len(types) + 1) // 2
+    return (f"Key: {colours}; {', '.join(types[:half])},\n"
+            f"     {', '.join(types[half:])}; digit = flowers; SRC = Source;\n"
+            "     * = the flowered copy (red gear*); 'pipes E,S' = the sides with pipes; x right, y down.")
 
 
 def is_meca(tile: int) -> bool:
@@ -366,8 +366,8 @@ class BotanikGame(Game):
         for p in range(2):
             points, tiles = details[p]
             lines.append("")
-            lines.append(f"Machine of seat {p}: {points:.0f} points; {tiles} tile{'s' if tiles != 1 else ''} "
-                         "joined to the Source by pipes (the tie-break count)")
+            lines.append(f"Machine of seat {p}: {points:.0f} points, {tiles} tile{'s' if tiles != 1 else ''} "
+                         "piped to the Source (tie-break)")
             lines.extend(_draw_machine(d["machines"][p]))
         if stage == "over":
             lines.append("")
