@@ -500,11 +500,15 @@ class AdvisorClient:
         return PositionInfo.from_proto(self._call(self._new_game, request, timeout).info)
 
     def legal_actions(
-        self, position: Position, *, for_seat: int | None = None, timeout: float | None = None
+        self, position: Position, *, for_seat: int | None = None, picture: bool = False,
+        highlight: Sequence[int] = (), timeout: float | None = None
     ) -> LegalActions:
         """Legal decisions (or chance outcomes) with notation; `for_seat` marks the chance
-        outcomes that seat does not get to see (``ChanceOutcome.hidden``)."""
-        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat)
+        outcomes that seat does not get to see (``ChanceOutcome.hidden``). ``picture=True``
+        adds the SVG of what `for_seat` sees, `highlight` (a hint, then its principal
+        variation) marked in it."""
+        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat, picture=picture,
+                                         highlight=list(highlight))
         return LegalActions.from_proto(self._call(self._legal_actions, request, timeout))
 
     def apply_actions(
@@ -736,9 +740,11 @@ class AsyncAdvisorClient:
         return PositionInfo.from_proto((await self._call(self._new_game, request, timeout)).info)
 
     async def legal_actions(
-        self, position: Position, *, for_seat: int | None = None, timeout: float | None = None
+        self, position: Position, *, for_seat: int | None = None, picture: bool = False,
+        highlight: Sequence[int] = (), timeout: float | None = None
     ) -> LegalActions:
-        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat)
+        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat, picture=picture,
+                                         highlight=list(highlight))
         return LegalActions.from_proto(await self._call(self._legal_actions, request, timeout))
 
     async def apply_actions(

@@ -156,6 +156,8 @@ class LegalActions:
     actions: tuple[Action, ...]
     chance_outcomes: tuple[ChanceOutcome, ...]
     terminal: bool
+    picture: str = ""
+    """With ``picture=True``: the SVG of what ``for_seat`` sees (moves carry ``data-action``)."""
 
     @property
     def is_chance(self) -> bool:
@@ -168,6 +170,7 @@ class LegalActions:
             actions=tuple(Action.from_proto(a) for a in msg.actions),
             chance_outcomes=tuple(ChanceOutcome.from_proto(c) for c in msg.chance_outcomes),
             terminal=msg.terminal,
+            picture=msg.picture,
         )
 
 

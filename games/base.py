@@ -13,7 +13,7 @@ import struct
 import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from hortus._ext.engine import KernelState
 
@@ -97,6 +97,25 @@ class Game(ABC):
         """A text picture of the position: with `seat`, what that seat sees (its own hidden
         parts included, the others' as counts); without, the public picture (every hidden part
         as counts), which any player may be shown."""
+
+    def picture(self, state: "State", seat: int, highlight: Sequence[int] = ()) -> str:
+        """An SVG picture of what `seat` sees (conventions in ``hortus.games.svg``: move
+        targets carry ``data-action``; `highlight` = a hinted move then its principal
+        variation). Drawn by the game folder's ``picture.py`` (``draw(state, seat,
+        highlight)``); a game without one gets its text picture as SVG."""
+        import importlib
+
+        from hortus.games import svg
+
+        name = type(self).__module__.rpartition(".")[0] + ".picture"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            return svg.text_picture(state, seat, highlight)
+        result: str = module.draw(state, seat, highlight)
+        return result
 
     def heuristic(self, state: "State", seat: int) -> float:
         """A cheap evaluation for the greedy bot (higher is better for `seat`)."""
@@ -318,6 +337,13 @@ class State:
         if seat is not None and not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
         return self.game.render(self, seat)
+
+    def picture(self, seat: int, highlight: Sequence[int] = ()) -> str:
+        """An SVG picture of what `seat` sees; its own legal moves are clickable
+        (``data-action``), `highlight` marks a hinted move and its principal variation."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
+        return self.game.picture(self, seat, highlight)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, State) and other.game is self.game and other.encode() == self.encode()

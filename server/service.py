@@ -486,6 +486,11 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             if not 0 <= request.for_seat < state.num_players:
                 raise RequestError("for_seat", f"seat {request.for_seat} is not in 0..{state.num_players - 1}")
             hidden = state.hidden_chance_outcomes(request.for_seat)
+        picture = ""
+        if request.picture:
+            if not request.HasField("for_seat"):
+                raise RequestError("for_seat", "a picture shows one seat's view: set for_seat")
+            picture = state.picture(request.for_seat, list(request.highlight))
         return pb.LegalActionsResponse(
             current_player=state.current_player,
             actions=[_action(state, a) for a in state.legal_actions()],
@@ -494,6 +499,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 for a, p in state.chance_outcomes()
             ],
             terminal=state.is_terminal(),
+            picture=picture,
         )
 
     @_unary

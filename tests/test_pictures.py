@@ -1,0 +1,142 @@
+"""Seat pictures (``State.picture``, games/*/picture.py): well-formed SVG for every game and
+seat count, every legal move of the viewing seat clickable through ``data-action``, hints
+highlighted, and no leak: a seat's picture is the same for every re-deal of what it cannot see.
+"""
+
+from __future__ import annotations
+
+import random
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from hortus import games
+from hortus.games import svg as svg_module
+
+SEATS = {"botanik": [2], "botanists": [1, 2, 3, 4], "botanical_lab": [2, 3, 4], "war_of_the_posies": [2, 3, 4]}
+CASES = [(name, n) for name, counts in SEATS.items() for n in counts]
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def _checkpoints(name: str, players: int, seed: int, every: int = 9, limit: int = 400) -> list[games.State]:
+    """Positions along a random game (decisions and chance both random), the last one final."""
+    rng = random.Random(seed)
+    state = games.get(name).new_game(players=players, seed=seed)
+    out = [state.clone()]
+    for step in range(limit):
+        if state.is_terminal():
+            break
+        if state.is_chance():
+            state.resolve_chance(rng)
+        else:
+            state.apply(rng.choice(state.legal_actions()))
+        if step % every == every - 1:
+            out.append(state.clone())
+    out.append(state.clone())
+    return out
+
+
+def _actions(svg: str) -> list[set[int]]:
+    root = ET.fromstring(svg)
+    return [{int(a) for a in el.get("data-action", "").split()} for el in root.iter() if el.get("data-action")]
+
+
+@pytest.mark.parametrize("name,players", CASES)
+def test_picture_is_svg_with_every_move_of_the_seat_clickable(name: str, players: int) -> None:
+    for state in _checkpoints(name, players, seed=players):
+        for seat in range(players):
+            svg = state.picture(seat)
+            root = ET.fromstring(svg)
+            assert root.tag == f"{NS}svg" and root.get("class") == "hortus-picture"
+            assert root.get("data-game") == name and root.get("data-seat") == str(seat)
+            assert len(list(root.iter(f"{NS}rect"))) > 5, "an empty picture"
+            clickable = set().union(*_actions(svg)) if _actions(svg) else set()
+            if state.current_player == seat:
+                # Every legal move has an element, and elements stand only for legal moves.
+                assert clickable == set(state.legal_actions())
+            else:
+                assert clickable == set()
+
+
+@pytest.mark.parametrize("name,players", CASES)
+def test_picture_shows_only_what_the_seat_sees(name: str, players: int) -> None:
+    """The no-leak property: re-deal everything `seat` cannot see (``from_view`` with other
+    seeds) and the picture must not change."""
+    game = games.get(name)
+    for state in _checkpoints(name, players, seed=10 + players, every=13):
+        if state.is_chance():
+            continue
+        for seat in range(players):
+            svg = state.picture(seat)
+            view = state.view(seat)
+            for k in (1, 2, 3):
+                again = game.from_view(view, seed=k)
+                assert again.picture(seat) == svg, f"seat {seat}'s picture changed on re-deal {k}"
+
+
+def test_a_re_deal_does_change_what_others_see() -> None:
+    """The no-leak test has teeth: a re-deal from seat 0's view does change seat 1's hand, so
+    a picture that drew seat 1's hand for seat 0 would fail the test above."""
+    game = games.get("war_of_the_posies")
+    state = game.new_game(players=2, seed=5)
+    pictures = {game.from_view(state.view(0), seed=k).picture(1) for k in range(6)}
+    assert len(pictures) > 1
+
+
+@pytest.mark.parametrize("name,players", [("botanik", 2), ("botanists", 3), ("botanical_lab", 2), ("war_of_the_posies", 2)])
+def test_hinted_move_and_principal_variation_are_highlighted(name: str, players: int) -> None:
+    state = games.get(name).new_game(players=players, seed=1)
+    seat = state.current_player
+    legal = state.legal_actions()
+    hint, later = legal[0], legal[-1]
+    root = ET.fromstring(state.picture(seat, highlight=[hint, later]))
+    marked = {el.get("class"): {int(a) for a in el.get("data-action", "").split()}
+              for el in root.iter() if el.get("data-action") and el.get("class") != "act"}
+    assert any(hint in ids for cls, ids in marked.items() if "hint" in cls)
+    if not any(hint in ids and later in ids for ids in marked.values()):
+        assert any(later in ids for cls, ids in marked.items() if "pv" in cls)
+    plain = ET.fromstring(state.picture(seat))
+    assert all(el.get("class") == "act" for el in plain.iter() if el.get("data-action"))
+
+
+def test_picture_needs_a_real_seat() -> None:
+    state = games.get("botanik").new_game(seed=1)
+    with pytest.raises(ValueError, match="seat 2"):
+        state.picture(2)
+
+
+def test_a_game_without_a_picture_module_gets_its_text_picture() -> None:
+    state = games.get("botanik").new_game(seed=2)
+    svg = svg_module.text_picture(state, state.current_player)
+    root = ET.fromstring(svg)
+    assert "Botanik" in "".join(root.itertext())
+    assert set().union(*_actions(svg)) == set(state.legal_actions())
+
+
+def test_war_card_texts_are_in_words() -> None:
+    from hortus.games.war_of_the_posies.picture import words
+
+    assert words((("COIN", 2), ("DRAW", 1))) == "+2 coins, then draw 1 card"
+    assert words((("GAIN_BASIC_HAND", 1),)) == "take the top Basic Flower into your hand"
+
+
+def test_legal_actions_answers_with_the_picture_of_for_seat() -> None:
+    from hortus.clients import AdvisorClient, InvalidArgumentError
+    from hortus.server import ServerConfig, create_server
+
+    server, port = create_server("127.0.0.1:0", ServerConfig())
+    try:
+        with AdvisorClient(f"127.0.0.1:{port}", timeout=30) as client:
+            info = client.new_game("botanists", players=3, seed=4)
+            state = games.get("botanists").decode(info.position.encoded)
+            mover = state.current_player
+            hint = state.legal_actions()[0]
+            legal = client.legal_actions(info.position, for_seat=mover, picture=True, highlight=[hint])
+            assert legal.picture == state.picture(mover, [hint]) and 'class="act hint"' in legal.picture
+            other = client.legal_actions(info.position, for_seat=(mover + 1) % 3, picture=True)
+            assert other.picture == state.picture((mover + 1) % 3) and "data-action" not in other.picture
+            assert client.legal_actions(info.position).picture == ""
+            with pytest.raises(InvalidArgumentError, match="for_seat"):
+                client.legal_actions(info.position, picture=True)
+    finally:
+        server.stop(0)
