@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import random
 import string
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hortus.clients.client import AdvisorClient
+from hortus.clients.client import ActionLike, AdvisorClient
 from hortus.clients.errors import AdvisorError, InvalidArgumentError
-from hortus.clients.types import Action, Analysis, LegalActions, Position, PositionInfo
+from hortus.clients.types import Action, Analysis, ChanceDraw, LegalActions, Position, PositionInfo
 
 if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     from hortus.search.arena import MatchResult
@@ -108,16 +109,13 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, str]:
 
 
 # --- play ------------------------------------------------------------------------------------
-def _draw(rng: random.Random, legal: LegalActions) -> Action:
-    """A chance outcome drawn with its probability."""
-    outcomes = legal.chance_outcomes
-    total = sum(o.probability for o in outcomes)
-    r = rng.random() * total
-    for outcome in outcomes:
-        r -= outcome.probability
-        if r < 0:
-            return outcome.action
-    return outcomes[-1].action
+PLAY_HELP = """Commands:
+  NUMBER or NOTATION  play that move (the number of the move list; hints use the same numbers)
+  ? / hint            ranked hints for this position
+  board               show the position again
+  moves               show the move list again
+  help                this text
+  quit                leave the game"""
 
 
 def _match(text: str, actions: Sequence[Action]) -> Action | None:
@@ -132,21 +130,35 @@ def _match(text: str, actions: Sequence[Action]) -> Action | None:
     return None
 
 
+def _why_not(text: str, actions: Sequence[Action]) -> str:
+    """Why a typed line picks no move, and what it may have meant."""
+    if text.isdigit():
+        return f"there is no move {text} here: type 1-{len(actions)}, a notation, or 'help'"
+    close = difflib.get_close_matches(_normalize(text), [_normalize(a.notation) for a in actions], n=3, cutoff=0.5)
+    by_normal = {_normalize(a.notation): a for a in actions}
+    hint = "; did you mean " + " or ".join(repr(by_normal[c].notation) for c in close) if close else ""
+    return f"{text!r} is not a legal move here{hint} (type 1-{len(actions)}, a notation, or 'help')"
+
+
 def _print_actions(actions: Sequence[Action]) -> None:
     width = len(str(len(actions)))
     for i, action in enumerate(actions, 1):
         _say(f"  {i:>{width}}. {action.notation}")
 
 
-def _hints_table(analysis: Analysis) -> list[str]:
-    """The ranked moves as text rows: #, move, visits, win %, expected scores, PV; then each
+def _hints_table(analysis: Analysis, numbers: Mapping[int, int] | None = None) -> list[str]:
+    """The ranked moves as text rows: move number (as in the move list when `numbers` maps
+    action ids to it, else the rank), move, visits, win %, expected scores, PV; then each
     move's reason."""
-    headers = ["#", "move", "visits", "win %", "exp. scores", "principal variation"]
+    def number(rank: int, action: int) -> str:
+        return str(numbers[action]) if numbers is not None and action in numbers else str(rank)
+
+    headers = ["#" if numbers is None else "move #", "move", "visits", "win %", "exp. scores", "principal variation"]
     rows = []
     for i, m in enumerate(analysis.moves, 1):
         rows.append(
             [
-                str(i),
+                number(i, m.action),
                 m.notation,
                 str(m.visits),
                 f"{100.0 * m.win_probability:.1f}",
@@ -161,7 +173,7 @@ def _hints_table(analysis: Analysis) -> list[str]:
         cells = [cell.rjust(widths[c]) if c in right else cell.ljust(widths[c]) for c, cell in enumerate(row)]
         return "  ".join(cells).rstrip()
 
-    reasons = [f"  #{i} {m.notation}: {m.reason}" for i, m in enumerate(analysis.moves, 1) if m.reason]
+    reasons = [f"  {number(i, m.action)}. {m.notation}: {m.reason}" for i, m in enumerate(analysis.moves, 1) if m.reason]
     return [fmt(headers), *(fmt(r) for r in rows), *(["Why:", *reasons] if reasons else [])]
 
 
@@ -192,6 +204,9 @@ def _final(info: PositionInfo, labels: Sequence[str]) -> None:
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
+    """A game against the AI. Everything printed is what the human's seat may know: the
+    position is asked for that seat, chance outcomes it cannot see are drawn by the server
+    and never named, and another seat's options are never listed."""
     options = _parse_options(args.option)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
     rng = random.Random(seed)
@@ -202,9 +217,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
             raise CliError(f"--seat must be in 0..{seats - 1}")
         labels = ["you" if s == args.seat else "AI" for s in range(seats)]
         _say(f"hortus: {args.game}, {seats} players, you are seat {args.seat}, seed {seed}")
-        _say("Type a number or an action's notation; '?' for hints, 'quit' to leave.")
-        _say(_picture(info, args.seat))
+        _say("Type a move's number or notation; '?' for hints, 'help' for commands, 'quit' to leave.")
         position = info.position
+        shown: Position | None = None   # the position last pictured
         while True:
             legal = client.legal_actions(position, for_seat=args.seat)
             if legal.terminal:
@@ -214,84 +229,112 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 if outcome is None:
                     _say("Bye.")
                     return 0
-                hidden = any(o.hidden and o.action.id == outcome.id for o in legal.chance_outcomes)
-                # A draw the human's seat does not see (into an AI's hand) is not named.
-                _say("Chance: an outcome hidden from you" if hidden and not args.manual_chance
-                     else f"Chance: {outcome.notation}")
-                action = outcome
-            else:
-                seat = legal.current_player
-                who = f"seat {seat} ({labels[seat]})"
+                try:
+                    info = client.apply_actions(position, [outcome])
+                except InvalidArgumentError as error:
+                    # At a physical table an outcome typed in may contradict what the
+                    # service dealt where the seat cannot see: say so, and ask again.
+                    _say(f"that outcome cannot happen in this position: {error.message}")
+                    continue
+                drawn = info.applied[-1] if info.applied else None
+                visible = {o.action.id for o in legal.chance_outcomes}
+                # A draw the human's seat cannot see (into an AI's hand) is never named.
+                _say(f"Chance: {drawn.notation}" if drawn is not None and drawn.id in visible
+                     else "Chance: an outcome hidden from you")
+                position = info.position
+                continue
+            seat = legal.current_player
+            who = f"seat {seat} ({labels[seat]})"
+            if seat == args.seat:
+                if shown != position:
+                    _say(_picture(info, args.seat))
+                    shown = position
                 if len(legal.actions) == 1:
                     action = legal.actions[0]
-                    _say(f"{who} has exactly one legal action: {action.notation} (played automatically)")
-                elif seat == args.seat:
-                    chosen = _ask_human(client, position, legal, args)
+                    _say(f"You have exactly one legal move: {action.notation} (played automatically)")
+                else:
+                    chosen = _ask_human(client, position, legal, args, info)
                     if chosen is None:
                         _say("Bye.")
                         return 0
                     action = chosen
                     _say(f"You play: {action.notation}")
-                else:
-                    suggestion = client.suggest_move(
-                        position,
-                        iterations=args.iterations,
-                        time_ms=args.time_ms,
-                        seed=rng.getrandbits(63),
-                        threads=args.threads,
-                    )
-                    action = suggestion.action
-                    best = suggestion.analysis.best
-                    _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
+            else:
+                suggestion = client.suggest_move(
+                    position,
+                    iterations=args.iterations,
+                    time_ms=args.time_ms,
+                    seed=rng.getrandbits(63),
+                    threads=args.threads,
+                )
+                action = suggestion.action
+                best = suggestion.analysis.best
+                _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
             info = client.apply_actions(position, [action.id])
             position = info.position
-            _say(_picture(info, args.seat))
+        _say(_picture(info, args.seat))
         _final(info, labels)
     return 0
 
 
-def _choose_chance(legal: LegalActions, rng: random.Random, manual: bool) -> Action | None:
-    if not manual:
-        return _draw(rng, legal)
+def _choose_chance(legal: LegalActions, rng: random.Random, manual: bool) -> ActionLike | None:
+    """The outcome of a chance node: drawn by the server (seeded by `rng`), or with
+    `manual` typed in by the person at the table from the outcomes their seat can see."""
+    draw = ChanceDraw(rng.getrandbits(63))
+    if not manual or not legal.chance_outcomes:
+        return draw
     outcomes = [o.action for o in legal.chance_outcomes]
     _say("Chance outcomes:")
     width = len(str(len(outcomes)))
     for i, o in enumerate(legal.chance_outcomes, 1):
         _say(f"  {i:>{width}}. {o.action.notation}  ({_pct(o.probability)})")
+    if legal.hidden_probability > 0:
+        _say(f"  (and outcomes hidden from you, {_pct(legal.hidden_probability)} in all)")
     while True:
         line = _read_line("outcome (number or notation, empty = draw at random)> ")
         if line is None or line.lower() in QUIT_WORDS:
             return None
         if not line:
-            return _draw(rng, legal)
+            return draw
         picked = _match(line, outcomes)
         if picked is not None:
             return picked
-        _say(f"not an outcome: type 1-{len(outcomes)} or a notation")
+        _say(f"not an outcome: type 1-{len(outcomes)}, a notation, or nothing to draw at random")
 
 
 def _ask_human(
-    client: AdvisorClient, position: Position, legal: LegalActions, args: argparse.Namespace
+    client: AdvisorClient, position: Position, legal: LegalActions, args: argparse.Namespace, info: PositionInfo
 ) -> Action | None:
     _say(f"Your move (seat {legal.current_player}):")
     _print_actions(legal.actions)
+    numbers = {a.id: i for i, a in enumerate(legal.actions, 1)}
     while True:
         line = _read_line("> ")
         if line is None or line.lower() in QUIT_WORDS:
             return None
         if not line:
             continue
-        if line.lower() in HINT_WORDS:
+        command = line.lower()
+        if command in HINT_WORDS:
             analysis = client.rank_moves(
                 position, iterations=args.iterations, time_ms=args.time_ms, threads=args.threads, max_moves=5
             )
-            for row in _hints_table(analysis):
+            for row in _hints_table(analysis, numbers):
                 _say(row)
+            continue
+        if command in ("help", "h"):
+            _say(PLAY_HELP)
+            continue
+        if command == "board":
+            _say(_picture(info, args.seat))
+            continue
+        if command == "moves":
+            _print_actions(legal.actions)
             continue
         picked = _match(line, legal.actions)
         if picked is not None:
             return picked
-        _say(f"not a legal action: type 1-{len(legal.actions)}, a notation, '?' for hints or 'quit'")
+        _say(_why_not(line, legal.actions))
 
 
 # --- suggest / hints -------------------------------------------------------------------------

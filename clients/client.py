@@ -31,6 +31,7 @@ from hortus.clients.errors import error_from_rpc
 from hortus.clients.types import (
     Action,
     Analysis,
+    ChanceDraw,
     AnalysisUpdate,
     EvaluationError,
     EvaluationItem,
@@ -133,8 +134,9 @@ def channel_target(targets: Targets) -> str:
         return "ipv4:///" + ",".join(v4)
     return "ipv6:///" + ",".join(addresses)
 
-ActionLike = int | str | Action
-"""An action in a request: its id, its notation, or an :class:`Action` (its id is sent)."""
+ActionLike = int | str | Action | ChanceDraw
+"""An action in a request: its id, its notation, an :class:`Action` (its id is sent), or at a
+chance node a :class:`ChanceDraw` (the server draws the outcome)."""
 
 _Req = TypeVar("_Req")
 _Resp = TypeVar("_Resp")
@@ -360,6 +362,8 @@ class _Batch:
 def _action_ref(action: ActionLike) -> pb.ActionRef:
     if isinstance(action, Action):
         return pb.ActionRef(id=action.id)
+    if isinstance(action, ChanceDraw):
+        return pb.ActionRef(draw_seed=action.seed & 0xFFFFFFFFFFFFFFFF)
     if isinstance(action, bool):
         raise TypeError("an action is an int id, a notation string or an Action, not a bool")
     if isinstance(action, int):
@@ -503,8 +507,9 @@ class AdvisorClient:
         self, position: Position, *, for_seat: int | None = None, picture: bool = False,
         highlight: Sequence[int] = (), timeout: float | None = None
     ) -> LegalActions:
-        """Legal decisions (or chance outcomes) with notation; `for_seat` marks the chance
-        outcomes that seat does not get to see (``ChanceOutcome.hidden``). ``picture=True``
+        """Legal decisions (or chance outcomes) with notation. With `for_seat`, only what that
+        seat may know: decisions only when it decides; the chance outcomes it can tell apart,
+        with their odds given its view; the rest as ``hidden_probability``. ``picture=True``
         adds the SVG of what `for_seat` sees, `highlight` (a hint, then its principal
         variation) marked in it."""
         request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat, picture=picture,

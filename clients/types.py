@@ -25,6 +25,7 @@ __all__ = [
     "Action",
     "Analysis",
     "AnalysisUpdate",
+    "ChanceDraw",
     "ChanceOutcome",
     "EvaluationError",
     "EvaluationItem",
@@ -135,13 +136,22 @@ class Action:
 
 
 @dataclass(frozen=True)
+class ChanceDraw:
+    """In ``apply_actions``: let the server draw this chance node's outcome with the
+    position's own odds, from ``seed`` (same position and seed, same outcome)."""
+
+    seed: int
+
+
+@dataclass(frozen=True)
 class ChanceOutcome:
     """One outcome of a chance node and its probability, in (0, 1]."""
 
     action: Action
     probability: float
     hidden: bool = False
-    """Asked ``for_seat``: that seat cannot tell this outcome from another one."""
+    """Always False: asked ``for_seat``, the outcomes that seat cannot tell apart are not
+    listed (their total is ``LegalActions.hidden_probability``)."""
 
     @classmethod
     def from_proto(cls, msg: pb.ChanceOutcome) -> "ChanceOutcome":
@@ -158,6 +168,9 @@ class LegalActions:
     terminal: bool
     picture: str = ""
     """With ``picture=True``: the SVG of what ``for_seat`` sees (moves carry ``data-action``)."""
+    hidden_probability: float = 0.0
+    """Asked ``for_seat``: the total odds of the chance outcomes that seat cannot tell apart
+    (not listed in ``chance_outcomes``)."""
 
     @property
     def is_chance(self) -> bool:
@@ -171,6 +184,7 @@ class LegalActions:
             chance_outcomes=tuple(ChanceOutcome.from_proto(c) for c in msg.chance_outcomes),
             terminal=msg.terminal,
             picture=msg.picture,
+            hidden_probability=msg.hidden_probability,
         )
 
 

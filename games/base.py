@@ -273,6 +273,12 @@ class State:
         self.apply(action)
         return action
 
+    def draw_chance(self, seed: int) -> int:
+        """One outcome of this chance node drawn with its own odds from `seed` (not applied)."""
+        if not self.is_chance():
+            raise IllegalActionError("not a chance node: there is no outcome to draw")
+        return int(self.kernel_state.sample_chance(seed & 0xFFFFFFFFFFFFFFFF))
+
     def resolve_chance(self, rng: random.Random) -> None:
         """Draw chance outcomes (seeded by `rng`) until a decision or the end."""
         while self.current_player == CHANCE:
@@ -332,6 +338,65 @@ class State:
             child.apply(action)
             groups.setdefault(json.dumps(child.view(seat), sort_keys=True), []).append(action)
         return frozenset(a for group in groups.values() if len(group) > 1 for a in group)
+
+    def chance_outcomes_seen_by(self, seat: int, worlds: int = 32) -> tuple[list[tuple[int, float, str]], float]:
+        """The chance outcomes here as `seat` can know them: ``(visible, hidden_total)``.
+
+        ``visible`` lists ``(action, probability, notation)`` for the outcomes `seat` can tell
+        apart from every other one, each with its probability *given that seat's view*: the
+        mean over up to `worlds` states re-dealt from the view (seeded by the view itself),
+        because the true odds of, say, a deck draw depend on cards in other hands that the
+        seat cannot see (exact when eight re-deals agree, as for a public bag). ``hidden_total`` is the
+        total probability of the outcomes it cannot tell apart (a card drawn into another
+        hand), which are not listed. Everything returned is a function of ``view(seat)``
+        alone, so it is identical across re-deals of what the seat cannot see."""
+        if not 0 <= seat < self.num_players:
+            raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
+        if not self.is_chance():
+            return [], 0.0
+        view = self.view(seat)
+        key = json.dumps(view, sort_keys=True)
+        base_seed = zlib.crc32(key.encode())
+        worlds_seen: list[State] = []
+        per_world: list[list[tuple[int, float]]] = []
+        for w in range(worlds):
+            world = self.game.from_view(view, seed=(base_seed << 8) + w)
+            worlds_seen.append(world)
+            per_world.append(world.chance_outcomes())
+            if w == 7 and all(entry == per_world[0] for entry in per_world):
+                # Eight re-deals agree: the draw does not depend on what the seat cannot see
+                # (a public bag, say); its odds are exact and more worlds would add nothing.
+                break
+        notation: dict[int, str] = {}
+        for world, outcomes in zip(worlds_seen, per_world):
+            for action, _ in outcomes:
+                notation.setdefault(action, world.action_to_string(action))
+        # An outcome is hidden from `seat` when its view after it equals its view after a
+        # different outcome. All re-deals start from the same view, so the view after an
+        # outcome is compared across re-deals too: a card drawn into another hand is hidden
+        # even where a re-deal leaves only one card it could be. One view per outcome (the
+        # first re-deal that has it) is enough, and keeps this cheap.
+        after: dict[str, set[int]] = {}
+        seen_after: dict[int, str] = {}
+        for world, outcomes in zip(worlds_seen, per_world):
+            for action, _ in outcomes:
+                if action not in seen_after:
+                    child = world.clone()
+                    child.apply(action)
+                    seen_after[action] = json.dumps(child.view(seat), sort_keys=True)
+                    after.setdefault(seen_after[action], set()).add(action)
+        hidden = {a for a, v in seen_after.items() if len(after[v]) > 1}
+        visible: dict[int, float] = {}
+        hidden_total = 0.0
+        for outcomes in per_world:
+            for action, probability in outcomes:
+                if action in hidden:
+                    hidden_total += probability / len(per_world)
+                else:
+                    visible[action] = visible.get(action, 0.0) + probability / len(per_world)
+        # Means of identical per-world figures: round off the float noise so a draw that does
+        # not depend on hidden cards reads exactly as its true odds.
+        return [(a, round(p, 12), notation[a]) for a, p in sorted(visible.items())], round(hidden_total, 12)
 
     def render(self, seat: int | None = None) -> str:
         if seat is not None and not 0 <= seat < self.num_players:

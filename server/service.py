@@ -481,22 +481,34 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     @_unary
     def LegalActions(self, request: pb.LegalActionsRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
         state = self._decode(request.position)
-        hidden: frozenset[int] = frozenset()
         if request.HasField("for_seat"):
-            if not 0 <= request.for_seat < state.num_players:
-                raise RequestError("for_seat", f"seat {request.for_seat} is not in 0..{state.num_players - 1}")
-            hidden = state.hidden_chance_outcomes(request.for_seat)
+            seat = request.for_seat
+            if not 0 <= seat < state.num_players:
+                raise RequestError("for_seat", f"seat {seat} is not in 0..{state.num_players - 1}")
         picture = ""
         if request.picture:
             if not request.HasField("for_seat"):
                 raise RequestError("for_seat", "a picture shows one seat's view: set for_seat")
             picture = state.picture(request.for_seat, list(request.highlight))
+        if request.HasField("for_seat"):
+            # Only what `seat` may know (see the proto): its own decisions, the outcomes it
+            # can tell apart with odds given its view, the rest as one total.
+            visible, hidden_total = state.chance_outcomes_seen_by(seat)
+            return pb.LegalActionsResponse(
+                current_player=state.current_player,
+                actions=[_action(state, a) for a in state.legal_actions()] if state.current_player == seat else [],
+                chance_outcomes=[
+                    pb.ChanceOutcome(action=pb.Action(id=a, notation=text), probability=p) for a, p, text in visible
+                ],
+                terminal=state.is_terminal(),
+                hidden_probability=hidden_total,
+                picture=picture,
+            )
         return pb.LegalActionsResponse(
             current_player=state.current_player,
             actions=[_action(state, a) for a in state.legal_actions()],
             chance_outcomes=[
-                pb.ChanceOutcome(action=_action(state, a), probability=p, hidden=a in hidden)
-                for a, p in state.chance_outcomes()
+                pb.ChanceOutcome(action=_action(state, a), probability=p) for a, p in state.chance_outcomes()
             ],
             terminal=state.is_terminal(),
             picture=picture,
@@ -522,6 +534,10 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 elif kind == "notation":
                     _check_bytes(f"{field}.notation", ref.notation, MAX_NOTATION_BYTES, "MAX_NOTATION_BYTES")
                     action = state.parse_action(ref.notation)
+                elif kind == "draw_seed":
+                    if not state.is_chance():
+                        raise RequestError(f"{field}.draw_seed", "not a chance node: only a chance outcome can be drawn")
+                    action = state.draw_chance(ref.draw_seed)
                 else:
                     raise RequestError(field, "neither an id nor a notation")
                 notation = state.action_to_string(action)

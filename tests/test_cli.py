@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,10 +62,69 @@ def test_play_by_notation_hints_and_quit(
     assert main(["play", GAME, "--seed", "5", "--iterations", "20", "--target", target]) == 0
     out = capsys.readouterr().out
     assert "principal variation" in out  # the hints table
-    assert out.count("not a legal action") == 2
+    assert "there is no move 999 here" in out
+    assert "'nonsense' is not a legal move here" in out
     assert f"You play: {notation}" in out
     assert out.rstrip().endswith("Bye.")
     assert "Final scores" not in out
+
+
+def test_play_hints_are_numbered_as_the_move_list(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """A hint's number is its move's number in the list: typing it plays the hinted move."""
+    feed(monkeypatch, "?\nquit\n")
+    assert main(["play", GAME, "--seed", "5", "--iterations", "200", "--target", target]) == 0
+    out = capsys.readouterr().out
+    listed = dict(re.findall(r"^\s+(\d+)\. (.+)$", out.split("> ")[0], flags=re.M))
+    table = out.split("principal variation", 1)[1].split("Why:")[0].strip().splitlines()
+    assert table
+    for row in table:
+        cells = [c for c in re.split(r"\s{2,}", row.strip()) if c]
+        number, move = cells[0], cells[1]
+        assert listed[number] == move
+
+
+def test_play_help_and_reasons(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
+    state = games.get(GAME).new_game(seed=5)
+    notation = state.action_to_string(state.legal_actions()[0])
+    typo = notation[:-1] + ("x" if notation[-1] != "x" else "y")
+    feed(monkeypatch, f"help\n{typo}\nquit\n")
+    assert main(["play", GAME, "--seed", "5", "--iterations", "20", "--target", target]) == 0
+    out = capsys.readouterr().out
+    assert "Commands:" in out and "board" in out
+    assert "did you mean" in out and repr(notation) in out.split("did you mean", 1)[1].splitlines()[0]
+
+
+def test_play_pictures_the_board_only_when_the_human_decides(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """Chance draws and AI moves print one line each, not the whole board again."""
+    feed(monkeypatch, "1\n" * 5000)
+    assert main(["play", GAME, "--seed", "3", "--iterations", "10", "--target", target]) == 0
+    out = capsys.readouterr().out
+    pictures = out.count("Registry")  # one header line per Botanik picture
+    assert pictures <= out.count("Your move") + out.count("exactly one legal move") + 1
+    assert out.count("Chance:") > pictures
+
+
+@pytest.mark.parametrize("manual", [False, True])
+def test_play_never_names_a_draw_into_the_ai_hand(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str, manual: bool
+) -> None:
+    """War of the Posies deals cards into hands: a draw into the AI's hand is never named,
+    also with --manual-chance and an empty line (a draw at random)."""
+    feed(monkeypatch, ("\n" if manual else "") + "1\n\n" * 400)
+    argv = ["play", "war_of_the_posies", "--seed", "2", "--seat", "0", "--iterations", "10", "--target", target]
+    assert main(argv + (["--manual-chance"] if manual else [])) == 0
+    out = capsys.readouterr().out
+    # (a draw seat 0 can deduce, from a pile known to hold one kind of card, may be named:
+    # tests/test_conformance.py checks that what is listed depends on seat 0's view alone)
+    assert out.count("Chance: an outcome hidden from you") >= 3
+    if manual:
+        listings = out.split("Chance outcomes:")[1:]
+        assert all("seat 1 draws" not in block.split("outcome (")[0] or "hidden from you" not in block.split("outcome (")[0]
+                   for block in listings)
 
 
 def test_play_stops_at_end_of_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:

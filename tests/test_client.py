@@ -309,9 +309,12 @@ def test_clients_import_stays_thin() -> None:
 
 
 def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:
-    """`for_seat` marks the outcomes that seat cannot tell apart (a card drawn into another
-    seat's hand): `hortus play` then does not name them to the human."""
+    """`for_seat` lists only what that seat may know: outcomes it cannot tell apart (a card
+    drawn into another seat's hand) are not listed, only their total odds; the drawing seat
+    sees its own draw with its odds. The server can draw the outcome itself (ChanceDraw)."""
     import random
+
+    from hortus.clients import ChanceDraw
 
     state = games.get("war_of_the_posies").new_game(players=2, seed=2)
     rng = random.Random(2)
@@ -321,13 +324,38 @@ def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:
         else:
             state.apply(rng.choice(state.legal_actions()))
     position = Position("war_of_the_posies", state.encode())
-    for seat in (0, 1):
-        legal = client.legal_actions(position, for_seat=seat)
-        hidden = {o.action.id for o in legal.chance_outcomes if o.hidden}
-        assert hidden == state.hidden_chance_outcomes(seat)
-    assert client.legal_actions(position, for_seat=0).chance_outcomes[0].hidden
-    assert not any(o.hidden for o in client.legal_actions(position, for_seat=1).chance_outcomes)
-    assert not any(o.hidden for o in client.legal_actions(position).chance_outcomes)
+    other = client.legal_actions(position, for_seat=0)
+    assert other.chance_outcomes == () and other.hidden_probability == pytest.approx(1.0)
+    drawer = client.legal_actions(position, for_seat=1)
+    assert drawer.hidden_probability == 0.0
+    assert {o.action.id for o in drawer.chance_outcomes} == {a for a, _ in state.chance_outcomes()}
+    assert sum(o.probability for o in drawer.chance_outcomes) == pytest.approx(1.0)
+    everything = client.legal_actions(position)
+    assert dict((o.action.id, o.probability) for o in everything.chance_outcomes) == pytest.approx(
+        dict(state.chance_outcomes())
+    )
+    drawn = client.apply_actions(position, [ChanceDraw(11)])
+    again = client.apply_actions(position, [ChanceDraw(11)])
+    assert drawn.applied == again.applied and drawn.applied[0].id in dict(state.chance_outcomes())
     with pytest.raises(InvalidArgumentError) as error:
         client.legal_actions(position, for_seat=2)
     assert "for_seat" in str(error.value)
+
+
+def test_another_seats_options_are_not_listed_for_a_seat(client: AdvisorClient) -> None:
+    """A seat's options (which can reveal its hand) are listed for it only when it decides."""
+    state = games.get("war_of_the_posies").new_game(players=2, seed=4)
+    position = Position("war_of_the_posies", state.encode())
+    mover = state.current_player
+    assert client.legal_actions(position, for_seat=mover).actions
+    assert client.legal_actions(position, for_seat=1 - mover).actions == ()
+    assert client.legal_actions(position, for_seat=1 - mover).current_player == mover
+
+
+def test_drawing_at_a_decision_is_invalid(client: AdvisorClient) -> None:
+    from hortus.clients import ChanceDraw
+
+    position = Position("botanik", games.get("botanik").new_game(seed=1).encode())
+    with pytest.raises(InvalidArgumentError) as error:
+        client.apply_actions(position, [ChanceDraw(1)])
+    assert "actions[0].draw_seed" in str(error.value)

@@ -3,11 +3,15 @@ invariants at every step (OpenSpiel's random-simulation test, hortus flavour).""
 
 from __future__ import annotations
 
+import json
 import random
+from collections.abc import Iterator
 
 import pytest
 
 from hortus import games
+from hortus.clients import AdvisorClient, Position
+from hortus.server import ServerConfig, create_server
 
 GAMES_PER_NAME = 200
 
@@ -180,3 +184,113 @@ def test_pictures_show_a_seat_only_what_it_sees(name: str) -> None:
             state.apply(rng.choice(state.legal_actions()))
         with pytest.raises(ValueError):
             state.render(players)
+
+
+# --- any order: the search's canonical subset loses nothing ---------------------------------
+def _within_turn(state: games.State, depth: int, actions_of: str, cap: int = 4000) -> set[bytes] | None:
+    """Positions reachable from `state` in at most `depth` decisions of the seat to move,
+    choosing from `actions_of` ("legal_actions" or "search_actions"); None past `cap`."""
+    seat = state.current_player
+    seen: set[bytes] = {state.encode()}
+    frontier = [state]
+    for _ in range(depth):
+        following = []
+        for s in frontier:
+            if s.current_player != seat:
+                continue
+            for action in getattr(s, actions_of)():
+                child = s.clone()
+                child.apply(action)
+                key = child.encode()
+                if key not in seen:
+                    seen.add(key)
+                    following.append(child)
+                    if len(seen) > cap:
+                        return None
+        frontier = following
+    return seen
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_search_subset_reaches_every_position_the_rules_allow(name: str) -> None:
+    """The public surface accepts every rule-legal move in any order; the search expands only
+    a canonical subset (search_actions). Every position reachable within a turn through the
+    rule-legal moves must also be reachable through the subset, in as many decisions (so no
+    order a player may choose leads where the search cannot follow), and the subset is
+    never empty where a move exists."""
+    game = games.get(name)
+    checked = 0
+    for players in seat_counts(game):
+        for seed in range(6):
+            rng = random.Random(seed)
+            state = game.new_game(players=players, seed=seed)
+            for step in range(400):
+                if state.is_terminal():
+                    break
+                if state.is_chance():
+                    state.resolve_chance(rng)
+                    continue
+                legal = state.legal_actions()
+                subset = state.search_actions()
+                assert subset and set(subset) <= set(legal) and subset == sorted(subset)
+                if step % 5 == 0:
+                    for depth in (3, 2):
+                        full = _within_turn(state, depth, "legal_actions")
+                        if full is not None:
+                            pruned = _within_turn(state, depth, "search_actions")
+                            assert pruned is not None and full <= pruned, (
+                                f"{name}: a position reachable by a legal order is unreachable by the search"
+                            )
+                            checked += 1
+                            break
+                state.apply(rng.choice(legal))
+    assert checked > 20
+
+
+# --- no leak: what a seat is shown depends on its view alone -------------------------------
+@pytest.fixture(scope="module")
+def advisor() -> Iterator[AdvisorClient]:
+    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=50))
+    with AdvisorClient(f"127.0.0.1:{port}") as client:
+        yield client
+    server.stop(0)
+
+
+def _shown_to(client: AdvisorClient, state: games.State, seat: int) -> tuple[object, ...]:
+    """Everything hortus shows `seat` about `state`: its view, its picture, and the answer
+    of LegalActions(for_seat) (what `hortus play` and the pages list and print)."""
+    legal = client.legal_actions(Position(state.game.name, state.encode()), for_seat=seat)
+    return (
+        json.dumps(state.view(seat), sort_keys=True),
+        state.render(seat),
+        legal,
+    )
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_nothing_hidden_reaches_a_seat(name: str, advisor: AdvisorClient) -> None:
+    """For random positions (decisions and chance nodes) and every seat: the view, the
+    picture and LegalActions(for_seat) are identical across re-deals of what that seat
+    cannot see (from_view with other seeds, and the kernel's own determinize)."""
+    game = games.get(name)
+    compared = 0
+    for players in seat_counts(game):
+        rng = random.Random(100 + players)
+        state = game.new_game(players=players, seed=100 + players)
+        for step in range(240):
+            if state.is_terminal():
+                break
+            if step % 9 == 0:
+                for seat in range(players):
+                    shown = _shown_to(advisor, state, seat)
+                    worlds = [game.from_view(state.view(seat), seed=k) for k in (1, 2)]
+                    redealt = state.clone()
+                    redealt.kernel_state.determinize(seat, 3 + step)
+                    for world in [*worlds, redealt]:
+                        assert _shown_to(advisor, world, seat) == shown, f"{name}: seat {seat} step {step}"
+                        compared += 1
+            if state.is_chance():
+                state.resolve_chance(rng)
+            else:
+                state.apply(rng.choice(state.legal_actions()))
+    assert compared > 30
