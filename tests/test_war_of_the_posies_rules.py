@@ -357,8 +357,16 @@ def test_wt15_a_composted_expedition_no_longer_scores() -> None:
     assert s.scores()[0] == 3
     s.apply_text("play Compost Heap")
     s.apply_text("compost Amazon Expedition from hand")
-    s.apply_text("stop")
     assert s.scores()[0] == 0
+
+
+def test_a_choice_with_nothing_left_to_pick_is_not_asked() -> None:
+    """Issue 14: after a pick empties the hand, "stop" alone is not a decision."""
+    s = position(hands={0: {"Compost Heap": 1, "Amazon Expedition": 1}})
+    s.apply_text("play Compost Heap")                      # COIN 1; COMPOST_HAND 2
+    s.apply_text("compost Amazon Expedition from hand")    # 1 pick left, the hand is empty
+    assert core(s)["depth"] == 0 and core(s)["frame_left"] == [0, 0, 0]
+    assert "stop" not in notations(s) and "end turn" in notations(s)
 
 
 # --- WT16: Basic Tools and a completed Birdbath ----------------------------------------------------
@@ -442,21 +450,87 @@ def test_plant_into_a_garden_feature_bought_this_turn() -> None:
     assert f"plant Yellow Starter in {FOUNTAIN} of seat 0" in notations(s)   # WPl7
 
 
-def test_coin_only_plays_are_offered_in_ascending_order_within_a_run() -> None:
-    s = position(hands={0: {"Red Starter": 1, "Purple Starter": 1, "Field Notes": 1}})
-    s.apply_text("play Purple Starter")
-    texts = notations(s)
-    assert "play Red Starter" not in texts       # the same as playing it first
-    assert "play Field Notes" in texts
-    s.apply_text("play Field Notes")             # any other action ends the run
-    draw_first(s)
+def test_coin_only_plays_are_legal_in_any_order() -> None:
+    """Issue 14 (WT1 "in any order"): after `play Basic Tools` the Red Starter is still
+    playable; both orders reach the same position. The search expands one order only."""
+    hand = {"Red Starter": 1, "Basic Tools": 1, "Field Notes": 1}
+    s = position(hands={0: hand})
+    s.apply_text("play Basic Tools")
     assert "play Red Starter" in notations(s)
+    assert "play Red Starter" not in [s.action_to_string(a) for a in s.search_actions()]  # in-tree order
+    s.apply_text("play Red Starter")
+    t = position(hands={0: hand})
+    t.apply_text("play Red Starter")
+    t.apply_text("play Basic Tools")
+    assert s.encode() == t.encode()                            # the same position either way
+    assert core(s)["coins"] == 2 and core(s)["plants"] == 2
+    s.apply_text("play Field Notes")                           # and the game goes on
+    draw_first(s)
+    assert s.current_player == 0 and "end turn" in notations(s)
 
 
-def test_identical_garden_features_in_the_row_are_one_purchase() -> None:
-    s = position(hands={0: {"Red Starter": 1}}, coins=6, gf_row=["Glasshouse", "Glasshouse", "Birdbath", "Trellis"])
-    buys = [t for t in notations(s) if t.startswith("buy Glasshouse")]
-    assert buys == ["buy Glasshouse #23"]
+def test_search_from_a_root_after_a_coin_only_play_offers_every_play() -> None:
+    """The AI's own case: a search rooted after `play Basic Tools` must still consider the
+    Red Starter (determinize, run at every iteration's root, clears the run's order)."""
+    s = position(hands={0: {"Red Starter": 1, "Basic Tools": 1}}, coins=2,
+                 market_row=["Mignonette", "Seed Hunting", "Field Notes", "Porters", "Geranium"])
+    s.apply_text("play Basic Tools")
+    world = s.clone()
+    world.kernel_state.determinize(0, 1)
+    assert "play Red Starter" in [world.action_to_string(a) for a in world.search_actions()]
+    moves = {m.notation for m in analyze(s, Limits(iterations=200, seed=1)).moves}
+    assert "play Red Starter" in moves
+
+
+def test_identical_garden_feature_copies_are_each_selectable() -> None:
+    """Issue 14: Glasshouse #23 and #24 both in the row, two owned empty Topiary Walks: every
+    copy is a legal target by its own number; the search keeps the lowest one."""
+    s = position(hands={0: {"Yellow Starter": 1}}, coins=6,
+                 gf_row=["Glasshouse", "Glasshouse", "Birdbath", "Trellis"],
+                 gardens={0: [("Topiary Walk", [None, None, None]), ("Topiary Walk", [None, None, None])]})
+    texts = notations(s)
+    assert [t for t in texts if t.startswith("buy Glasshouse")] == ["buy Glasshouse #23", "buy Glasshouse #24"]
+    plants = [t for t in texts if t.startswith("plant")]
+    assert plants == ["plant Yellow Starter in Topiary Walk #17 of seat 0", "plant Yellow Starter in Topiary Walk #18 of seat 0"]
+    searched = [s.action_to_string(a) for a in s.search_actions()]
+    assert "buy Glasshouse #24" not in searched and "plant Yellow Starter in Topiary Walk #18 of seat 0" not in searched
+    s.apply_text("plant Yellow Starter in Topiary Walk #18 of seat 0")
+    assert seat_garden(s, 0)[1]["label"] == "Topiary Walk #18"
+    assert seat_garden(s, 0)[1]["slots"] == ["Yellow Starter", None, None]
+    s.apply_text("buy Glasshouse #24")
+    assert [g["label"] for g in seat_garden(s, 0)] == ["Topiary Walk #17", "Topiary Walk #18", "Glasshouse #24"]
+
+
+def test_owner_chooses_the_order_of_several_pending_when_completed_bonuses() -> None:
+    """Issue 14 (WG2 "during their next turn"): two Features completed by an opponent's
+    poison; at the start of its turn the owner picks which bonus resolves first."""
+    s = position(players=2, turn=1, hands={1: {"Red Starter": 1}}, discards={1: {"Seed Hunting": 1}},
+                 gardens={1: [("Birdbath", ["Red Starter", "Oleander"]), ("Wishing Well", ["Blue Starter", "Foxglove"])]},
+                 pending_wc=["Birdbath", "Wishing Well"])
+    assert notations(s) == ["resolve Birdbath #2 when completed", "resolve Wishing Well #10 when completed"]
+    assert s.search_actions() == s.legal_actions()
+    first = s.clone()
+    first.apply_text("resolve Wishing Well #10 when completed")     # COMPOST_ANY 1 first
+    assert "compost Seed Hunting from discard" in notations(first)
+    first.apply_text("compost Red Starter from hand")
+    assert first.is_chance()                                      # then Birdbath's DRAW 1
+    second = s.clone()
+    second.apply_text("resolve Birdbath #2 when completed")
+    assert second.is_chance()                                     # DRAW 1 first
+    for state in (s, first, second):
+        for a in state.legal_actions() + [x for x, _ in state.chance_outcomes()]:
+            assert state.parse_action(state.action_to_string(a)) == a
+
+
+def test_identical_pending_when_completed_bonuses_are_not_a_choice() -> None:
+    s = position(players=2, hands={0: {"Ragwort": 1, "Foxglove": 1}}, plants=2,
+                 gardens={1: [("St. George's Fountain", ["Yellow Starter", None]), ("Sundial", ["Purple Starter", None])]})
+    s.apply_text("plant Ragwort in St. George's Fountain #1 of seat 1")
+    s.apply_text("plant Foxglove in Sundial #4 of seat 1")
+    s.apply_text("end turn")
+    draw_first(s)
+    assert s.current_player == 1
+    assert core(s)["coins"] == 4 and "end turn" in notations(s)    # COIN 2 twice, no question
 
 
 # --- game length, safety end, structure ------------------------------------------------------------

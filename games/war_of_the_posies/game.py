@@ -193,7 +193,10 @@ class WarOfThePosiesGame(Game):
             "coins": d["coins"],
             "buys": d["buys"],
             "plants": d["plants"],
-            "last_coin_only_play": CARDS[d["last_pure"] - 1].name if d["last_pure"] else None,
+            # last_pure orders coin-only plays for the search only (search_actions); it is not
+            # part of what a seat sees, and determinize clears it, so views never carry it
+            # (a view given back may still name one: it is validated and then cleared).
+            "last_coin_only_play": None,
             "draw_seat": d["draw_seat"],
             "draws_pending": d["draws_pending"],
             "turn_ending": bool(d["turn_ending"]),
@@ -421,6 +424,8 @@ def describe_action(core: bytes, action: int) -> str:
         return f"garden row reveals {GFS[g].name}"
     if kind_of == "reveal_basic":
         return f"basic pile reveals {CARDS[kind].name}"
+    if kind_of == "resolve_wc":
+        return f"resolve {gf_label(g)} when completed"
     return f"seat {seat} goes first"
 
 

@@ -51,6 +51,19 @@ Action ids (dense, ascending by block):
   STOP                2465               end an "up to n" choice early
   chance: DRAW(kind) 2466+, REFILL_MARKET(kind) 2530+, REFILL_GF(gf kind) 2594+,
           REVEAL_BASIC(kind) 2626+, FIRST_PLAYER(seat) 2690+
+  RESOLVE_WC(gf)      2694 + gf          the owner picks which pending When-Completed ability
+                                         resolves next (WG2, several pending)
+
+legal_actions vs search_actions (the kernel contract): legal_actions is every move the rules
+allow, in any order a player may make them; search_actions is the canonical subset the search
+expands. It prunes two kinds of equivalent moves only:
+* orderings of coin-only plays: within a run of them (no other action in between) a play is
+  offered only if its kind is >= the highest kind played so far in the run (``last_pure``).
+  That is history, so k_determinize, which the search calls at the root of every iteration,
+  clears it: a search root offers every play, and inside the tree each set of coin-only plays
+  is reached once, in ascending order.
+* identical Garden Feature copies in the same place and state (acting on either is the same
+  move up to the copy's number): only the lowest id.
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
@@ -169,7 +182,8 @@ cdef enum:
     ACT_REFILL_GF = 2594
     ACT_REVEAL_BASIC = 2626
     ACT_FIRST = 2690
-    NUM_ACTIONS = 2694
+    ACT_RESOLVE_WC = 2694  # after the chance block so that every older id keeps its number
+    NUM_ACTIONS = 2726
     MAX_LEGAL = 2048       # END + 64 plays + 96 buys + 64*32 plants would exceed it only in theory;
                            # plant targets are capped by the GFs actually owned (<= 32)
     EFFECT_WC = 128        # effect id of GF g's When-Completed ability: 128 + g
@@ -195,6 +209,7 @@ cdef uint8_t G_SYM[32][4]
 cdef uint8_t G_COST[32]
 cdef uint8_t G_REP[32]
 cdef uint8_t G_KIND[32]         # lowest id of the identical GF cards (interchangeable copies)
+cdef uint8_t G_WC_CLASS[32]     # lowest id of the GFs with the same When-Completed text
 # The same tables as bit sets (bit k = kind k, bit g = GF g), for the mask-based loops.
 cdef uint64_t KIND_MASK = 0     # kinds in the pool
 cdef uint64_t PURE_MASK = 0     # K_PURE
@@ -202,6 +217,7 @@ cdef uint64_t FLOWER_MASK = 0   # kinds with a flower symbol (plantable)
 cdef uint64_t POISON_MASK = 0   # K_POINTS < 0 (Poisonous Flowers, WPl5)
 cdef uint32_t GF_MASK = 0       # GFs in the pool
 cdef uint32_t LOWER_COPY_MASK = 0  # GFs with an identical lower-id copy (G_KIND[g] != g)
+cdef uint32_t NO_WC_MASK = 0    # GFs without a When-Completed text
 cdef uint64_t AFFORDABLE_KINDS[256]   # [coins]: kinds with K_COST <= coins
 cdef uint32_t AFFORDABLE_GFS[256]     # [coins]: GFs with G_COST <= coins
 # [g][wp_slot_key(gf_slot[g])]: flower symbols of GF g's free slots, and their number (slots
@@ -217,7 +233,7 @@ def load_components(list category, list symbol, list points, list cost, list pla
     """Fill the static tables from validated data (components.install). Effects are lists of
     (op, arg) pairs; sizes were checked by the loader."""
     global N_KINDS, N_GF, END_REPUTATION, LOADED
-    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, GF_MASK, LOWER_COPY_MASK
+    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, GF_MASK, LOWER_COPY_MASK, NO_WC_MASK
     cdef int k, g, i, e, coins, filled, key
     cdef uint8_t slots[4]
     N_KINDS = len(category)
@@ -269,6 +285,14 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i, (op, arg) in enumerate(gf_when_completed[g]):
             E_OP[e][i] = op
             E_ARG[e][i] = arg
+    for g in range(MAX_GF):
+        G_WC_CLASS[g] = g
+        for i in range(g):
+            if (G_WC_CLASS[i] == i and E_LEN[EFFECT_WC + i] == E_LEN[EFFECT_WC + g]
+                    and memcmp(E_OP[EFFECT_WC + i], E_OP[EFFECT_WC + g], MAX_PRIMS) == 0
+                    and memcmp(E_ARG[EFFECT_WC + i], E_ARG[EFFECT_WC + g], MAX_PRIMS) == 0):
+                G_WC_CLASS[g] = i
+                break
     for k in range(N_KINDS):
         if K_SYMBOL[k] != EMPTY and K_SYMBOL[k] >= MAX_SYMBOLS:
             raise ValueError("flower symbol index beyond the kernel's symbol masks")
@@ -277,7 +301,7 @@ def load_components(list category, list symbol, list points, list cost, list pla
             if G_SYM[g][i] >= MAX_SYMBOLS:
                 raise ValueError("garden feature symbol index beyond the kernel's symbol masks")
     KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = 0
-    GF_MASK = LOWER_COPY_MASK = 0
+    GF_MASK = LOWER_COPY_MASK = NO_WC_MASK = 0
     for k in range(N_KINDS):
         KIND_MASK |= <uint64_t>1 << k
         if K_PURE[k]:
@@ -290,6 +314,8 @@ def load_components(list category, list symbol, list points, list cost, list pla
         GF_MASK |= <uint32_t>1 << g
         if G_KIND[g] != g:
             LOWER_COPY_MASK |= <uint32_t>1 << g
+        if E_LEN[EFFECT_WC + g] == 0:
+            NO_WC_MASK |= <uint32_t>1 << g
     for coins in range(256):
         AFFORDABLE_KINDS[coins] = 0
         AFFORDABLE_GFS[coins] = 0
@@ -455,6 +481,31 @@ cdef void resolve_primitive(WarCore* c, int op, int arg) noexcept nogil:
             c.basic_top = EMPTY               # the next one is revealed by chance (WB3)
 
 
+cdef inline uint32_t pending_wc(const WarCore* c) noexcept nogil:
+    """The turn player's GFs whose When-Completed ability waits (WG2), outside any effect."""
+    cdef uint32_t pending
+    if c.depth or c.stage != STAGE_PLAY or c.turn_ending:
+        return 0
+    pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+    if pending:
+        pending &= wp_eq32(c.gf_loc, GF_OWNED + c.turn_player)
+    return pending
+
+
+cdef inline bint wc_order_matters(uint32_t pending) noexcept nogil:
+    """Do the pending When-Completed texts differ (two or more pending)? Identical texts give
+    the same result in any order, so no choice is asked then."""
+    cdef int cls = -1, g
+    while pending:
+        g = wp_ctz64(pending)
+        pending &= pending - 1
+        if cls < 0:
+            cls = G_WC_CLASS[g]
+        elif G_WC_CLASS[g] != cls:
+            return True
+    return False
+
+
 cdef void advance(WarCore* c) noexcept nogil:
     """Resolve forced steps until a decision, a chance node or the end."""
     cdef int top, e, op, arg, g, tp
@@ -481,7 +532,13 @@ cdef void advance(WarCore* c) noexcept nogil:
             arg = E_ARG[e][c.frame_pc[top]]
             if is_choice(op):
                 if c.frame_left[top] > 0:
-                    return
+                    if has_candidates(c, op):
+                        return
+                    # Nothing left to pick (the hand was emptied): the choice is over, rather
+                    # than a decision whose only option is STOP.
+                    c.frame_left[top] = 0
+                    c.frame_pc[top] += 1
+                    continue
                 if has_candidates(c, op):
                     c.frame_left[top] = arg       # WP3: "up to n" picks are decisions
                     return
@@ -518,11 +575,17 @@ cdef void advance(WarCore* c) noexcept nogil:
             memset(c.known_hand[c.turn_player], 0, 4)
             continue
         # WG2 / A8: a GF completed by an opponent's poison resolves its WC at the start of the
-        # owner's next turn, before any other action (one GF at a time, lowest id first).
-        pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+        # owner's next turn, before any other action, one GF at a time. When the pending texts
+        # differ the owner picks the order (RESOLVE_WC, "during their next turn"); otherwise
+        # the order cannot matter and the lowest id goes first.
+        pending = pending_wc(c)
+        if pending & NO_WC_MASK:                  # nothing to resolve: just no longer pending
+            g = wp_ctz64(pending & NO_WC_MASK)
+            c.gf_flags[g] &= ~GF_WC_PENDING
+            continue
         if pending:
-            pending &= wp_eq32(c.gf_loc, GF_OWNED + tp)
-        if pending:
+            if wc_order_matters(pending):
+                return
             g = wp_ctz64(pending)
             c.gf_flags[g] &= ~GF_WC_PENDING
             push_frame(c, EFFECT_WC + g)
@@ -545,8 +608,9 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     return c.turn_player
 
 
-cdef int choice_actions(const WarCore* c, int op, int32_t* out) noexcept nogil:
-    """Legal picks of an "up to n" choice (ascending), then STOP."""
+cdef int choice_actions(const WarCore* c, int op, int32_t* out, bint canonical) noexcept nogil:
+    """Legal picks of an "up to n" choice (ascending), then STOP. `canonical` (search_actions)
+    leaves out the GFs identical to a lower-id copy in the same place and state."""
     cdef int n = 0, k, g, i, j, tp = c.turn_player
     cdef bint dup
     cdef uint64_t m
@@ -569,13 +633,14 @@ cdef int choice_actions(const WarCore* c, int op, int32_t* out) noexcept nogil:
         while gm:
             g = wp_ctz64(gm)
             gm &= gm - 1
-            if (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g):
+            if canonical and (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g):
                 continue
             for i in range(G_NSLOTS[g]):
                 if not c.gf_slot[g][i]:
                     continue
                 dup = False
-                for j in range(i):        # the same kind in another slot: the same move
+                for j in range(i):        # the same kind in another slot: the same move (and the
+                                          # same notation), so legal_actions lists it once too
                     if c.gf_slot[g][j] == c.gf_slot[g][i]:
                         dup = True
                 if not dup:
@@ -611,10 +676,11 @@ cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
 
 
 cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_symbol,
-                           uint32_t* any_by_symbol, uint32_t* one_free) noexcept nogil:
+                           uint32_t* any_by_symbol, uint32_t* one_free, bint canonical) noexcept nogil:
     """WPl1/WPl3/WPl5 targets per flower symbol: own_by_symbol[s] holds the seat's own (`own`)
     incomplete GFs with a free slot showing s, any_by_symbol[s] every player's (for Poisonous
-    Flowers). Copies identical to a lower-id GF are left out (the same move). one_free gets the
+    Flowers). With `canonical`, copies identical to a lower-id GF are left out (the same move
+    up to the copy's number). one_free gets the
     targets with exactly one free slot (planting completes them). Returns the targets."""
     cdef uint32_t open_gfs = owned_open_gfs(c), bit, found = 0, single = 0
     cdef int g, s, free, filled
@@ -625,7 +691,7 @@ cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_sym
     while open_gfs:
         g = wp_ctz64(open_gfs)
         open_gfs &= open_gfs - 1
-        if gf_is_duplicate(c, g):
+        if canonical and gf_is_duplicate(c, g):
             continue
         filled = wp_slot_key(c.gf_slot[g])
         free_symbols = G_FREE_SYMBOLS[g][filled]
@@ -645,9 +711,11 @@ cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_sym
     return found
 
 
-cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexcept nogil:
-    """The legal actions of a turn decision outside any effect (depth 0), ascending. With
-    `values` (not NULL), also the playout policy's score of each (see k_rollout_action)."""
+cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint canonical) noexcept nogil:
+    """The actions of a turn decision outside any effect (depth 0), ascending: every legal one,
+    or with `canonical` the search's subset (coin-only runs ascending, one of identical GF
+    copies). With `values` (not NULL), also the playout policy's score of each (see
+    k_rollout_action)."""
     cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
     cdef uint64_t hand, m
     cdef uint32_t gm, own, one_free = 0
@@ -658,7 +726,7 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexce
         values[n] = 0
     n += 1
     hand = wp_nonzero64(c.hand[tp]) & KIND_MASK
-    m = playable_kinds(c, hand)              # WP1 play
+    m = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
     while m:
         k = wp_ctz64(m)
         m &= m - 1
@@ -683,7 +751,7 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexce
         while gm:
             g = wp_ctz64(gm)
             gm &= gm - 1
-            if not gf_is_duplicate(c, g):
+            if not (canonical and gf_is_duplicate(c, g)):
                 out[n] = ACT_BUY_GF + g
                 if values != NULL:
                     values[n] = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
@@ -691,7 +759,7 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexce
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
     m = hand & FLOWER_MASK
-    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free):
+    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free, canonical):
         while m:
             k = wp_ctz64(m)
             m &= m - 1
@@ -716,15 +784,34 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values) noexce
     return n
 
 
-cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    cdef const WarCore* c = <const WarCore*>buf
-    cdef int top
-    if k_current_player(buf) < 0:
+cdef inline int decision_actions(const WarCore* c, int32_t* out, bint canonical) noexcept nogil:
+    cdef int top, n = 0
+    cdef uint32_t pending
+    if k_current_player(<const uint8_t*>c) < 0:
         return 0
     if c.depth > 0:
         top = c.depth - 1
-        return choice_actions(c, E_OP[c.frame_effect[top]][c.frame_pc[top]], out)
-    return turn_actions(c, out, NULL)
+        return choice_actions(c, E_OP[c.frame_effect[top]][c.frame_pc[top]], out, canonical)
+    pending = pending_wc(c)
+    if pending:
+        # WG2: several When-Completed abilities wait (advance resolves a lone one by itself):
+        # their owner picks which one resolves next. Not pruned: the orders differ.
+        while pending:
+            out[n] = ACT_RESOLVE_WC + wp_ctz64(pending)
+            pending &= pending - 1
+            n += 1
+        return n
+    return turn_actions(c, out, NULL, canonical)
+
+
+cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    """Every rule-legal action (WT1: plays, purchases and plantings in any order)."""
+    return decision_actions(<const WarCore*>buf, out, False)
+
+
+cdef int k_search_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    """The canonical subset the search expands (see the module docstring)."""
+    return decision_actions(<const WarCore*>buf, out, True)
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
@@ -872,6 +959,13 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef WarCore* c = <WarCore*>buf
     cdef int tp = c.turn_player, k, g, h, i, seat, owner, slot, top
     cdef bint complete
+    if action >= ACT_RESOLVE_WC:
+        # WG2: the owner picked which pending When-Completed ability resolves now.
+        g = action - ACT_RESOLVE_WC
+        c.gf_flags[g] &= ~GF_WC_PENDING
+        push_frame(c, EFFECT_WC + g)
+        advance(c)
+        return
     if action >= ACT_DRAW:
         if action >= ACT_FIRST:
             c.first_player = action - ACT_FIRST
@@ -915,7 +1009,13 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.hand_count[tp] -= 1
         c.play[k] += 1
         c.play_count += 1
-        c.last_pure = k + 1 if K_PURE[k] else 0
+        # The highest kind of the current run of coin-only plays (search_actions' order): the
+        # highest, not the last, so that a run played in any order gives the same state.
+        if K_PURE[k]:
+            if k + 1 > c.last_pure:
+                c.last_pure = k + 1
+        else:
+            c.last_pure = 0
         push_frame(c, 2 * k)
     elif action < ACT_BUY_GF:
         # WB1/WB2: pay, the card goes to the discard pile; WB3 refill follows by chance.
@@ -1049,6 +1149,10 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     cdef WarCore* c = <WarCore*>buf
     cdef uint8_t cards[1024]
     cdef int q, k, j, i, total, in_hand, tmp
+    # The search calls this at the root of every iteration: the coin-only run that led to the
+    # root is history, and search_actions must offer every play from there (kernel contract:
+    # nothing reachable is cut off). Only moves made inside the tree are ordered.
+    c.last_pure = 0
     for q in range(c.players):
         if q == observer:
             continue
@@ -1090,9 +1194,14 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int32_t acts[MAX_LEGAL]
     cdef int values[MAX_LEGAL]
     cdef int n, i, best = -1, best_value = -100000, value
+    cdef uint32_t pending
     if c.depth > 0 or k_current_player(buf) < 0:
         return choice_rollout_action(c, buf, rng)
-    n = turn_actions(c, acts, values)
+    pending = pending_wc(c)
+    if pending:                                  # the order of pending WCs: at random
+        n = k_search_actions(buf, acts)
+        return acts[rng_below(rng, n)]
+    n = turn_actions(c, acts, values, True)
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
     for i in range(n):
@@ -1107,7 +1216,7 @@ cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rn
     """The playout policy inside an "up to n" choice: compost starters, uproot poison from own
     GFs (others' good Flowers), else stop."""
     cdef int32_t acts[MAX_LEGAL]
-    cdef int n = k_legal_actions(buf, acts)
+    cdef int n = k_search_actions(buf, acts)
     cdef int i, a, k, g, best = -1, best_value = -100000, value, tp = c.turn_player
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
@@ -1151,6 +1260,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = NULL
 KERNEL.sample_chance = k_sample_chance
+KERNEL.search_actions = k_search_actions
 
 
 def kernel_capsule():
@@ -1302,7 +1412,8 @@ def at_rest(const uint8_t[::1] data):
 def action_info(const uint8_t[::1] data, int action):
     """(type, kind, gf, seat) of an action, for notation: type is one of 'end', 'play', 'buy',
     'buy_gf', 'plant', 'compost_hand', 'compost_discard', 'uproot', 'stop', 'draw',
-    'refill_market', 'refill_gf', 'reveal_basic', 'first'; kind/gf/seat are -1 when unused.
+    'refill_market', 'refill_gf', 'reveal_basic', 'first', 'resolve_wc'; kind/gf/seat are -1
+    when unused.
     The seat is the one the action concerns (drawing seat, GF owner, first player)."""
     cdef const WarCore* c
     cdef int g, slot
@@ -1338,7 +1449,10 @@ def action_info(const uint8_t[::1] data, int action):
         return ("refill_gf", -1, action - ACT_REFILL_GF, -1)
     if action < ACT_FIRST:
         return ("reveal_basic", action - ACT_REVEAL_BASIC, -1, -1)
-    return ("first", -1, -1, action - ACT_FIRST)
+    if action < ACT_RESOLVE_WC:
+        return ("first", -1, -1, action - ACT_FIRST)
+    g = action - ACT_RESOLVE_WC
+    return ("resolve_wc", -1, g, c.gf_loc[g] - GF_OWNED)
 
 
 def seat_summary(const uint8_t[::1] data):
