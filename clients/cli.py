@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import difflib
 import json
+import os
 import random
 import string
 import sys
@@ -529,6 +530,11 @@ class _Progress:
             return
         self._bar = tqdm(total=total, initial=initial, unit="pos", file=sys.stderr, dynamic_ncols=True)
 
+    @property
+    def done(self) -> int:
+        """Positions answered so far, those of earlier runs included."""
+        return self._done
+
     def update(self) -> None:
         self._done += 1
         if self._bar is not None:
@@ -546,33 +552,84 @@ class _Progress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+            self._bar = None
         elif self._enabled:
             print(file=sys.stderr, flush=True)
+        self._enabled = False
 
 
 def _answered_ids(path: Path) -> set[str]:
-    """Ids already in an output file; a torn last line (an interrupted run) is cut off."""
+    """Ids already answered in an output file, keeping every valid line.
+
+    A line that is not a complete JSON record with an id (a torn last line from an
+    interrupted run, or one damaged in the middle), and a repeat of an id already answered,
+    is moved to ``<output>.rejected`` and reported; the file is rewritten atomically with the
+    valid lines only, so no good result is lost and none is computed twice."""
     if not path.exists():
         return set()
     data = path.read_bytes()
     ids: set[str] = set()
-    good = 0
-    offset = 0
-    for line in data.splitlines(keepends=True):
-        offset += len(line)
-        if not line.endswith(b"\n"):
-            break
+    kept: list[bytes] = []
+    rejected: list[tuple[int, bytes]] = []
+    for number, line in enumerate(data.splitlines(keepends=True), 1):
+        if not line.strip():
+            continue
         try:
+            if not line.endswith(b"\n"):
+                raise ValueError("torn line")
             record = json.loads(line)
-            ids.add(str(record["id"]))
+            item_id = str(record["id"])
+            if item_id in ids:
+                raise ValueError("repeated id")
         except (ValueError, KeyError, TypeError):
-            if line.strip():
-                break
-        good = offset
-    if good < len(data):
-        with path.open("r+b") as f:
-            f.truncate(good)
+            rejected.append((number, line))
+            continue
+        ids.add(item_id)
+        kept.append(line)
+    if rejected:
+        side = path.with_name(path.name + ".rejected")
+        with side.open("ab") as f:
+            for _, line in rejected:
+                f.write(line if line.endswith(b"\n") else line + b"\n")
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_bytes(b"".join(kept))
+        os.replace(temporary, path)
+        numbers = ", ".join(str(n) for n, _ in rejected[:10]) + (" ..." if len(rejected) > 10 else "")
+        print(
+            f"hortus evaluate: {len(rejected)} unreadable or repeated line(s) of {path} (line {numbers}) "
+            f"moved to {side}; their positions are evaluated again",
+            file=sys.stderr,
+        )
     return ids
+
+
+@contextlib.contextmanager
+def _exclusive(output: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `output` (a ``.lock`` file beside it) for the whole run: a
+    second ``hortus evaluate`` on the same output fails at once instead of writing the same
+    ids twice."""
+    import fcntl
+
+    lock_path = output.with_name(output.name + ".lock")
+    try:
+        handle = lock_path.open("a+")
+    except OSError as exc:
+        raise CliError(f"cannot create {lock_path}: {exc.strerror or exc}") from exc
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise CliError(f"{output} is being written by another hortus evaluate ({holder}); wait for it or choose another -o")
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -583,6 +640,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot read {args.positions}: {exc.strerror or exc}") from exc
     output = Path(args.output)
+    with _exclusive(output):
+        return _evaluate_locked(args, lines, output)
+
+
+def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -> int:
+    from hortus.clients.types import EvaluationError, EvaluationItem, EvaluationResult
+
     done = _answered_ids(output)
     items: list[EvaluationItem] = []
     local: list[EvaluationResult] = []
@@ -647,6 +711,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                 evaluated += 1
                 errors += 0 if result.ok else 1
                 progress.update()
+    except KeyboardInterrupt:
+        progress.close()
+        finished = progress.done
+        print(
+            f"hortus evaluate: interrupted: {finished} of {total} done, {total - finished} remaining, "
+            f"results in {output} (the same command resumes)",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         progress.close()
     print(

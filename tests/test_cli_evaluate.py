@@ -69,3 +69,67 @@ def test_evaluate_file_and_resume(target: str, tmp_path: Path, capsys: pytest.Ca
 def test_evaluate_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", str(tmp_path / "none.jsonl"), "-o", str(tmp_path / "out.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_evaluate_keeps_every_valid_line_of_a_damaged_output(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line damaged in the middle and a repeated id are moved aside and reported; every
+    valid line stays, and only the damaged ones are evaluated again."""
+    source, output = tmp_path / "positions.jsonl", tmp_path / "results.jsonl"
+    _positions(source, 8)
+    argv = ["evaluate", str(source), "-o", str(output), "--target", target, "--no-progress"]
+    assert main(argv) == 0
+    lines = output.read_text().splitlines(keepends=True)
+    damaged = lines[:3] + ['{"id": "g', *lines[3:5], lines[1], *lines[5:]]  # a torn line mid-file, a repeat
+    damaged_id = json.loads(lines[3])["id"]
+    output.write_text("".join(damaged[:3]) + damaged[3] + "\n" + "".join(damaged[4:]))
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "2 unreadable or repeated line(s)" in err and "0 evaluated" in err
+    records = _records(output)
+    ids = [str(r["id"]) for r in records]
+    assert len(ids) == len(set(ids)) == len(lines)
+    assert damaged_id in ids
+    assert len((tmp_path / "results.jsonl.rejected").read_text().splitlines()) == 2
+
+
+def test_evaluate_output_is_locked(target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second run on the same output fails with a clear message instead of writing ids twice."""
+    import fcntl
+
+    source, output = tmp_path / "positions.jsonl", tmp_path / "results.jsonl"
+    _positions(source, 2)
+    with (tmp_path / "results.jsonl.lock").open("a+") as held:
+        held.write("pid 4242\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["evaluate", str(source), "-o", str(output), "--target", target, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "being written by another hortus evaluate (pid 4242)" in err
+    assert not output.exists()
+    assert main(["evaluate", str(source), "-o", str(output), "--target", target, "--no-progress"]) == 0
+
+
+def test_evaluate_interrupted_prints_a_summary(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C: one line saying what is done (the unreadable input line and two answers),
+    what remains and where the results are."""
+    from hortus.clients.client import AdvisorClient
+
+    source, output = tmp_path / "positions.jsonl", tmp_path / "results.jsonl"
+    _positions(source, 6)
+    real = AdvisorClient.evaluate
+
+    def interrupted(self: AdvisorClient, *args: object, **kwargs: object) -> Iterator[object]:
+        for n, result in enumerate(real(self, *args, **kwargs)):  # type: ignore[arg-type]
+            if n == 2:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(AdvisorClient, "evaluate", interrupted)
+    assert main(["evaluate", str(source), "-o", str(output), "--target", target, "--no-progress"]) == 130
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"hortus evaluate: interrupted: 3 of 8 done, 5 remaining, results in {output} (the same command resumes)"
