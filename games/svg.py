@@ -171,6 +171,7 @@ class Svg:
         if not rest:
             return
         y = self.height + 8 if y is None else y
+        self.parts.append('<g class="moves-strip">')
         self.text(10, y + 12, "Moves:", cls="title")
         x, row_y = 80.0, y
         for action in rest:
@@ -184,6 +185,7 @@ class Svg:
             self.text(x + 7, row_y + 16, label)
             self.close()
             x += w + 6
+        self.parts.append("</g>")
 
     def finish(self) -> str:
         w, h = int(self.width + 0.5), int(self.height + 0.5)

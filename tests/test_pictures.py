@@ -74,6 +74,32 @@ def test_picture_shows_only_what_the_seat_sees(name: str, players: int) -> None:
                 assert again.picture(seat) == svg, f"seat {seat}'s picture changed on re-deal {k}"
 
 
+# Moves the drawing itself must place (on a cell, a card, a Garden Feature), not in the strip.
+PLACED = {
+    "botanik": ("build ", "exchange "),
+    "botanists": ("move ", "card ", "plant ", "fulfil open "),
+    "botanical_lab": ("prepare ", "acquire ", "observe ", "move to "),
+    "war_of_the_posies": ("play ", "buy ", "plant "),
+}
+
+
+@pytest.mark.parametrize("name,players", [(name, counts[-1]) for name, counts in SEATS.items()])
+def test_board_moves_are_drawn_where_they_happen(name: str, players: int) -> None:
+    seen = 0
+    for state in _checkpoints(name, players, seed=3, every=2):
+        if state.current_player < 0:
+            continue
+        root = ET.fromstring(state.picture(state.current_player))
+        strip = [g for g in root.iter(f"{NS}g") if g.get("class") == "moves-strip"]
+        in_strip = {int(el.get("data-action")) for g in strip for el in g.iter() if el.get("data-action")}
+        for action in state.legal_actions():
+            text = state.action_to_string(action)
+            if text.startswith(PLACED[name]):
+                seen += 1
+                assert action not in in_strip, f"{text!r} has no place in the drawing"
+    assert seen > 20
+
+
 def test_a_re_deal_does_change_what_others_see() -> None:
     """The no-leak test has teeth: a re-deal from seat 0's view does change seat 1's hand, so
     a picture that drew seat 1's hand for seat 0 would fail the test above."""

@@ -17,7 +17,7 @@ from hortus.games.svg import Moves, Svg, colour, who
 
 CELL = 60
 SHORT = {"covered_cross": "cov. cross", "open_cross": "open cross", "meca_botanist": "meca"}
-_BUILD = re.compile(r"^build (.+) at (-?\d+),(-?\d+) r(\d)$")
+_BUILD = re.compile(r"^build (.+) at (-?\d+),(-?\d+)\b")  # then the rotation (r1 or pipes N,E)
 _PLACE = re.compile(r"^(.+) to (side|stack) (\d)$")
 _EXCHANGE = re.compile(r"^exchange (.+) for (.+) on stack (\d)$")
 _FIRST = re.compile(r"^first (.+)$")
