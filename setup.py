@@ -150,7 +150,8 @@ setup(
     packages=list(PACKAGE_DIRS),
     package_dir=PACKAGE_DIRS,
     package_data={
-        "hortus": ["py.typed"],
+        # static/: the web page served at / of the web port (hortus.server.web), if any
+        "hortus": ["py.typed", "static/*", "static/**/*"],
         "hortus.v1": ["*.pyi", "py.typed"],
         "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],

@@ -30,6 +30,9 @@ STYLE = (
     ".hortus-picture text{fill:#1d2b1f}"
     ".hortus-picture .small{font-size:10px}"
     ".hortus-picture .title{font-size:15px;font-weight:bold}"
+    # Decorations never take a click: a tile drawn over a target must not hide it.
+    ".hortus-picture *{pointer-events:none}"
+    ".hortus-picture .act,.hortus-picture .act *{pointer-events:auto}"
     ".hortus-picture .act{cursor:pointer}"
     ".hortus-picture .act>rect:first-of-type{stroke:#2a7d3a;stroke-width:2.5;stroke-dasharray:5 3}"
     ".hortus-picture .act:hover>rect:first-of-type,.hortus-picture .act:focus>rect:first-of-type{stroke:#0b4f1b;stroke-width:4}"

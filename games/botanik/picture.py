@@ -90,10 +90,10 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
             if kind == "stack":
                 targets += [a for a, m in exchanges if m and int(m.group(3)) == c + 1]
             svg.open(moves.attrs(targets), title=f"{label}, column {c + 1}")
-            svg.rect(x, y, CELL, CELL, fill="#f3efe2", stroke="#9a927a")
-            svg.close()
+            svg.rect(x - 3, y - 3, CELL + 6, CELL + 6, fill="#f3efe2", stroke="#9a927a")
             if row[c] != EMPTY:
                 _tile(svg, x, y, row[c])
+            svg.close()
             if r == 0:
                 svg.text(x + CELL / 2, top_y + 14, f"column {c + 1}", cls="small", anchor="middle")
 

@@ -1,0 +1,535 @@
+// The hortus page: play any of the games against the AI, with hints and a live analysis.
+// The position lives in the page (the service is stateless); every picture is the server's
+// SVG of the viewing seat (LegalActions picture), whose move elements carry data-action.
+
+import {
+  Analysis, GameInfo, HortusError, LegalActions, MoveAnalysis, Position, PositionInfo,
+  base64ToHex, call, hexToBase64, stream,
+} from "./api";
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+
+interface Setup {
+  game: string;
+  players: number;
+  level: number;
+  seed: number;
+  ai: number[]; // seats the AI plays
+  manualChance: boolean;
+}
+
+const state = {
+  setup: { game: "botanik", players: 2, level: 3, seed: 1, ai: [1], manualChance: false } as Setup,
+  games: [] as GameInfo[],
+  position: null as Position | null,
+  info: null as PositionInfo | null,
+  legal: null as LegalActions | null,
+  ply: 0,
+  generation: 0, // bumped by every new game: stale AI steps stop
+  busy: false,
+  analysis: null as AbortController | null,
+  hint: [] as number[],
+};
+
+// --- small helpers ----------------------------------------------------------------------
+function showError(e: unknown): void {
+  const box = $("error");
+  if (e instanceof HortusError) box.textContent = e.readable();
+  else if (e instanceof Error) box.textContent = e.message;
+  else box.textContent = String(e);
+  box.hidden = false;
+}
+
+function clearError(): void {
+  $("error").hidden = true;
+  $("error").textContent = "";
+}
+
+function setStatus(text: string): void {
+  $("status").textContent = text;
+}
+
+/** Deterministic draws for a given seed and ply (mulberry32). */
+function random(seed: number, ply: number): number {
+  let t = (seed * 0x9e3779b1 + ply * 0x85ebca6b) >>> 0;
+  t = (t + 0x6d2b79f5) >>> 0;
+  let r = Math.imul(t ^ (t >>> 15), 1 | t);
+  r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+  return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+}
+
+function humanSeats(): number[] {
+  const out: number[] = [];
+  for (let p = 0; p < state.setup.players; p++) if (!state.setup.ai.includes(p)) out.push(p);
+  return out;
+}
+
+/** The seat whose picture is shown: the human to move, else the first human, else seat 0. */
+function viewSeat(): number {
+  const mover = state.info?.currentPlayer ?? 0;
+  const humans = humanSeats();
+  if (humans.includes(mover)) return mover;
+  return humans.length ? humans[0] : 0;
+}
+
+function fmtPct(x: number | undefined): string {
+  return `${Math.round((x ?? 0) * 100)}%`;
+}
+
+// --- the set-up form and the shareable link -----------------------------------------------
+function readUrl(): { position: string | null } {
+  const q = new URLSearchParams(location.search);
+  const s = state.setup;
+  if (q.get("game")) s.game = q.get("game")!;
+  if (q.get("players")) s.players = parseInt(q.get("players")!, 10) || s.players;
+  if (q.get("level")) s.level = parseInt(q.get("level")!, 10) || s.level;
+  if (q.get("seed")) s.seed = parseInt(q.get("seed")!, 10) || 0;
+  if (q.get("ai") !== null) s.ai = q.get("ai")!.split(",").filter((x) => x !== "").map((x) => parseInt(x, 10));
+  else s.ai = Array.from({ length: Math.max(s.players - 1, 0) }, (_, i) => i + 1);
+  if (q.get("players") === "1") s.ai = [];
+  s.manualChance = q.get("chance") === "manual";
+  return { position: q.get("position") };
+}
+
+function link(withPosition: boolean): string {
+  const s = state.setup;
+  const q = new URLSearchParams({
+    game: s.game, players: String(s.players), level: String(s.level), seed: String(s.seed), ai: s.ai.join(","),
+  });
+  if (s.manualChance) q.set("chance", "manual");
+  if (withPosition && state.position?.encoded) q.set("position", base64ToHex(state.position.encoded));
+  return `${location.origin}${location.pathname}?${q.toString()}`;
+}
+
+function fillForm(): void {
+  const s = state.setup;
+  const gameSelect = $("game") as HTMLSelectElement;
+  gameSelect.innerHTML = "";
+  for (const g of state.games) {
+    const o = document.createElement("option");
+    o.value = g.name;
+    o.textContent = g.name.replace(/_/g, " ");
+    gameSelect.append(o);
+  }
+  gameSelect.value = s.game;
+  fillPlayers();
+  ($("level") as HTMLSelectElement).value = String(s.level);
+  ($("seed") as HTMLInputElement).value = String(s.seed);
+  ($("manual-chance") as HTMLInputElement).checked = s.manualChance;
+}
+
+function fillPlayers(): void {
+  const s = state.setup;
+  const info = state.games.find((g) => g.name === s.game);
+  const select = $("players") as HTMLSelectElement;
+  select.innerHTML = "";
+  const lo = info?.minPlayers ?? 2;
+  const hi = info?.maxPlayers ?? 4;
+  for (let n = lo; n <= hi; n++) {
+    const o = document.createElement("option");
+    o.value = String(n);
+    o.textContent = n === 1 ? "1 (solo)" : String(n);
+    select.append(o);
+  }
+  s.players = Math.min(Math.max(s.players, lo), hi);
+  select.value = String(s.players);
+  const box = $("ai-seats");
+  box.innerHTML = "";
+  for (let p = 0; p < s.players; p++) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "checkbox";
+    input.dataset.seat = String(p);
+    input.checked = s.ai.includes(p);
+    label.append(input, ` seat ${p}`);
+    box.append(label);
+  }
+}
+
+function readForm(): void {
+  const s = state.setup;
+  s.game = ($("game") as HTMLSelectElement).value;
+  s.players = parseInt(($("players") as HTMLSelectElement).value, 10);
+  s.level = parseInt(($("level") as HTMLSelectElement).value, 10);
+  s.seed = parseInt(($("seed") as HTMLInputElement).value, 10) || 0;
+  s.manualChance = ($("manual-chance") as HTMLInputElement).checked;
+  s.ai = Array.from(document.querySelectorAll<HTMLInputElement>("#ai-seats input"))
+    .filter((i) => i.checked && parseInt(i.dataset.seat!, 10) < s.players)
+    .map((i) => parseInt(i.dataset.seat!, 10));
+}
+
+// --- the game loop ---------------------------------------------------------------------
+async function newGame(): Promise<void> {
+  state.generation++;
+  state.ply = 0;
+  const s = state.setup;
+  history.replaceState(null, "", link(false));
+  await advance(async () =>
+    (await call<{ info: PositionInfo }>("NewGame", { game: s.game, players: s.players, seed: s.seed })).info);
+}
+
+async function openPosition(position: Position): Promise<void> {
+  state.generation++;
+  await advance(async () => (await call<{ info: PositionInfo }>("ApplyActions", { position, actions: [] })).info);
+}
+
+async function show(info: PositionInfo): Promise<void> {
+  state.info = info;
+  state.position = info.position;
+  state.hint = [];
+  $("hints").innerHTML = "";
+  const hex = info.position.encoded ? base64ToHex(info.position.encoded) : "";
+  ($("position-hex") as HTMLTextAreaElement).value = hex;
+  ($("share") as HTMLInputElement).value = link(true);
+  state.legal = await call<LegalActions>("LegalActions", {
+    position: info.position, forSeat: viewSeat(), picture: true,
+  });
+  render();
+}
+
+function setBusy(busy: boolean): void {
+  state.busy = busy;
+  document.body.dataset.busy = busy ? "1" : "0";
+}
+
+/** Shows a new position (nothing else may change it meanwhile), then lets chance or the AI
+ * move if it is theirs. */
+async function advance(load: () => Promise<PositionInfo>): Promise<void> {
+  if (state.busy) return;
+  stopAnalysis();
+  clearError();
+  closeChooser();
+  setBusy(true);
+  let ok = false;
+  try {
+    await show(await load());
+    ok = true;
+  } catch (e) {
+    showError(e);
+  } finally {
+    setBusy(false);
+  }
+  if (ok) void step(state.generation);
+}
+
+function render(): void {
+  const info = state.info!;
+  const legal = state.legal!;
+  const mover = info.currentPlayer ?? 0;
+  const seat = viewSeat();
+  $("picture").innerHTML = legal.picture || "";
+  const svg = $("picture").querySelector("svg");
+  if (svg) svg.removeAttribute("height");
+  const scores = (info.scores ?? []).map((v, p) => `seat ${p}${state.setup.ai.includes(p) ? " (AI)" : ""}: ${v}`);
+  const final = $("final");
+  if (info.terminal) {
+    const best = Math.max(...(info.scores ?? [0]));
+    const winners = (info.scores ?? []).map((v, p) => (v === best ? p : -1)).filter((p) => p >= 0);
+    final.hidden = false;
+    final.dataset.scores = JSON.stringify(info.scores ?? []);
+    final.textContent = `Game over. Final scores: ${scores.join(", ")}. Winner: ${winners.map((p) => `seat ${p}`).join(" and ")}.`;
+    setStatus("Game over.");
+  } else {
+    final.hidden = true;
+    const who = mover === -1 ? "a draw (chance)" : `seat ${mover}${state.setup.ai.includes(mover) ? " (AI)" : " (you)"}`;
+    setStatus(`You see seat ${seat}'s view. To move: ${who}. Scores: ${scores.join(", ")}.`);
+  }
+  // The move list: every legal move of the seat to move when it is a human's; chance
+  // outcomes when they are entered by hand.
+  const list = $("moves");
+  list.innerHTML = "";
+  const humansMove = !info.terminal && mover >= 0 && !state.setup.ai.includes(mover);
+  if (humansMove) {
+    for (const a of legal.actions ?? []) list.append(moveButton(a.id ?? 0, a.notation ?? ""));
+  } else if (mover === -1 && state.setup.manualChance) {
+    // A physical table: enter what was drawn. Draws this seat cannot see are not listed
+    // (LegalActions for_seat); the server deals those.
+    for (const c of legal.chanceOutcomes ?? []) {
+      list.append(moveButton(c.action?.id ?? 0, `${c.action?.notation} (${fmtPct(c.probability)})`));
+    }
+    const li = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = "let the server draw";
+    b.addEventListener("click", () => void draw());
+    li.append(b);
+    list.append(li);
+  }
+  ($("hint") as HTMLButtonElement).disabled = !humansMove;
+  ($("analyse") as HTMLButtonElement).disabled = !!info.terminal || mover < 0;
+}
+
+function moveButton(id: number, label: string): HTMLElement {
+  const li = document.createElement("li");
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.dataset.action = String(id);
+  b.addEventListener("click", () => void play([id]));
+  li.append(b);
+  return li;
+}
+
+/** A chance outcome drawn by the server (ApplyActions draw_seed): same seed, same game. */
+async function draw(): Promise<void> {
+  await apply([{ drawSeed: String(state.setup.seed * 1000 + state.ply) }]);
+}
+
+async function play(ids: number[]): Promise<void> {
+  await apply(ids.map((id) => ({ id })));
+}
+
+async function apply(actions: object[]): Promise<void> {
+  if (!state.position) return;
+  const position = state.position;
+  await advance(async () => {
+    const answer = await call<{ info: PositionInfo }>("ApplyActions", { position, actions });
+    state.ply += actions.length;
+    return answer.info;
+  });
+}
+
+/** After every change: draw chance, let the AI move, or wait for a human. */
+async function step(generation: number): Promise<void> {
+  const info = state.info!;
+  const legal = state.legal!;
+  if (info.terminal || generation !== state.generation) return;
+  const mover = info.currentPlayer ?? 0;
+  if (mover === -1) {
+    if (state.setup.manualChance) return;
+    await delay(60);
+    if (generation === state.generation) await draw();
+    return;
+  }
+  if (!state.setup.ai.includes(mover)) return;
+  setStatus(`Seat ${mover} (AI, level ${state.setup.level}) is thinking...`);
+  try {
+    const answer = await call<{ action: { id?: number } }>("SuggestMove", {
+      position: state.position, level: state.setup.level,
+      limits: { seed: String(state.setup.seed * 1000 + state.ply) },
+    });
+    await delay(120);
+    if (generation === state.generation) await play([answer.action.id ?? 0]);
+  } catch (e) {
+    showError(e);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// --- clicking the picture --------------------------------------------------------------
+function onPictureClick(target: EventTarget | null): void {
+  const el = (target as Element | null)?.closest?.("[data-action]");
+  if (!el) return;
+  const ids = (el.getAttribute("data-action") || "").split(/\s+/).filter(Boolean).map(Number);
+  if (ids.length === 1) void play(ids);
+  else if (ids.length > 1) openChooser(ids);
+}
+
+function openChooser(ids: number[]): void {
+  const box = $("chooser");
+  const list = $("chooser-list");
+  list.innerHTML = "";
+  const names = new Map((state.legal?.actions ?? []).map((a) => [a.id ?? 0, a.notation ?? ""]));
+  for (const id of ids) list.append(moveButton(id, names.get(id) ?? String(id)));
+  box.hidden = false;
+  (list.querySelector("button") as HTMLButtonElement | null)?.focus();
+}
+
+function closeChooser(): void {
+  $("chooser").hidden = true;
+}
+
+// --- hints and analysis ------------------------------------------------------------------
+function showAnalysis(analysis: Analysis, live: boolean): void {
+  const table = $("hints");
+  const moves = analysis.moves ?? [];
+  const players = state.setup.players;
+  const head = `<caption>${live ? "Analysing" : "Hints"}: ${analysis.iterations ?? 0} iterations` +
+    `${analysis.partial ? " (partial)" : ""}</caption><tr><th>move</th><th>win %</th>` +
+    `<th>expected scores</th><th>visits</th><th>why</th><th>then</th><th></th></tr>`;
+  table.innerHTML = head;
+  moves.slice(0, 8).forEach((m: MoveAnalysis, i) => {
+    const tr = document.createElement("tr");
+    const pv = (m.principalVariation ?? []).slice(1).map((a) => a.notation).join(", ");
+    const cells = [
+      m.action?.notation ?? "", fmtPct(m.winProbability),
+      (m.expectedScores ?? []).slice(0, players).map((v) => v.toFixed(1)).join(" / "),
+      String(m.visits ?? 0), m.reason ?? "", pv,
+    ];
+    for (const text of cells) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.append(td);
+    }
+    const td = document.createElement("td");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = "play";
+    b.dataset.action = String(m.action?.id ?? 0);
+    b.addEventListener("click", () => void play([m.action?.id ?? 0]));
+    td.append(b);
+    tr.append(td);
+    if (i === 0) tr.className = "best";
+    table.append(tr);
+  });
+  const best = moves[0];
+  state.hint = best ? (best.principalVariation ?? []).map((a) => a.id ?? 0) : [];
+  if (best && !state.hint.length) state.hint = [best.action?.id ?? 0];
+  highlight();
+}
+
+/** Marks the hinted move in the picture (its principal variation's later moves are not
+ * legal yet, so only the first step has an element now). */
+function highlight(): void {
+  const [first] = state.hint;
+  document.querySelectorAll("#picture [data-action]").forEach((el) => {
+    const ids = (el.getAttribute("data-action") || "").split(/\s+/).map(Number);
+    el.classList.toggle("hint", first !== undefined && ids.includes(first));
+  });
+  document.querySelectorAll("#moves button").forEach((el) => {
+    el.classList.toggle("hint", first !== undefined && Number((el as HTMLElement).dataset.action) === first);
+  });
+}
+
+async function hint(): Promise<void> {
+  if (!state.position) return;
+  clearError();
+  const button = $("hint") as HTMLButtonElement;
+  button.disabled = true;
+  try {
+    const iterations = 500 * 2 ** Math.min(state.setup.level, 6);
+    const answer = await call<{ analysis: Analysis }>("RankMoves", {
+      position: state.position, maxMoves: 8, limits: { iterations: String(iterations), seed: String(state.setup.seed) },
+    });
+    showAnalysis(answer.analysis, false);
+  } catch (e) {
+    showError(e);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function stopAnalysis(): void {
+  if (state.analysis) {
+    state.analysis.abort();
+    state.analysis = null;
+  }
+  const b = $("analyse");
+  b.textContent = "Analyse";
+  b.setAttribute("aria-pressed", "false");
+}
+
+async function toggleAnalysis(): Promise<void> {
+  if (state.analysis) {
+    stopAnalysis();
+    $("analysis-state").textContent = "Analysis stopped.";
+    return;
+  }
+  if (!state.position) return;
+  clearError();
+  const controller = new AbortController();
+  state.analysis = controller;
+  const b = $("analyse");
+  b.textContent = "Stop analysis";
+  b.setAttribute("aria-pressed", "true");
+  $("analysis-state").textContent = "Analysing...";
+  try {
+    await stream<{ analysis: Analysis; final?: boolean }>("Analyze", {
+      position: state.position, intervalMs: 300, maxMoves: 8, limits: { timeMs: 60000, seed: String(state.setup.seed) },
+    }, (m) => showAnalysis(m.analysis, !m.final), controller.signal);
+    if (state.analysis === controller) $("analysis-state").textContent = "Analysis finished.";
+  } catch (e) {
+    showError(e);
+  } finally {
+    if (state.analysis === controller) stopAnalysis();
+  }
+}
+
+// --- paste and export ------------------------------------------------------------------
+async function loadPasted(): Promise<void> {
+  const text = ($("position-hex") as HTMLTextAreaElement).value.trim();
+  if (!text) return;
+  let position: Position;
+  try {
+    // A seat's view as JSON (StructuredPosition, as exported below: the server samples what
+    // that seat cannot see), or the encoded position as hex.
+    position = text.startsWith("{")
+      ? { game: state.setup.game, structured: JSON.parse(text) }
+      : { game: state.setup.game, encoded: hexToBase64(text) };
+  } catch (e) {
+    showError(e instanceof SyntaxError ? new HortusError("invalid_argument", `not JSON: ${e.message}`, "position") : e);
+    return;
+  }
+  await openPosition(position);
+}
+
+async function exportView(): Promise<void> {
+  if (!state.position) return;
+  try {
+    const answer = await call<{ structured: object }>("ViewPosition", { position: state.position, seat: viewSeat() });
+    ($("position-hex") as HTMLTextAreaElement).value = JSON.stringify(answer.structured, null, 1);
+  } catch (e) {
+    showError(e);
+  }
+}
+
+// --- wiring ----------------------------------------------------------------------------
+async function main(): Promise<void> {
+  const { position } = readUrl();
+  try {
+    const list = await call<{ games: GameInfo[] }>("ListGames", {});
+    state.games = list.games ?? [];
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  if (!state.games.some((g) => g.name === state.setup.game)) state.setup.game = state.games[0]?.name ?? "";
+  fillForm();
+  $("game").addEventListener("change", () => {
+    readForm();
+    fillPlayers();
+  });
+  $("players").addEventListener("change", () => {
+    readForm();
+    state.setup.ai = Array.from({ length: state.setup.players - 1 }, (_, i) => i + 1);
+    fillPlayers();
+  });
+  $("setup").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    readForm();
+    void newGame();
+  });
+  $("picture").addEventListener("click", (ev) => onPictureClick(ev.target));
+  $("picture").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      onPictureClick(ev.target);
+    }
+  });
+  $("hint").addEventListener("click", () => void hint());
+  $("analyse").addEventListener("click", () => void toggleAnalysis());
+  $("load").addEventListener("click", () => void loadPasted());
+  $("export-view").addEventListener("click", () => void exportView());
+  $("chooser-close").addEventListener("click", closeChooser);
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key === "Escape") closeChooser();
+    const tag = (ev.target as HTMLElement).tagName;
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.key === "h" && !($("hint") as HTMLButtonElement).disabled) void hint();
+    if (ev.key === "a" && !($("analyse") as HTMLButtonElement).disabled) void toggleAnalysis();
+  });
+  if (position) {
+    try {
+      await openPosition({ game: state.setup.game, encoded: hexToBase64(position) });
+    } catch (e) {
+      showError(e);
+    }
+  } else {
+    await newGame();
+  }
+}
+
+void main();
