@@ -118,6 +118,11 @@ def notations(state: games.State) -> list[str]:
     return [state.action_to_string(a) for a in state.legal_actions()]
 
 
+def search_notations(state: games.State) -> list[str]:
+    """The search's canonical subset (equivalent orders pruned), as notation."""
+    return [state.action_to_string(a) for a in state.search_actions()]
+
+
 def core(state: games.State) -> dict[str, Any]:
     return lab.core_dict(state)
 

@@ -4,6 +4,7 @@ component data validation and the fairness of determinization on hands."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 import tomllib
@@ -18,7 +19,8 @@ from hortus.games.botanical_lab import game as lab
 from hortus.games.botanical_lab.components import ComponentDataError
 
 from botanical_lab_positions import (
-    CIRCLE, DIAMOND, GAME, HEXAGON, SQUARE, TRIANGLE, core, end_turn, kind, notations, position, space,
+    CIRCLE, DIAMOND, GAME, HEXAGON, SQUARE, TRIANGLE, core, end_turn, kind, notations, position,
+    search_notations, space,
 )
 
 RED, BLUE = 0, 1
@@ -52,13 +54,27 @@ def test_lt1_rulebook_observation_example_is_15_points() -> None:
     assert all(d["space_status"][space(n)] == lab.SPACE_EMPTY for n in ("R2(0,1)", "R2(1,1)", "R2(1,0)", "R2(2,0)"))
 
 
-def test_lt1_observation_is_offered_in_ascending_order_and_only_own_flowers() -> None:
+def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
+    """Issue 14: after observing one flower another own flower can still be observed, whatever
+    the order; the search alone takes them in ascending order (the result is the same)."""
     s = position(stage="observation", rooms={RED: R2}, board={
         "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
         "R2(2,0)": ("flower", RED, HEXAGON), "R1(0,0)": ("flower", RED, CIRCLE)})
     assert notations(s) == ["end observation", "observe R2(0,1)", "observe R2(2,0)"]
     s.apply_text("observe R2(2,0)")
-    assert notations(s) == ["end observation"]  # removals go in ascending order (same result)
+    assert notations(s) == ["end observation", "observe R2(0,1)"]
+    assert search_notations(s) == ["end observation"]  # removals searched in ascending order
+    other = s.clone()
+    s.apply_text("observe R2(0,1)")
+    s.apply_text("end observation")
+    ascending = position(stage="observation", rooms={RED: R2}, board={
+        "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
+        "R2(2,0)": ("flower", RED, HEXAGON), "R1(0,0)": ("flower", RED, CIRCLE)})
+    ascending.apply_text("observe R2(0,1)")
+    ascending.apply_text("observe R2(2,0)")
+    ascending.apply_text("end observation")
+    assert s == ascending and vp(s, RED) == 2 + 4
+    assert other.search_actions() != other.legal_actions()
 
 
 def test_lt2_adjacency_bonus_per_connected_group() -> None:
@@ -140,7 +156,7 @@ def test_lt5_threshold_cost_at_most_the_total() -> None:
     for _ in range(4):
         s.apply_text("play exp1")
     texts = notations(s)
-    assert "acquire seed4" in texts and "acquire seed5" not in texts
+    assert "acquire hexagon seed" in texts and "acquire diamond seed" not in texts
     assert "acquire exp3" not in texts and "acquire skill_general" in texts
 
 
@@ -148,33 +164,33 @@ def test_lt5_budget_costs_add_up() -> None:
     s = develop({"exp1": 3, "exp2": 1}, options={"acquire_mode": "budget"})
     for card in ("exp1", "exp1", "exp1", "exp2"):
         s.apply_text(f"play {card}")
-    assert "acquire seed5" in notations(s)
+    assert "acquire diamond seed" in notations(s)
     after_seed1 = s.clone()
-    after_seed1.apply_text("acquire seed1")
-    assert "acquire seed4" in notations(after_seed1)     # 1 + 4 <= 5
+    after_seed1.apply_text("acquire circle seed")
+    assert "acquire hexagon seed" in notations(after_seed1)     # 1 + 4 <= 5
     after_seed2 = s.clone()
-    after_seed2.apply_text("acquire seed2")
-    assert "acquire seed4" not in notations(after_seed2)  # 2 + 4 > 5
-    assert "acquire seed3" in notations(after_seed2)
+    after_seed2.apply_text("acquire triangle seed")
+    assert "acquire hexagon seed" not in notations(after_seed2)  # 2 + 4 > 5
+    assert "acquire square seed" in notations(after_seed2)
 
 
 def test_lt5_acquired_cards_go_to_the_discard_pile() -> None:
     s = develop({"exp1": 4, "exp2": 1})
     s.apply_text("play exp2")
-    s.apply_text("acquire fert13")
+    s.apply_text("acquire circle-square fertilizer")
     d = core(s)
-    assert d["discard"][RED][kind("fert13")] == 1 and d["hand"][RED][kind("fert13")] == 0
-    assert d["stock"][kind("fert13")] == lab.STOCK[kind("fert13")] - 1
+    assert d["discard"][RED][kind("circle-square fertilizer")] == 1 and d["hand"][RED][kind("circle-square fertilizer")] == 0
+    assert d["stock"][kind("circle-square fertilizer")] == lab.STOCK[kind("circle-square fertilizer")] - 1
 
 
 # --- LT6 fertilizer ----------------------------------------------------------------------------
 
 def test_lt6_fertilizer_grows_every_matching_plant_of_the_room() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"fert12": 1, "exp1": 4}}, board={
+    s = position(rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={
         "R1(0,0)": ("leaf", BLUE, CIRCLE), "R1(0,2)": ("leaf", RED, TRIANGLE),
         "R1(0,1)": ("prepared", RED, 0), "R1(2,2)": ("flower", BLUE, CIRCLE, 2)})
     stock = plants_in_stock(s)
-    s.apply_text("fertilize with fert12")
+    s.apply_text("fertilize with circle-triangle fertilizer")
     assert s.current_player == RED
     assert sorted(notations(s)) == ["sprout R1(0,1) as circle", "sprout R1(0,1) as triangle"]
     s.apply_text("sprout R1(0,1) as triangle")
@@ -188,18 +204,25 @@ def test_lt6_fertilizer_grows_every_matching_plant_of_the_room() -> None:
     assert plants_in_stock(s) == [stock[0], stock[1] - 1, *stock[2:]]
 
 
-def test_lt6_a_fertilizer_that_grows_nothing_is_not_offered() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"fert12": 1, "exp1": 4}}, board={"R1(2,2)": ("flower", BLUE, CIRCLE)})
-    assert "fertilize with fert12" not in notations(s)
+def test_lt6_a_fertilizer_that_grows_nothing_is_legal_but_not_searched() -> None:
+    """LP5: a fertilizer with nothing to grow may be played, for no effect; the search leaves
+    it out (keeping it is the same: both end in the discard pile)."""
+    s = position(rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={"R1(2,2)": ("flower", BLUE, CIRCLE)})
+    assert "fertilize with circle-triangle fertilizer" in notations(s)
+    assert "fertilize with circle-triangle fertilizer" not in search_notations(s)
+    s.apply_text("fertilize with circle-triangle fertilizer")
+    d = core(s)
+    assert d["stage"] == lab.STAGE_CULTIVATE and vp(s, RED) == 0 and d["space_step"][space("R1(2,2)")] == 1
+    assert d["play"][RED][kind("circle-triangle fertilizer")] == 1
 
 
 def test_lt6_seed_then_fertilizer_twice_in_one_turn() -> None:
     """LP4: prepare, sprout and bloom in one turn with one seed and two fertilizers."""
-    s = position(rooms={RED: R1}, extra={RED: {"fert12": 1}}, hands={RED: {"seed1": 1, "fert12": 2, "exp1": 2}})
-    s.apply_text("prepare R1(0,0) with seed1")
-    s.apply_text("fertilize with fert12")  # a single candidate breed: sprouts at once
+    s = position(rooms={RED: R1}, extra={RED: {"circle-triangle fertilizer": 1}}, hands={RED: {"circle seed": 1, "circle-triangle fertilizer": 2, "exp1": 2}})
+    s.apply_text("prepare R1(0,0) with circle seed")
+    s.apply_text("fertilize with circle-triangle fertilizer")  # a single candidate breed: sprouts at once
     assert core(s)["space_status"][space("R1(0,0)")] == lab.SPACE_LEAF
-    s.apply_text("fertilize with fert12")
+    s.apply_text("fertilize with circle-triangle fertilizer")
     assert core(s)["space_status"][space("R1(0,0)")] == lab.SPACE_FLOWER
     assert vp(s, RED) == 2
 
@@ -207,7 +230,7 @@ def test_lt6_seed_then_fertilizer_twice_in_one_turn() -> None:
 # --- LT7-LT8 plant death -------------------------------------------------------------------------
 
 def test_lt7_a_flower_on_the_bottom_step_dies_in_its_owners_phase_4() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "seed1": 1}}, vp={RED: 5},
+    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "circle seed": 1}}, vp={RED: 5},
                  board={"R2(1,1)": ("flower", RED, SQUARE, 3)})
     stock = plants_in_stock(s)
     s.apply_text("end cultivation")
@@ -218,7 +241,7 @@ def test_lt7_a_flower_on_the_bottom_step_dies_in_its_owners_phase_4() -> None:
 
 
 def test_lt7_a_flower_above_the_bottom_moves_down_one_step() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "seed1": 1}},
+    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "circle seed": 1}},
                  board={"R2(1,1)": ("flower", RED, SQUARE, 2), "R3(0,0)": ("leaf", RED, SQUARE),
                         "R3(2,2)": ("prepared", RED, 0)})
     s.apply_text("end cultivation")
@@ -229,7 +252,7 @@ def test_lt7_a_flower_above_the_bottom_moves_down_one_step() -> None:
 
 
 def test_lt8_only_the_owners_phase_4_ages_a_flower() -> None:
-    s = position(turn=BLUE, rooms={BLUE: R1}, hands={BLUE: {"exp1": 4, "seed1": 1}},
+    s = position(turn=BLUE, rooms={BLUE: R1}, hands={BLUE: {"exp1": 4, "circle seed": 1}},
                  board={"R1(2,2)": ("flower", RED, CIRCLE, 1)})
     end_turn(s, BLUE)
     assert s.current_player == RED
@@ -244,32 +267,32 @@ def test_lt8_only_the_owners_phase_4_ages_a_flower() -> None:
 def test_lt9_no_seed_on_a_space_with_a_marker(status: str) -> None:
     breed = 0 if status == "prepared" else CIRCLE
     for owner in (RED, BLUE):
-        s = position(rooms={RED: R1}, hands={RED: {"seed1": 1, "exp1": 4}}, board={"R1(0,1)": (status, owner, breed)})
+        s = position(rooms={RED: R1}, hands={RED: {"circle seed": 1, "exp1": 4}}, board={"R1(0,1)": (status, owner, breed)})
         texts = notations(s)
-        assert "prepare R1(0,1) with seed1" not in texts
-        assert "prepare R1(0,0) with seed1" in texts
+        assert "prepare R1(0,1) with circle seed" not in texts
+        assert "prepare R1(0,0) with circle seed" in texts
 
 
 def test_lt9_seeds_need_a_matching_space_and_a_marker() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"seed1": 1, "exp1": 4}})
+    s = position(rooms={RED: R1}, hands={RED: {"circle seed": 1, "exp1": 4}})
     spaces = sorted(t.split()[1] for t in notations(s) if t.startswith("prepare "))
     assert spaces == ["R1(0,0)", "R1(0,1)", "R1(1,0)", "R1(1,2)", "R1(2,1)", "R1(2,2)"]
     # A20: with all 10 markers on the boards no seed can be used.
     board = {f"R3({i // 3},{i % 3})": ("prepared", RED, 0) for i in range(9)}
     board["R2(0,0)"] = ("prepared", RED, 0)
-    s = position(rooms={RED: R1}, hands={RED: {"seed1": 1, "exp1": 4}}, board=board)
+    s = position(rooms={RED: R1}, hands={RED: {"circle seed": 1, "exp1": 4}}, board=board)
     assert not [t for t in notations(s) if t.startswith("prepare ")]
 
 
 def test_lt10_rulebook_movement_example() -> None:
-    s = position(rooms={RED: R1}, extra={RED: {"seed3": 1, "fert34": 1}},
-                 hands={RED: {"exp1": 2, "seed3": 1, "fert34": 1}},
+    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1, "square-hexagon fertilizer": 1}},
+                 hands={RED: {"exp1": 2, "square seed": 1, "square-hexagon fertilizer": 1}},
                  board={"R2(1,1)": ("leaf", BLUE, SQUARE), "R2(0,2)": ("prepared", RED, 0),
                         "R2(1,2)": ("leaf", RED, HEXAGON)})
     s.apply_text("move to R3 with exp1")
-    s.apply_text("prepare R3(0,0) with seed3")
+    s.apply_text("prepare R3(0,0) with square seed")
     s.apply_text("move to R2 with exp1")
-    s.apply_text("fertilize with fert34")
+    s.apply_text("fertilize with square-hexagon fertilizer")
     d = core(s)
     assert d["space_status"][space("R3(0,0)")] == lab.SPACE_PREPARED  # used in R2, not R3
     assert d["space_status"][space("R2(1,1)")] == lab.SPACE_FLOWER
@@ -281,23 +304,26 @@ def test_lt10_rulebook_movement_example() -> None:
     assert d["play"][RED][kind("exp1")] == 2 and sum(d["hand"][RED]) == 0
 
 
-def test_lt10_fuel_is_any_card_but_experiment_cards_go_first() -> None:
-    s = position(rooms={RED: R1}, extra={RED: {"seed3": 1}}, hands={RED: {"exp1": 1, "seed3": 1, "fert12": 1}})
-    assert [t for t in notations(s) if t.startswith("move")] == ["move to R2 with exp1", "move to R3 with exp1"]
-    s = position(rooms={RED: R1}, extra={RED: {"seed3": 1}}, hands={RED: {"seed3": 1, "fert12": 1}})
+def test_lt10_fuel_is_any_card_but_the_search_spends_experiment_cards_first() -> None:
+    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"exp1": 1, "square seed": 1, "circle-triangle fertilizer": 1}})
+    assert [t for t in search_notations(s) if t.startswith("move")] == ["move to R2 with exp1", "move to R3 with exp1"]
     assert sorted(t for t in notations(s) if t.startswith("move")) == [
-        "move to R2 with fert12", "move to R2 with seed3", "move to R3 with fert12", "move to R3 with seed3"]
+        "move to R2 with circle-triangle fertilizer", "move to R2 with exp1", "move to R2 with square seed",
+        "move to R3 with circle-triangle fertilizer", "move to R3 with exp1", "move to R3 with square seed"]
+    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"square seed": 1, "circle-triangle fertilizer": 1}})
+    assert sorted(t for t in notations(s) if t.startswith("move")) == [
+        "move to R2 with circle-triangle fertilizer", "move to R2 with square seed", "move to R3 with circle-triangle fertilizer", "move to R3 with square seed"]
 
 
 # --- LT11-LT12 seed sets ----------------------------------------------------------------------
 
 def test_lt11_rulebook_seed_set_example_is_4() -> None:
-    s = position(extra={RED: {"seed1": 1, "seed2": 1, "seed3": 2}}, vp={RED: 10})
+    s = position(extra={RED: {"circle seed": 1, "triangle seed": 1, "square seed": 2}}, vp={RED: 10})
     assert s.scores()[RED] == 10 + 4
 
 
 def test_lt12_layers_beat_two_small_sets() -> None:
-    s = position(extra={RED: {"seed1": 2, "seed2": 2, "seed3": 1, "seed4": 1}}, vp={RED: 10})
+    s = position(extra={RED: {"circle seed": 2, "triangle seed": 2, "square seed": 1, "hexagon seed": 1}}, vp={RED: 10})
     assert s.scores()[RED] == 10 + 5
 
 
@@ -321,7 +347,7 @@ def test_lt12_closed_form_is_the_best_partition() -> None:
 # --- LT13-LT14 end of the game ----------------------------------------------------------------
 
 def test_lt13_the_final_round_is_played_to_its_end() -> None:
-    s = position(players=4, turn=1, start=0, vp={1: 36}, hands={1: {"exp1": 4, "seed1": 1}})
+    s = position(players=4, turn=1, start=0, vp={1: 36}, hands={1: {"exp1": 4, "circle seed": 1}})
     end_turn(s, 1)
     assert core(s)["final_round"] == 1
     assert s.current_player == 2
@@ -333,16 +359,16 @@ def test_lt13_the_final_round_is_played_to_its_end() -> None:
 
 
 def test_lt13_the_last_seat_of_the_round_ends_the_game_at_once() -> None:
-    s = position(players=4, turn=3, start=0, vp={3: 35}, hands={3: {"exp1": 4, "seed1": 1}})
+    s = position(players=4, turn=3, start=0, vp={3: 35}, hands={3: {"exp1": 4, "circle seed": 1}})
     end_turn(s, 3)
     assert s.is_terminal()
-    s = position(players=4, turn=3, start=0, vp={3: 34}, hands={3: {"exp1": 4, "seed1": 1}})
+    s = position(players=4, turn=3, start=0, vp={3: 34}, hands={3: {"exp1": 4, "circle seed": 1}})
     end_turn(s, 3)
     assert not s.is_terminal() and s.current_player == 0
 
 
 def test_lt13_the_round_follows_the_start_player() -> None:
-    s = position(players=3, turn=2, start=1, vp={2: 40}, hands={2: {"exp1": 4, "seed1": 1}})
+    s = position(players=3, turn=2, start=1, vp={2: 40}, hands={2: {"exp1": 4, "circle seed": 1}})
     end_turn(s, 2)
     assert s.current_player == 0  # seat 0 closes the round that seat 1 started
     end_turn(s, 0)
@@ -355,21 +381,21 @@ def over(extra_a: dict[str, int], extra_b: dict[str, int]) -> games.State:
 
 
 def test_lt14_tie_broken_by_research_documents() -> None:
-    a = {"fert13": 4, "fert24": 4, "fert34": 3}                       # 8 + 11 = 19 cards
-    b = {"fert34": 1, "fert5": 4, "exp2": 6, "exp3": 2}                # 8 + 13 = 21 cards
+    a = {"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3}                       # 8 + 11 = 19 cards
+    b = {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6, "exp3": 2}                # 8 + 13 = 21 cards
     s = over(a, b)
     assert s.is_terminal() and s.scores() == [40.0, 40.0]
     assert s.returns() == [0.0, 1.0]
-    s = over({"fert13": 4, "fert24": 4, "fert34": 3}, {"fert34": 1, "fert5": 4, "exp2": 6})
+    s = over({"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3}, {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6})
     assert s.returns() == [0.5, 0.5]
 
 
 # --- LT15 documentation ---------------------------------------------------------------------------
 
 def test_lt15_draw_reshuffle_draw() -> None:
-    s = position(extra={RED: {"seed3": 1, "fert13": 1, "exp2": 1}}, rooms={RED: R1},
-                 hands={RED: {"exp1": 3, "seed3": 1}}, play={"seed1": 1, "fert12": 1},
-                 draw_piles={RED: {"exp2": 2}}, discards={RED: {"exp1": 1, "seed2": 1, "fert13": 1}})
+    s = position(extra={RED: {"square seed": 1, "circle-square fertilizer": 1, "exp2": 1}}, rooms={RED: R1},
+                 hands={RED: {"exp1": 3, "square seed": 1}}, play={"circle seed": 1, "circle-triangle fertilizer": 1},
+                 draw_piles={RED: {"exp2": 2}}, discards={RED: {"exp1": 1, "triangle seed": 1, "circle-square fertilizer": 1}})
     d = core(s)
     assert sum(d["draw"][RED]) == 2 and sum(d["discard"][RED]) + sum(d["hand"][RED]) + sum(d["play"][RED]) == 9
     s.apply_text("end cultivation")
@@ -389,10 +415,10 @@ def test_lt15_draw_reshuffle_draw() -> None:
 
 def test_lt15_a_skill_draw_reshuffles_the_discard_pile() -> None:
     s = position(extra={RED: {"skill_general": 1}}, hands={RED: {"skill_general": 1, "exp1": 4}},
-                 draw_piles={RED: {"seed1": 1}})
-    assert sum(core(s)["discard"][RED]) == 3  # seed2, fert12, exp2
+                 draw_piles={RED: {"circle seed": 1}})
+    assert sum(core(s)["discard"][RED]) == 3  # triangle seed, circle-triangle fertilizer, exp2
     s.apply_text("play skill_general")
-    s.apply_text("draw seed1")
+    s.apply_text("draw circle seed")
     # The draw pile is empty: the discard pile (3 cards) becomes the draw pile for the 2nd card.
     assert s.is_chance() and sum(core(s)["draw"][RED]) == 3 and sum(core(s)["discard"][RED]) == 0
     s.apply(s.chance_outcomes()[0][0])
@@ -401,11 +427,11 @@ def test_lt15_a_skill_draw_reshuffles_the_discard_pile() -> None:
 
 def test_lt15_both_piles_empty_stops_short() -> None:
     """LY2 [RES-RULE]: with both piles empty the draw stops short."""
-    hand = {"skill_general": 1, "exp1": 4, "seed2": 1, "fert12": 1, "exp2": 1}
-    s = position(extra={RED: {"skill_general": 1}}, hands={RED: hand}, draw_piles={RED: {"seed1": 1}})
+    hand = {"skill_general": 1, "exp1": 4, "triangle seed": 1, "circle-triangle fertilizer": 1, "exp2": 1}
+    s = position(extra={RED: {"skill_general": 1}}, hands={RED: hand}, draw_piles={RED: {"circle seed": 1}})
     assert sum(core(s)["discard"][RED]) == 0
     s.apply_text("play skill_general")
-    s.apply_text("draw seed1")
+    s.apply_text("draw circle seed")
     assert s.current_player == RED and core(s)["stage"] == lab.STAGE_CULTIVATE
     assert sum(core(s)["hand"][RED]) == 8
 
@@ -413,17 +439,17 @@ def test_lt15_both_piles_empty_stops_short() -> None:
 # --- LT16 empty plant stock ------------------------------------------------------------------------
 
 def lt16(hand: dict[str, int]) -> games.State:
-    return position(rooms={RED: R3}, extra={RED: {"fert5": 1, "fert34": 1}}, hands={RED: hand}, board={
+    return position(rooms={RED: R3}, extra={RED: {"diamond fertilizer": 1, "square-hexagon fertilizer": 1}}, hands={RED: hand}, board={
         "R3(0,1)": ("prepared", RED, 0), "R3(1,1)": ("prepared", BLUE, 0),
         "R3(1,0)": ("flower", BLUE, DIAMOND), "R3(1,2)": ("flower", BLUE, DIAMOND), "R3(2,1)": ("flower", RED, DIAMOND)})
 
 
 def test_lt16_no_plant_of_the_breed_no_growth() -> None:
-    s = lt16({"fert5": 1, "exp1": 4})
+    s = lt16({"diamond fertilizer": 1, "exp1": 4})
     assert plants_in_stock(s)[DIAMOND - 1] == 0
-    assert "fertilize with fert5" not in notations(s)  # it would grow nothing (LP5)
-    s = lt16({"fert34": 1, "exp1": 4})
-    s.apply_text("fertilize with fert34")
+    assert "fertilize with diamond fertilizer" not in search_notations(s)  # it would grow nothing (LP5)
+    s = lt16({"square-hexagon fertilizer": 1, "exp1": 4})
+    s.apply_text("fertilize with square-hexagon fertilizer")
     d = core(s)
     assert d["space_status"][space("R3(0,1)")] == lab.SPACE_LEAF and d["space_breed"][space("R3(0,1)")] == HEXAGON
     assert d["space_status"][space("R3(1,1)")] == lab.SPACE_PREPARED
@@ -432,10 +458,10 @@ def test_lt16_no_plant_of_the_breed_no_growth() -> None:
 
 def test_lt16_short_stock_the_fertilizer_player_chooses_who_grows() -> None:
     """A8 extended: one diamond left, two prepared diamond spaces: one grows, the player picks."""
-    s = position(rooms={RED: R3}, extra={RED: {"fert5": 1}}, hands={RED: {"fert5": 1, "exp1": 4}}, board={
+    s = position(rooms={RED: R3}, extra={RED: {"diamond fertilizer": 1}}, hands={RED: {"diamond fertilizer": 1, "exp1": 4}}, board={
         "R3(1,1)": ("prepared", BLUE, 0), "R3(2,1)": ("prepared", RED, 0),
         "R3(1,0)": ("flower", BLUE, DIAMOND), "R3(1,2)": ("flower", BLUE, DIAMOND)})
-    s.apply_text("fertilize with fert5")
+    s.apply_text("fertilize with diamond fertilizer")
     assert notations(s) == ["sprout R3(1,1) as diamond", "leave R3(1,1) prepared"]
     s.apply_text("leave R3(1,1) prepared")
     d = core(s)
@@ -463,18 +489,18 @@ def test_lt16_short_stock_never_wastes_a_plant() -> None:
     R2(1,2) must take the square: the choices keep the number of plants grown maximal."""
     board = {"R2(1,2)": ("prepared", RED, 0), "R2(2,0)": ("prepared", BLUE, 0)}
     board.update(scarce_board())
-    s = position(rooms={RED: R2}, extra={RED: {"fert34": 1}}, hands={RED: {"fert34": 1, "exp1": 4}}, board=board)
+    s = position(rooms={RED: R2}, extra={RED: {"square-hexagon fertilizer": 1}}, hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}}, board=board)
     assert plants_in_stock(s)[SQUARE - 1] == 1 and plants_in_stock(s)[HEXAGON - 1] == 1
-    s.apply_text("fertilize with fert34")
+    s.apply_text("fertilize with square-hexagon fertilizer")
     d = core(s)
     assert d["space_breed"][space("R2(1,2)")] == SQUARE and d["space_breed"][space("R2(2,0)")] == HEXAGON
     assert vp(s, RED) == 2
 
 
 def test_lt16_multi_breed_space_chooses_when_the_stock_allows() -> None:
-    s = position(rooms={RED: R2}, extra={RED: {"fert34": 1}}, hands={RED: {"fert34": 1, "exp1": 4}},
+    s = position(rooms={RED: R2}, extra={RED: {"square-hexagon fertilizer": 1}}, hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}},
                  board={"R2(1,2)": ("prepared", RED, 0), "R2(2,0)": ("prepared", BLUE, 0)})
-    s.apply_text("fertilize with fert34")
+    s.apply_text("fertilize with square-hexagon fertilizer")
     assert notations(s) == ["sprout R2(1,2) as square", "sprout R2(1,2) as hexagon"]
     s.apply_text("sprout R2(1,2) as hexagon")
     d = core(s)
@@ -485,14 +511,14 @@ def test_lt16_multi_breed_space_chooses_when_the_stock_allows() -> None:
 # --- skills (LT2, A4) -------------------------------------------------------------------------
 
 def test_typed_skill_reveals_three_and_keeps_its_type() -> None:
-    s = position(stage="development", extra={RED: {"skill_seed": 1, "seed3": 1}},
-                 hands={RED: {"skill_seed": 1, "exp1": 4}}, draw_piles={RED: {"seed3": 1, "exp2": 1, "seed1": 1, "fert12": 1}})
+    s = position(stage="development", extra={RED: {"skill_seed": 1, "square seed": 1}},
+                 hands={RED: {"skill_seed": 1, "exp1": 4}}, draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}})
     s.apply_text("play skill_seed")
     assert s.is_chance()
-    for card in ("seed3", "exp2", "seed1"):
+    for card in ("square seed", "exp2", "circle seed"):
         s.apply_text(f"reveal {card}")
     d = core(s)
-    assert d["hand"][RED][kind("seed3")] == 1 and d["hand"][RED][kind("seed1")] == 1
+    assert d["hand"][RED][kind("square seed")] == 1 and d["hand"][RED][kind("circle seed")] == 1
     assert d["discard"][RED][kind("exp2")] == 1 and sum(d["draw"][RED]) == 1
     assert s.current_player == RED and d["stage"] == lab.STAGE_DEVELOP
 
@@ -513,19 +539,19 @@ def test_flag_acquire_mode(mode: str) -> None:
     s = develop({"exp1": 3, "exp2": 1}, options={"acquire_mode": mode})
     for card in ("exp1", "exp1", "exp1", "exp2"):
         s.apply_text(f"play {card}")
-    s.apply_text("acquire seed4")  # cost 4 of 5
+    s.apply_text("acquire hexagon seed")  # cost 4 of 5
     # Threshold: each card needs cost <= 5, the total is not spent. Budget: 1 experiment left.
-    assert ("acquire seed4" in notations(s)) is (mode == "threshold")
+    assert ("acquire hexagon seed" in notations(s)) is (mode == "threshold")
     assert ("acquire skill_general" in notations(s)) is (mode == "threshold")
     assert GAME.new_game(seed=1, options={"acquire_mode": mode}).view(0)["options"]["acquire_mode"] == mode
 
 
 @pytest.mark.parametrize("track", ["false", "true"])
 def test_flag_track_seed_breed(track: str) -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"seed2": 1, "fert12": 1, "exp1": 3}}, options={"track_seed_breed": track})
-    s.apply_text("prepare R1(0,1) with seed2")
+    s = position(rooms={RED: R1}, hands={RED: {"triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 3}}, options={"track_seed_breed": track})
+    s.apply_text("prepare R1(0,1) with triangle seed")
     assert core(s)["space_breed"][space("R1(0,1)")] == (TRIANGLE if track == "true" else 0)
-    s.apply_text("fertilize with fert12")
+    s.apply_text("fertilize with circle-triangle fertilizer")
     if track == "true":
         assert core(s)["space_breed"][space("R1(0,1)")] == TRIANGLE   # recorded: no choice
         assert s.current_player == RED and core(s)["stage"] == lab.STAGE_CULTIVATE
@@ -536,9 +562,9 @@ def test_flag_track_seed_breed(track: str) -> None:
 
 @pytest.mark.parametrize("scope, bonus", [("all_owned", 2), ("piles_only", 0)])
 def test_flag_seed_set_scope(scope: str, bonus: int) -> None:
-    # Seat 0 holds seed3 in hand and seed1, seed2 in its piles: a 3-breed set with all_owned.
+    # Seat 0 holds square seed in hand and circle seed, triangle seed in its piles: a 3-breed set with all_owned.
     s = position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40},
-                 extra={0: {"seed3": 1}}, hands={0: {"seed3": 1, "exp1": 4}},
+                 extra={0: {"square seed": 1}}, hands={0: {"square seed": 1, "exp1": 4}},
                  options={"seed_set_scope": scope})
     assert s.scores() == [40.0 + bonus, 40.0]
     assert GAME.new_game(seed=1, options={"seed_set_scope": scope}).view(0)["options"]["seed_set_scope"] == scope
@@ -549,7 +575,7 @@ def test_flag_seed_set_scope_tie_break_counts(scope: str) -> None:
     """Equal points; seat 1 owns one card more. At the end every hand holds 5 cards and play
     areas are empty, so both scopes rank the research documents alike."""
     s = position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40},
-                 extra={1: {"fert13": 1}}, hands={0: {"exp1": 4, "exp2": 1}, 1: {"exp1": 4, "fert13": 1}},
+                 extra={1: {"circle-square fertilizer": 1}}, hands={0: {"exp1": 4, "exp2": 1}, 1: {"exp1": 4, "circle-square fertilizer": 1}},
                  options={"seed_set_scope": scope})
     assert s.returns() == [0.0, 1.0]
 
@@ -617,8 +643,8 @@ def test_determinize_resamples_only_hidden_hands() -> None:
 def test_determinize_never_reads_the_hidden_split() -> None:
     """Two positions that differ only in which of a seat's unseen cards are in its hand give the
     same worlds for the same seed."""
-    a = position(turn=RED, hands={RED: {"exp1": 4, "seed1": 1}, BLUE: {"exp1": 4, "exp2": 1}})
-    b = position(turn=RED, hands={RED: {"exp1": 4, "seed1": 1}, BLUE: {"seed1": 1, "seed2": 1, "fert12": 1, "exp1": 2}})
+    a = position(turn=RED, hands={RED: {"exp1": 4, "circle seed": 1}, BLUE: {"exp1": 4, "exp2": 1}})
+    b = position(turn=RED, hands={RED: {"exp1": 4, "circle seed": 1}, BLUE: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 2}})
     assert a.view(RED) == b.view(RED) and a.encode() != b.encode()
     for world_seed in range(10):
         wa, wb = a.clone(), b.clone()
@@ -694,7 +720,7 @@ def test_default_components_parse() -> None:
 
 def test_ld6_late_skill_can_reveal_a_card_acquired_this_turn() -> None:
     s = position(stage="development", extra={RED: {"skill_experiment": 1}},
-                 hands={RED: {"exp1": 4, "skill_experiment": 1}}, draw_piles={RED: {"seed2": 1}})
+                 hands={RED: {"exp1": 4, "skill_experiment": 1}}, draw_piles={RED: {"triangle seed": 1}})
     for _ in range(4):
         s.apply_text("play exp1")
     s.apply_text("acquire exp2")
@@ -702,13 +728,13 @@ def test_ld6_late_skill_can_reveal_a_card_acquired_this_turn() -> None:
     # will be reshuffled, so the skill is still offered after the acquisition.
     assert notations(s) == ["end development", "play skill_experiment"]
     s.apply_text("play skill_experiment")
-    s.apply_text("reveal seed2")
-    assert sum(core(s)["draw"][RED]) == 4  # seed1, fert12, exp2 x2 reshuffled
+    s.apply_text("reveal triangle seed")
+    assert sum(core(s)["draw"][RED]) == 4  # circle seed, circle-triangle fertilizer, exp2 x2 reshuffled
     s.apply_text("reveal exp2")
     s.apply_text("reveal exp2")
     assert "play exp2" in notations(s)
     s.apply_text("play exp2")  # experiment total 6: a second acquisition, any kind again
-    assert "acquire exp3" in notations(s) and "acquire seed1" in notations(s)
+    assert "acquire exp3" in notations(s) and "acquire circle seed" in notations(s)
 
 
 def test_ld6_skill_after_an_acquisition_is_not_offered_twice() -> None:
@@ -718,8 +744,10 @@ def test_ld6_skill_after_an_acquisition_is_not_offered_twice() -> None:
     for _ in range(4):
         s.apply_text("play exp1")
     s.apply_text("acquire exp2")
-    # The draw pile covers the reveal: playing the skill now is the same as before acquiring.
-    assert core(s)["stage"] == lab.STAGE_CULTIVATE
+    # The draw pile covers the reveal: playing the skill now is the same as before acquiring,
+    # so the search does not offer it again; the rules do (a player may play it now).
+    assert search_notations(s) == ["end development"]
+    assert notations(s) == ["end development", "play skill_experiment"]
 
 
 @pytest.mark.parametrize("players", [3, 4])
@@ -782,3 +810,334 @@ def test_hortus_play_in_the_terminal(monkeypatch: pytest.MonkeyPatch, capsys: py
     out = capsys.readouterr().out
     assert "hortus: botanical_lab, 2 players" in out and "Bye." in out
     assert "You play:" in out
+
+
+# --- issue 14 section 1: every rule-legal move, in any order ---------------------------------------
+
+def fresh(state: games.State) -> games.State:
+    """The same position with no search memory (as a client sends it: encoded bytes)."""
+    return GAME.decode(state.encode())
+
+
+def test_exp1_still_playable_after_exp2_and_a_total_of_5_gives_2_acquisitions() -> None:
+    s = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
+    s.apply_text("play exp2")
+    assert "play exp1" in notations(s)
+    assert "play exp1" not in search_notations(s)  # the search plays experiments kind by kind
+    for _ in range(3):
+        s.apply_text("play exp1")
+    assert acquisitions(s) == 2
+    ascending = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
+    for card in ("exp1", "exp1", "exp1", "exp2"):
+        ascending.apply_text(f"play {card}")
+    acquisitions(ascending)
+    assert s == ascending
+
+
+def test_an_experiment_played_after_an_acquisition_raises_the_total() -> None:
+    s = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
+    s.apply_text("play exp2")
+    s.apply_text("acquire circle seed")  # total 2: one acquisition, made
+    assert [t for t in notations(s) if t.startswith("acquire")] == []
+    assert core(s)["stage"] == lab.STAGE_DEVELOP and "play exp1" in notations(s)
+    for _ in range(3):
+        s.apply_text("play exp1")  # total 5: a second acquisition
+    assert "acquire circle seed" in notations(s)
+
+
+def test_space_0_0_can_be_prepared_after_space_2_1() -> None:
+    def start() -> games.State:
+        return position(rooms={RED: R1}, extra={RED: {"circle seed": 1}}, hands={RED: {"circle seed": 2, "exp1": 3}})
+    s = start()
+    s.apply_text("prepare R1(2,1) with circle seed")
+    assert "prepare R1(0,0) with circle seed" in notations(s)
+    assert "prepare R1(0,0) with circle seed" not in search_notations(s)  # searched by ascending space
+    s.apply_text("prepare R1(0,0) with circle seed")
+    other = start()
+    other.apply_text("prepare R1(0,0) with circle seed")
+    other.apply_text("prepare R1(2,1) with circle seed")
+    assert s == other
+
+
+def test_a_decoded_position_prunes_nothing_the_search_could_not_reach_again() -> None:
+    """The search's order memory is not part of the position: after a non-canonical order the
+    position decodes equal to the canonical one, and a decoded position offers the search
+    every order again."""
+    s = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
+    s.apply_text("play exp2")
+    assert "play exp1" in search_notations(fresh(s))
+
+
+def turn_leaves(state: games.State, *, search: bool, cap: int = 30000) -> set[bytes] | None:
+    """The positions where the turn player's own decisions from `state` end (the next chance
+    event or seat, with chance nodes of a skill ending a branch), over every legal action or
+    over the search's canonical subset; None when the turn has more than `cap` positions."""
+    seat = state.current_player
+    seen = {state.encode()}
+    frontier = [state]
+    leaves: set[bytes] = set()
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for a in (s.search_actions() if search else s.legal_actions()):
+                child = s.clone()
+                child.apply(a)
+                key = child.encode()
+                if key in seen:
+                    continue
+                seen.add(key)
+                if len(seen) > cap:
+                    return None
+                if child.current_player != seat:
+                    if not (child.is_chance() and core(child)["resume"] != lab.RESUME_TURN_END):
+                        leaves.add(key)  # the turn's end (phase 5 draws, next seat, game over)
+                else:
+                    nxt.append(child)
+        frontier = nxt
+    return leaves
+
+
+def random_positions(count: int, seed: int) -> list[games.State]:
+    """Decision positions of the turn player from seeded random games (every legal action),
+    decoded: no search memory."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        s = GAME.new_game(players=2 + rng.randrange(3), seed=rng.getrandbits(32))
+        for _ in range(rng.randrange(10, 200)):
+            if s.is_terminal():
+                break
+            if s.is_chance():
+                s.resolve_chance(rng)
+                continue
+            s.apply(rng.choice(s.legal_actions()))
+        s.resolve_chance(rng)
+        if not s.is_terminal():
+            out.append(fresh(s))
+    return out
+
+
+def test_the_search_subset_reaches_every_end_of_turn_position() -> None:
+    """From random positions, every position at which the turn's own decisions end through the
+    legal actions is reached through the search's canonical subset too (skill plays end a
+    branch at their chance node; the fuel and LP5 prunings only hold back a card that would be
+    discarded at the turn's end anyway, so end-of-turn positions are the ones compared)."""
+    compared = 0
+    for s in random_positions(40, 14):
+        legal = turn_leaves(s, search=False)
+        if legal is None:
+            continue
+        searched = turn_leaves(s, search=True)
+        assert searched is not None and legal == searched, lab.core_dict(s)
+        compared += 1
+    assert compared >= 10
+
+
+def commuting_walk(state: games.State, rng: random.Random) -> list[int]:
+    """Up to 4 random legal moves of one commuting kind: experiments and acquisitions (phase
+    1), seeds in the assistant's room (phase 2) or observations (phase 3)."""
+    bases = lab.BASES
+    kinds = {lab.STAGE_DEVELOP: (bases["experiment"], bases["move"]), lab.STAGE_CULTIVATE: (bases["seed"], bases["fertilize"]),
+             lab.STAGE_OBSERVE: (bases["observe"], bases["start"])}
+    lo, hi = kinds.get(core(state)["stage"], (0, 0))
+    walk: list[int] = []
+    s = state.clone()
+    for _ in range(4):
+        if s.current_player != state.current_player:
+            break
+        options = [a for a in s.legal_actions() if lo <= a < hi and not bases["skill"] <= a < bases["acquire"]]
+        if not options:
+            break
+        walk.append(rng.choice(options))
+        s.apply(walk[-1])
+    return walk
+
+
+def test_every_allowed_permutation_of_commuting_moves_reaches_the_same_position() -> None:
+    rng = random.Random(3)
+    checked = 0
+    for s in random_positions(150, 15):
+        walk = commuting_walk(s, rng)
+        if len(walk) < 2:
+            continue
+        target = s.clone()
+        for a in walk:
+            target.apply(a)
+        accepted = 0
+        for order in set(itertools.permutations(walk)):
+            t = s.clone()
+            try:
+                for a in order:
+                    t.apply(a)
+            except games.IllegalActionError:
+                continue  # e.g. an acquisition before the experiments that allow it
+            assert t == target, (walk, order)
+            accepted += 1
+        # The canonical order (ascending) is among them, and the search offers it step by step.
+        t = s.clone()
+        for a in sorted(walk, key=lambda a: (a - lab.BASES["seed"]) % lab.MAX_SPACES if lab.BASES["seed"] <= a < lab.BASES["fertilize"] else a):
+            assert a in t.search_actions(), (walk, a)
+            t.apply(a)
+        assert t == target
+        checked += accepted
+    assert checked >= 40
+
+
+def test_notation_round_trips_for_every_legal_action() -> None:
+    for s in random_positions(60, 16):
+        for a in s.legal_actions():
+            assert s.parse_action(s.action_to_string(a)) == a
+
+
+# --- issue 14 section 2: public knowledge -------------------------------------------------------
+
+def test_a_draw_pile_run_dry_into_the_new_hand_is_known_to_everybody() -> None:
+    """Phase 5: the hand goes face up to the discard pile and the whole draw pile (3 cards) goes
+    into the new hand: every seat knows those 3 are in it; only the 2 drawn after the reshuffle
+    are re-dealt by determinization and from_view."""
+    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
+                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    end_turn(s, RED)
+    while s.is_chance():
+        s.apply(s.chance_outcomes()[0][0])
+    known = core(s)["known"][RED][:lab.N_KINDS]
+    assert sum(known) == 3 and known[kind("circle seed")] == known[kind("triangle seed")] == 1
+    view = s.view(BLUE)
+    assert view["seats"][RED]["hand_known"] == known
+    for world_seed in range(20):
+        w = s.clone()
+        w.kernel_state.determinize(BLUE, world_seed)
+        assert all(core(w)["hand"][RED][k] >= known[k] for k in range(lab.N_KINDS))
+        rebuilt = GAME.from_view(view, seed=world_seed)
+        assert rebuilt.view(BLUE) == view
+        assert all(core(rebuilt)["hand"][RED][k] >= known[k] for k in range(lab.N_KINDS))
+
+
+def test_typed_skill_reveals_are_public_and_kept_cards_are_known() -> None:
+    s = position(stage="development", extra={RED: {"skill_seed": 1, "square seed": 1}},
+                 hands={RED: {"skill_seed": 1, "exp1": 4}},
+                 draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}})
+    s.apply_text("play skill_seed")
+    assert s.hidden_chance_outcomes(BLUE) == frozenset()  # every revealed card is seen (A4)
+    for card in ("square seed", "exp2", "circle seed"):
+        s.apply_text(f"reveal {card}")
+    known = s.view(BLUE)["seats"][RED]["hand_known"]
+    assert known[kind("square seed")] == 1 and known[kind("circle seed")] == 1 and sum(known) == 2
+    s.apply_text("play exp1")
+    assert s.view(BLUE)["seats"][RED]["hand_known"] == known  # playing another kind keeps them
+    for world_seed in range(10):
+        w = s.clone()
+        w.kernel_state.determinize(BLUE, world_seed)
+        assert core(w)["hand"][RED][kind("square seed")] >= 1 and core(w)["hand"][RED][kind("circle seed")] >= 1
+
+
+def test_fairness_holds_with_known_cards() -> None:
+    """Analyses are identical across re-deals of what the seat cannot see, known cards kept."""
+    from hortus.search import Limits, analyze
+
+    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
+                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    end_turn(s, RED)
+    while s.is_chance():
+        s.apply(s.chance_outcomes()[-1][0])
+    assert s.current_player == BLUE and any(core(s)["known"][RED])
+    results = []
+    for world_seed in (1, 2, 3):
+        w = s.clone()
+        w.kernel_state.determinize(BLUE, world_seed)
+        assert w.view(BLUE) == s.view(BLUE)
+        a = analyze(w, Limits(iterations=150, seed=4))
+        results.append([(m.action, m.visits, m.win_probability) for m in a.moves])
+    assert results[0] == results[1] == results[2]
+
+
+# --- issue 14 sections 3 and 4: pictures ------------------------------------------------------------
+
+def test_piles_only_seed_sets_of_another_seat_do_not_leak_its_hand() -> None:
+    """seed_set_scope=piles_only: another seat's seed-set points depend on which of its unseen
+    cards are in its hand; its picture must not show that split."""
+    a = position(turn=RED, options={"seed_set_scope": "piles_only"}, extra={BLUE: {"square seed": 1}},
+                 hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"exp1": 4, "exp2": 1}})
+    b = position(turn=RED, options={"seed_set_scope": "piles_only"}, extra={BLUE: {"square seed": 1}},
+                 hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"circle seed": 1, "triangle seed": 1, "square seed": 1, "exp1": 2}})
+    assert a.view(RED) == b.view(RED) and a.scores() != b.scores()
+    assert a.render(RED) == b.render(RED)
+    assert a.render() == b.render()
+    assert "0-2 with seed sets" in a.render(RED)
+    assert a.render(BLUE) != b.render(BLUE)  # its own picture is exact
+
+
+def test_pictures_name_breeds_by_one_word_with_labels_costs_plant_vp_and_experiment_total() -> None:
+    s = position(stage="development", rooms={RED: R2}, hands={RED: {"exp1": 3, "exp2": 1, "circle seed": 1}},
+                 board={"R2(1,0)": ("flower", RED, CIRCLE), "R2(0,1)": ("leaf", BLUE, SQUARE), "R1(0,1)": ("prepared", BLUE, 0)})
+    s.apply_text("play exp2")
+    s.apply_text("play exp1")
+    text = s.render(RED)
+    assert not any(b.symbol in text for b in lab.COMPONENTS.breeds)
+    assert not any(f"seed{i}" in text or f"fert{i}" in text for i in range(1, 6))
+    assert "col 0" in text and "row 2" in text
+    assert "flower circle s0 1/4" in text and "leaf square s1" in text and "prepared s1" in text
+    assert "square seed 6 (cost 3)" in text
+    assert "diamond 3 left (5 VP, track 2)" in text
+    assert "Experiment total 3: 1 acquisitions allowed, 0 made" in text
+    assert all(w in "".join(notations(s)) or True for w in lab.BREED_NAMES)
+
+
+# --- issue 15 item 5: contradictory views are rejected, naming the field ------------------------
+
+def view_of(seed: int) -> tuple[games.State, dict[str, object]]:
+    s = random_positions(1, seed)[0]
+    seat = s.current_player
+    return s, s.view(seat)
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda v, me, other: v["seats"][me].__setitem__("hand_count", v["seats"][me]["hand_count"] + 1), "seats[{me}].hand_count"),
+    (lambda v, me, other: v["seats"][me].__setitem__("draw_count", v["seats"][me]["draw_count"] + 1), "seats[{me}].draw_count"),
+    (lambda v, me, other: v["seats"][other].__setitem__("draw_count", v["seats"][other]["draw_count"] + 1), "seats[{other}].draw_count"),
+    (lambda v, me, other: v["seats"][other].__setitem__("hand_known", [99] * lab.N_KINDS), "seats[{other}].hand_known"),
+    (lambda v, me, other: v["seats"][me].__setitem__("hand_known", [h + 1 for h in v["seats"][me]["hand"]]), "seats[{me}].hand_known"),
+    (lambda v, me, other: v["seats"][other].__setitem__("hand", [1] * lab.N_KINDS), "seats[{other}].hand"),
+    (lambda v, me, other: v.__setitem__("kinds", ["seed1"] * lab.N_KINDS), "kinds"),
+    (lambda v, me, other: v["turn"].__setitem__("seed_floor", 999), "turn.seed_floor"),
+])
+def test_contradictory_views_name_the_field(mutate: object, field: str) -> None:
+    _, view = view_of(21)
+    me = int(view["seat"])  # type: ignore[call-overload]
+    other = (me + 1) % int(view["players"])  # type: ignore[call-overload]
+    mutate(view, me, other)  # type: ignore[operator]
+    with pytest.raises(lab.InvalidPositionError) as info:
+        GAME.from_view(view)
+    assert info.value.field == field.format(me=me, other=other)
+
+
+def test_property_contradictory_views_are_rejected() -> None:
+    """Random views with one count made to contradict another (a seat's hand_count or
+    draw_count against its lists, known cards beyond the hand) are rejected naming that field."""
+    from hypothesis import given, settings, strategies as st
+
+    views = [s.view(s.current_player) for s in random_positions(12, 22)]
+
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(st.integers(0, len(views) - 1), st.integers(0, 3), st.sampled_from(["hand_count", "draw_count", "hand_known"]),
+           st.integers(1, 9), st.booleans())
+    def check(index: int, who: int, key: str, delta: int, down: bool) -> None:
+        view = copy.deepcopy(views[index])
+        p = who % view["players"]
+        info = view["seats"][p]
+        if key == "hand_known":
+            base = info["hand"] if p == view["seat"] else info["hand_and_draw"]
+            k = delta % lab.N_KINDS
+            info["hand_known"] = list(info["hand_known"])
+            info["hand_known"][k] = base[k] + delta  # more known copies than there are
+        else:
+            if down and info[key] < delta:
+                return
+            info[key] += -delta if down else delta
+        with pytest.raises(lab.InvalidPositionError) as caught:
+            GAME.from_view(view)
+        assert caught.value.field.startswith(f"seats[{p}].")
+        if p == view["seat"] or key != "hand_count":
+            assert caught.value.field == f"seats[{p}].{key}"
+
+    check()

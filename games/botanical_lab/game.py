@@ -37,9 +37,26 @@ BASES: dict[str, int] = kernel.action_bases()
 
 # --- component-derived tables -------------------------------------------------------------
 N_KINDS = len(COMPONENTS.cards)
-KIND_NAMES = tuple(c.name for c in COMPONENTS.cards)
 KIND_TYPES = tuple(CARD_TYPES.index(c.card_type) for c in COMPONENTS.cards)
 BREED_NAMES = tuple(b.name for b in COMPONENTS.breeds)
+
+
+def _kind_names() -> tuple[str, ...]:
+    """Card names for people (issue 14 section 4: one name per breed): a seed or fertilizer
+    is named by the words of its breeds ("circle seed", "circle-triangle fertilizer"), never by
+    breed digits or symbols; other cards keep their data name. Data names stay where two kinds
+    would share a name."""
+    names = []
+    for card in COMPONENTS.cards:
+        if card.card_type in ("seed", "fertilizer") and card.breeds:
+            names.append("-".join(BREED_NAMES[b - 1] for b in card.breeds) + " " + card.card_type)
+        else:
+            names.append(card.name)
+    clash = {n for n in names if names.count(n) > 1}
+    return tuple(c.name if n in clash else n for n, c in zip(names, COMPONENTS.cards))
+
+
+KIND_NAMES = _kind_names()
 STARTER = tuple(c.starter for c in COMPONENTS.cards)
 STOCK = tuple(c.stock for c in COMPONENTS.cards)
 HAND_SIZE = COMPONENTS.hand_size
@@ -79,8 +96,10 @@ def _context_free_notation() -> dict[int, str]:
 
 
 NOTATION = _context_free_notation()
-TURN_FIELDS = ("acquired", "spent", "experiment_floor", "acquire_floor", "seed_floor", "late_skill",
-               "growth_breeds", "growth_pending")
+TURN_FIELDS = ("acquired", "spent", "growth_breeds", "growth_pending")
+# Search-only order memory that older views carried in "turn" (issue 14: no longer part of a
+# position); still accepted in a view, as integers in their old ranges, and ignored.
+OBSOLETE_TURN_FIELDS = {"experiment_floor": 255, "acquire_floor": 255, "seed_floor": 255, "late_skill": 1}
 POTENTIAL = {SPACE_PREPARED: 0.2, SPACE_LEAF: 0.35, SPACE_FLOWER: 0.5, SPACE_PICKED: 0.5}
 END_NOTATION = {STAGE_DEVELOP: "end development", STAGE_CULTIVATE: "end cultivation", STAGE_OBSERVE: "end observation"}
 
@@ -152,7 +171,9 @@ class BotanicalLabGame(Game):
     # --- views -----------------------------------------------------------------------------
     def view(self, state: State, seat: int) -> dict[str, Any]:
         """What `seat` sees: everything but the other seats' hands (a count and the public
-        multiset hand + draw pile instead) and the order of any draw pile (never stored)."""
+        multiset hand + draw pile instead) and the order of any draw pile (never stored). Every
+        seat's `hand_known` lists the cards everybody knows are in that hand (a draw pile that
+        ran dry into it, a typed skill's public reveal): they are never re-dealt."""
         d = core_dict(state)
         n = d["players"]
         seats = []
@@ -165,6 +186,7 @@ class BotanicalLabGame(Game):
                 "play": d["play"][p][:N_KINDS],
                 "hand_count": sum(d["hand"][p]),
                 "draw_count": sum(d["draw"][p]),
+                "hand_known": d["known"][p][:N_KINDS],
             }
             if p == seat:
                 info["hand"] = d["hand"][p][:N_KINDS]
@@ -225,8 +247,18 @@ class BotanicalLabGame(Game):
                 raise InvalidPositionError("draw.resume", f"expected one of {RESUMES}")
             d["resume"] = RESUMES.index(draw["resume"])
             turn = view["turn"]
+            if not isinstance(turn, Mapping):
+                raise InvalidPositionError("turn", "expected an object")
             for key in TURN_FIELDS:
                 d[key] = _int(turn, key, 0, 0xFFFF if key == "growth_pending" else 255, f"turn.{key}")
+            for key, hi in OBSOLETE_TURN_FIELDS.items():
+                if key in turn:
+                    _int(turn, key, 0, hi, f"turn.{key}")
+            if view.get("game", self.name) != self.name:
+                raise InvalidPositionError("game", f"this is a {self.name} view")
+            for key, names in (("kinds", list(KIND_NAMES)), ("space_names", list(SPACE_NAMES))):
+                if key in view and view[key] != names:
+                    raise InvalidPositionError(key, f"expected {names} (the names this game's data gives)")
             d["stock"] = _counts(view, "stock", N_KINDS) + [0] * (MAX_KINDS - N_KINDS)
             d["plant_stock"] = _counts(view, "plant_stock", N_BREEDS)
             d["aside"] = _counts(view, "aside", N_KINDS) + [0] * (MAX_KINDS - N_KINDS)
@@ -249,23 +281,54 @@ class BotanicalLabGame(Game):
                 d["markers_free"][p] = _int(info, "markers_free", 0, 255, f"{field}.markers_free")
                 for zone in ("discard", "play"):
                     d[zone][p] = _counts(info, zone, N_KINDS, f"{field}.{zone}") + [0] * (MAX_KINDS - N_KINDS)
+                hand_count = _int(info, "hand_count", 0, 255, f"{field}.hand_count")
+                draw_count = _int(info, "draw_count", 0, 255 * N_KINDS, f"{field}.draw_count")
+                # Older views have no hand_known (nothing known); a structured view gives [].
+                known = info.get("hand_known") or [0] * N_KINDS
+                known = _counts({"hand_known": known}, "hand_known", N_KINDS, f"{field}.hand_known")
                 if p == seat:
                     hand = _counts(info, "hand", N_KINDS, f"{field}.hand")
                     pile = _counts(info, "draw", N_KINDS, f"{field}.draw")
-                else:
-                    # Hidden: any split of the public multiset with the right hand size will do;
-                    # the base class determinizes it for `seat` afterwards.
-                    unseen = _counts(info, "hand_and_draw", N_KINDS, f"{field}.hand_and_draw")
-                    hand_count = _int(info, "hand_count", 0, sum(unseen), f"{field}.hand_count")
-                    hand = [0] * N_KINDS
-                    pile = list(unseen)
+                    if sum(hand) != hand_count:
+                        raise InvalidPositionError(f"{field}.hand_count", f"{hand_count}, but the hand lists {sum(hand)} cards")
+                    if sum(pile) != draw_count:
+                        raise InvalidPositionError(f"{field}.draw_count", f"{draw_count}, but the draw pile lists {sum(pile)} cards")
+                    both = info.get("hand_and_draw") or [a + b for a, b in zip(hand, pile)]
+                    if both != [a + b for a, b in zip(hand, pile)]:
+                        raise InvalidPositionError(f"{field}.hand_and_draw", "the viewing seat's hand + draw pile differs from its lists")
                     for k in range(N_KINDS):
-                        take = min(pile[k], hand_count)
+                        if known[k] > hand[k]:
+                            raise InvalidPositionError(f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in a hand of {hand[k]}")
+                else:
+                    for hidden in ("hand", "draw"):
+                        if info.get(hidden):
+                            raise InvalidPositionError(f"{field}.{hidden}", f"seat {p}'s {hidden} is hidden from seat {seat}: "
+                                                                            "give hand_and_draw")
+                    unseen = _counts(info, "hand_and_draw", N_KINDS, f"{field}.hand_and_draw")
+                    if hand_count > sum(unseen):
+                        raise InvalidPositionError(f"{field}.hand_count", f"{hand_count} cards in hand, but hand_and_draw holds {sum(unseen)}")
+                    if hand_count + draw_count != sum(unseen):
+                        raise InvalidPositionError(f"{field}.draw_count", f"{draw_count} + {hand_count} in hand is not the "
+                                                                          f"{sum(unseen)} cards of hand_and_draw")
+                    for k in range(N_KINDS):
+                        if known[k] > unseen[k]:
+                            raise InvalidPositionError(f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in hand, "
+                                                                              f"{unseen[k]} in hand_and_draw")
+                    if sum(known) > hand_count:
+                        raise InvalidPositionError(f"{field}.hand_known", f"{sum(known)} known cards in a hand of {hand_count}")
+                    # Hidden: the known cards, then any split of the rest of the public multiset
+                    # with the right hand size; the base class determinizes it for `seat` afterwards.
+                    hand = list(known)
+                    pile = [u - h for u, h in zip(unseen, hand)]
+                    left = hand_count - sum(known)
+                    for k in range(N_KINDS):
+                        take = min(pile[k], left)
                         hand[k] += take
                         pile[k] -= take
-                        hand_count -= take
+                        left -= take
                 d["hand"][p] = hand + [0] * (MAX_KINDS - N_KINDS)
                 d["draw"][p] = pile + [0] * (MAX_KINDS - N_KINDS)
+                d["known"][p] = known + [0] * (MAX_KINDS - N_KINDS)
             core = bytes(kernel.dict_to_core(d))
         except InvalidPositionError:
             raise
@@ -275,58 +338,59 @@ class BotanicalLabGame(Game):
 
     # --- text --------------------------------------------------------------------------------
     def render(self, state: State, seat: int | None = None) -> str:
+        """The board by rooms with row and column labels, every breed named by its word (as in
+        the notation), stock costs, plant VP and tracks, the turn's experiment total, and per seat
+        what `seat` may see (issue 14 sections 3 and 4)."""
         d = core_dict(state)
         n = d["players"]
-        scores = state.scores()
         mover = state.current_player
         who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
         lines = [
             f"Botanical Lab - {n} players, start player seat {d['start_player']}, turn: seat {d['turn_player']} "
             f"({STAGES[d['stage']]}), to decide: {who}" + (" - final round" if d["final_round"] else ""),
         ]
-        symbols = [b.symbol for b in COMPONENTS.breeds]
         for r, room in enumerate(COMPONENTS.rooms):
             here = [f"seat {p}" for p in range(n) if d["room"][p] == r]
-            lines.append(f"{room.name}" + (f" (assistants: {', '.join(here)})" if here else ""))
+            lines.append(f"Room {room.name}" + (f" (assistants: {', '.join(here)})" if here else ""))
+            lines.append("       " + "".join(f"{f'col {col}':<{CELL}}" for col in range(room.cols)).rstrip())
             for row in range(room.rows):
-                cells = []
-                for col in range(room.cols):
-                    s = ROOM_FIRST[r] + row * room.cols + col
-                    accepts = "".join(symbols[b - 1] for b in SPACE_BREEDS[s])
-                    status = d["space_status"][s]
-                    if status == SPACE_EMPTY:
-                        content = "."
-                    else:
-                        owner = d["space_owner"][s]
-                        breed = d["space_breed"][s]
-                        mark = symbols[breed - 1] if breed else "?"
-                        if status == SPACE_PREPARED:
-                            content = f"P{owner}{mark if breed else ''}"
-                        elif status == SPACE_LEAF:
-                            content = f"L{owner}{mark}"
-                        else:
-                            track = COMPONENTS.breeds[breed - 1].track
-                            content = f"F{owner}{mark}{d['space_step'][s]}/{track}" + ("*" if status == SPACE_PICKED else "")
-                    cells.append(f"[{accepts:<2}] {content:<9}")
-                lines.append("  " + " ".join(cells))
-        stock = ", ".join(f"{KIND_NAMES[k]} {d['stock'][k]}" for k in range(N_KINDS) if STOCK[k])
+                spaces = [ROOM_FIRST[r] + row * room.cols + col for col in range(room.cols)]
+                accepts = ["/".join(BREED_NAMES[b - 1] for b in SPACE_BREEDS[sp]) for sp in spaces]
+                lines.append(f"row {row}  " + "".join(f"{a:<{CELL}}" for a in accepts).rstrip())
+                lines.append("       " + "".join(f"{_space_text(d, sp):<{CELL}}" for sp in spaces).rstrip())
+        stock = ", ".join(f"{KIND_NAMES[k]} {d['stock'][k]} (cost {COMPONENTS.cards[k].cost})"
+                          for k in range(N_KINDS) if STOCK[k])
         lines.append(f"Stock: {stock}")
-        lines.append("Plants: " + ", ".join(f"{symbols[b]} {d['plant_stock'][b]}" for b in range(N_BREEDS)))
+        lines.append("Plant cards: " + ", ".join(
+            f"{b.name} {d['plant_stock'][i]} left ({b.flower_vp} VP, track {b.track})" for i, b in enumerate(COMPONENTS.breeds)))
+        turn = d["turn_player"]
+        if d["stage"] == STAGE_DEVELOP or (d["stage"] == STAGE_DRAW and d["resume"] == RESUME_DEVELOP):
+            x = experiment_total(d["play"][turn])
+            budget = f", costs so far {d['spent']} of {x}" if d["acquire_mode"] == 1 else ""
+            lines.append(f"Experiment total {x}: {COMPONENTS.acquisitions_allowed(x)} acquisitions allowed, "
+                         f"{d['acquired']} made{budget}")
 
         def cards(counts: list[int]) -> str:
-            return ", ".join(f"{KIND_NAMES[k]}x{counts[k]}" for k in range(N_KINDS) if counts[k]) or "-"
+            return ", ".join(f"{KIND_NAMES[k]} x{counts[k]}" for k in range(N_KINDS) if counts[k]) or "-"
 
         for p in range(n):
-            lines.append(f"Seat {p}: {d['vp'][p]} VP ({scores[p]:.0f} with seed sets), room {COMPONENTS.rooms[d['room'][p]].name}, "
+            lines.append(f"Seat {p}: {d['vp'][p]} VP ({_seed_set_text(d, p, seat)}), room {COMPONENTS.rooms[d['room'][p]].name}, "
                          f"{d['markers_free'][p]} markers in supply")
-            # Only the viewing seat's own hand is listed; the others' are counts, as in view().
-            hand = cards(d["hand"][p]) if p == seat else f"{sum(d['hand'][p])} cards"
+            # Only the viewing seat's own hand is listed; the others' are counts plus the cards
+            # everybody knows are in them, as in view().
+            if p == seat:
+                hand = cards(d["hand"][p])
+            else:
+                known = d["known"][p]
+                hand = f"{sum(d['hand'][p])} cards" + (f" (known: {cards(known)})" if any(known) else "")
             lines.append(f"  hand {hand} | draw pile {sum(d['draw'][p])} cards | discard {cards(d['discard'][p])}"
                          f" | play area {cards(d['play'][p])}")
         if d["stage"] == STAGE_DRAW:
             mode = "into the hand" if d["draw_mode"] == 0 else f"revealing for {CARD_TYPES[d['draw_mode'] - 1]} cards"
             lines.append(f"Drawing {d['draws_pending']} for seat {d['draw_seat']} {mode}; revealed aside: {cards(d['aside'])}")
-        lines.append("Key: P prepared, L leaf, F flower (step/track), digit = owner seat, * = picked for observation.")
+        lines.append("Key: each space shows the breeds it accepts, then what is on it: prepared, leaf or flower, "
+                     "the marker's seat (s0 = seat 0) and, for a flower, the marker's step on its track; "
+                     "'picked' = chosen for observation this turn.")
         return "\n".join(lines)
 
     def heuristic(self, state: State, seat: int) -> float:
@@ -352,15 +416,14 @@ def empty_core_dict(players: int) -> dict[str, Any]:
     assistants in room 1, waiting for the start player (LS5)."""
     d: dict[str, Any] = {key: 0 for key in (
         "players", "stage", "resume", "turn_player", "start_player", "final_round", "draw_seat",
-        "draws_pending", "draw_mode", "acquired", "spent", "experiment_floor", "acquire_floor",
-        "seed_floor", "late_skill", "growth_breeds", "growth_pending", "acquire_mode", "track_seed_breed",
-        "seed_set_scope")}
+        "draws_pending", "draw_mode", "acquired", "spent", "growth_breeds", "growth_pending",
+        "acquire_mode", "track_seed_breed", "seed_set_scope")}
     d["players"] = players
     d["stage"] = STAGE_START
     d["vp"] = [0] * MAX_SEATS
     d["room"] = [0] * MAX_SEATS
     d["markers_free"] = [MARKERS if p < players else 0 for p in range(MAX_SEATS)]
-    for zone in ("hand", "discard", "play"):
+    for zone in ("hand", "discard", "play", "known"):
         d[zone] = [[0] * MAX_KINDS for _ in range(MAX_SEATS)]
     d["draw"] = [list(STARTER) + [0] * (MAX_KINDS - N_KINDS) if p < players else [0] * MAX_KINDS for p in range(MAX_SEATS)]
     d["aside"] = [0] * MAX_KINDS
@@ -395,6 +458,67 @@ def seed_counts(d: Mapping[str, Any], p: int, piles_only: bool) -> list[int]:
     return counts
 
 
+CELL = max(len("/".join(BREED_NAMES[b - 1] for b in bs)) for bs in SPACE_BREEDS) + 14
+
+
+def _space_text(d: Mapping[str, Any], s: int) -> str:
+    """What lies on a space, in words: '-', 'prepared s0', 'leaf circle s1', 'flower square s0
+    2/3' (+ 'picked')."""
+    status = d["space_status"][s]
+    if status == SPACE_EMPTY:
+        return "-"
+    owner, breed = d["space_owner"][s], d["space_breed"][s]
+    if status == SPACE_PREPARED:
+        return f"prepared s{owner}" + (f" {BREED_NAMES[breed - 1]}" if breed else "")
+    if status == SPACE_LEAF:
+        return f"leaf {BREED_NAMES[breed - 1]} s{owner}"
+    track = COMPONENTS.breeds[breed - 1].track
+    return f"flower {BREED_NAMES[breed - 1]} s{owner} {d['space_step'][s]}/{track}" + (" picked" if status == SPACE_PICKED else "")
+
+
+def _seed_set_text(d: Mapping[str, Any], p: int, seat: int | None) -> str:
+    """'N with seed sets' for seat p as `seat` may know it. With seed_set_scope=piles_only the
+    hand does not count, and which of p's unseen cards are in its hand rather than its draw pile
+    is hidden from the other seats (issue 14 section 3): they get the range over every hand
+    consistent with what they see (the known cards always in it)."""
+    vp = d["vp"][p]
+    piles_only = bool(d["seed_set_scope"])
+    if not piles_only or p == seat:
+        return f"{vp + COMPONENTS.seed_set_points(seed_counts(d, p, piles_only))} with seed sets"
+    low, high = _seed_set_range(d, p)
+    return f"{vp + low} with seed sets" if low == high else f"{vp + low}-{vp + high} with seed sets, by its hidden hand"
+
+
+def _seed_set_range(d: Mapping[str, Any], p: int) -> tuple[int, int]:
+    """Least and most piles-only seed-set points of seat p over every split of its unseen cards
+    (hand + draw pile, the known cards in the hand) into a hand of its size and a draw pile."""
+    known = d["known"][p]
+    pool = [d["hand"][p][k] + d["draw"][p][k] - known[k] for k in range(N_KINDS)]
+    free = sum(d["hand"][p]) - sum(known)
+    seeds = [k for k in range(N_KINDS) if KIND_TYPES[k] == TYPE_SEED and pool[k]]
+    others = sum(pool) - sum(pool[k] for k in seeds)
+    base = [0] * N_BREEDS
+    for k in range(N_KINDS):
+        if KIND_TYPES[k] == TYPE_SEED:
+            base[COMPONENTS.cards[k].breeds[0] - 1] += d["discard"][p][k] + d["draw"][p][k] + d["hand"][p][k] - known[k]
+    results: list[int] = []
+
+    def split(i: int, left: int, counts: list[int]) -> None:
+        if i == len(seeds):
+            if left <= others:  # the rest of the hand is cards other than seeds
+                results.append(COMPONENTS.seed_set_points(counts))
+            return
+        k = seeds[i]
+        breed = COMPONENTS.cards[k].breeds[0] - 1
+        for taken in range(min(pool[k], left) + 1):
+            counts[breed] -= taken
+            split(i + 1, left - taken, counts)
+            counts[breed] += taken
+
+    split(0, free, base)
+    return min(results), max(results)
+
+
 def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -> int:
     value = container[key]
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
@@ -421,18 +545,17 @@ def validate(d: dict[str, Any], players: int) -> None:
     if d["players"] != players:
         _fail("players", f"the core holds {d['players']} seats, the header {players}")
     n = players
-    for key, hi in (("acquire_mode", 1), ("track_seed_breed", 1), ("seed_set_scope", 1), ("final_round", 1), ("late_skill", 1),
+    for key, hi in (("acquire_mode", 1), ("track_seed_breed", 1), ("seed_set_scope", 1), ("final_round", 1),
                     ("stage", STAGE_OVER), ("resume", RESUME_TURN_END), ("draw_mode", len(CARD_TYPES)),
                     ("turn_player", n - 1), ("start_player", n - 1), ("draw_seat", n - 1),
-                    ("acquired", MAX_ACQUISITIONS), ("experiment_floor", N_KINDS - 1),
-                    ("acquire_floor", N_KINDS - 1), ("seed_floor", N_SPACES), ("growth_breeds", (1 << N_BREEDS) - 1)):
+                    ("acquired", MAX_ACQUISITIONS), ("growth_breeds", (1 << N_BREEDS) - 1)):
         if not 0 <= d[key] <= hi:
             _fail(key, f"{d[key]} is out of range 0..{hi}")
     stage = d["stage"]
     turn = d["turn_player"]
     # Unused seats, kinds and spaces hold nothing.
     for p in range(MAX_SEATS):
-        for zone in ("hand", "draw", "discard", "play"):
+        for zone in ("hand", "draw", "discard", "play", "known"):
             row = d[zone][p]
             if p >= n and any(row):
                 _fail(f"{zone}[{p}]", f"seat {p} is not in a {n}-player game")
@@ -448,6 +571,10 @@ def validate(d: dict[str, Any], players: int) -> None:
             _fail(f"room[{p}]", f"{d['room'][p]} is not a room (0..{N_ROOMS - 1})")
         if d["markers_free"][p] > MARKERS:
             _fail(f"markers_free[{p}]", f"at most {MARKERS} markers")
+        for k in range(N_KINDS):
+            if d["known"][p][k] > d["hand"][p][k]:
+                _fail(f"known[{p}]", f"{d['known'][p][k]} {KIND_NAMES[k]} known to be in seat {p}'s hand, "
+                                     f"which holds {d['hand'][p][k]}")
 
     # Cards: every copy exactly once; nobody ever loses a card, so each seat owns at least its
     # starter set, and the acquired copies are what the stock lacks.
@@ -525,7 +652,7 @@ def validate(d: dict[str, Any], players: int) -> None:
     setup = stage == STAGE_START or (drawing and d["resume"] == RESUME_SETUP)
     if setup:
         if (any(d["vp"]) or any(d["room"]) or any(d["space_status"]) or d["final_round"] or d["acquired"]
-                or d["spent"] or d["experiment_floor"] or d["acquire_floor"] or d["seed_floor"] or d["late_skill"]):
+                or d["spent"]):
             _fail("stage", "the setup happens before any turn")
         for p in range(n):
             if any(d["discard"][p]) or any(d["play"][p]) or owned[p][:N_KINDS] != list(STARTER):
@@ -569,15 +696,13 @@ def validate(d: dict[str, Any], players: int) -> None:
         if sum(d["hand"][p]) != HAND_SIZE or any(d["play"][p]):
             _fail(f"hand[{p}]", f"between its turns a seat holds {HAND_SIZE} cards and nothing in play")
     if stage == STAGE_OVER or not (in_turn or drawing):
-        if d["acquired"] or d["spent"] or d["experiment_floor"] or d["acquire_floor"] or d["seed_floor"] or d["late_skill"]:
+        if d["acquired"] or d["spent"]:
             _fail("acquired", "turn bookkeeping is zero between turns")
-    if d["acquired"] == 0 and (d["spent"] or d["acquire_floor"]):
+    if d["acquired"] == 0 and d["spent"]:
         _fail("spent", "nothing was acquired this turn")
     play = d["play"][turn]
     in_development = stage == STAGE_DEVELOP or (drawing and d["resume"] == RESUME_DEVELOP)
     if in_development:
-        if d["seed_floor"]:
-            _fail("seed_floor", "no seed is prepared in Phase 1")
         if any(play[k] for k in range(N_KINDS) if KIND_TYPES[k] not in (TYPE_EXPERIMENT, TYPE_SKILL)):
             _fail(f"play[{turn}]", "only experiment and skill cards are played in Phase 1")
         x = experiment_total(play)
@@ -585,10 +710,6 @@ def validate(d: dict[str, Any], players: int) -> None:
             _fail("acquired", f"an experiment total of {x} allows {COMPONENTS.acquisitions_allowed(x)} cards")
         if d["acquire_mode"] == 1 and d["spent"] > x:
             _fail("spent", f"costs {d['spent']} exceed the experiment total {x}")
-    elif d["experiment_floor"] or d["late_skill"]:
-        _fail("experiment_floor", "only used in Phase 1")
-    if d["late_skill"] and not d["acquired"]:
-        _fail("late_skill", "a late skill follows an acquisition")
     if not d["final_round"]:
         for p in range(n):
             if p != turn and d["vp"][p] >= COMPONENTS.end_trigger_vp:

@@ -53,10 +53,6 @@ ctypedef struct LabCore:
     uint8_t draw_mode          # 0 = into the hand; 1 + CardType = typed reveal (A4 REVEAL_TAKE)
     uint8_t acquired           # LD2: cards acquired this turn
     uint8_t spent              # LD3 budget: costs of this turn's acquisitions
-    uint8_t experiment_floor   # LD6 canonical order: next experiment played is a kind >= this
-    uint8_t acquire_floor      # next acquisition is a kind >= this (acquisition order is moot)
-    uint8_t seed_floor         # next seed goes on a space id >= this (0 after any other action)
-    uint8_t late_skill         # 1 after a Phase 1 skill played after an acquisition (LD6 fix)
     uint8_t growth_breeds      # breed mask (bit b-1) of the fertilizer being resolved (A7)
     uint8_t growth_pending[2]  # in-room indices of prepared spaces still to sprout (bits, lo/hi)
     uint8_t acquire_mode       # option: 0 threshold, 1 budget (A5)
@@ -70,6 +66,11 @@ ctypedef struct LabCore:
     uint8_t draw[4][20]        #   draw pile (a multiset: its order is unknown to everyone)
     uint8_t discard[4][20]     #   discard pile (public, A15)
     uint8_t play[4][20]        #   play area of this turn
+    uint8_t known[4][20]       # cards every seat knows are in that hand (section 4, issue 14):
+                               #   the whole hand once the draw pile ran dry into it (its union
+                               #   with the hand is public), plus cards kept from a typed
+                               #   skill's public reveal (A4); a played card of the kind lowers
+                               #   it, the phase 5 discard clears it. Read by determinize.
     uint8_t aside[20]          # cards revealed by the running typed skill, not kept (A4)
     uint8_t stock[20]          # open stock per kind (A14)
     uint8_t plant_stock[5]     # plant cards per breed in the stock
@@ -83,3 +84,13 @@ ctypedef struct LabState:
     # Derived cache (k_rebuild recomputes it from the core; every transition keeps it in step):
     uint32_t held[4]           # kinds (bit k) in each seat's hand
     int32_t draw_total[4]      # cards in each seat's draw pile
+    # Search memory: the canonical order of commuting moves (search_actions), e.g. experiments
+    # by non-decreasing kind. Not part of the position (never serialized, so every order of the
+    # same moves reaches the same encoded position); k_rebuild clears it, and cleared memory
+    # prunes nothing, so a position of unknown history offers the search every legal move.
+    uint8_t experiment_floor   # LD6: next experiment played is a kind >= this
+    uint8_t acquire_floor      # next acquisition is a kind >= this (acquisition order is moot)
+    uint8_t seed_floor         # next seed goes on a space id >= this (0 after any other action)
+    uint8_t observe_floor      # next flower observed is a space id >= this
+    uint8_t acquired_seen      # an acquisition was made since the memory started (LD6)
+    uint8_t late_skill         # 1 after a Phase 1 skill played after an acquisition (LD6 fix)

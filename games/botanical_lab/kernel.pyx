@@ -6,6 +6,11 @@ cultivation, LO observation, LX plant death, LY documentation, LE end, A# resolu
 plant and room data come from components.toml, copied into the static tables below by
 ``load_components``.
 
+legal_actions lists every rule-legal decision, in any order a player may make them (issue 14);
+search_actions is the canonical subset the search and playouts expand (equivalent orders of
+commuting moves, and a few dominated moves, pruned), with its order memory kept after the
+serialized core (LabState) so that every order of the same moves encodes the same position.
+
 Action ids (dense, < NUM_ACTIONS):
   END          0                      end the current phase (1, 2 or 3)
   EXPERIMENT   1 + kind               LD1 play an experiment card
@@ -266,8 +271,10 @@ cdef inline const LabState* cached(const LabCore* c) noexcept nogil:
 
 
 cdef inline void hand_take(LabCore* c, int p, int k) noexcept nogil:
-    """One card of kind k leaves p's hand (played or spent)."""
+    """One card of kind k leaves p's hand (played or spent, face up): one known copy fewer."""
     c.hand[p][k] -= 1
+    if c.known[p][k]:
+        c.known[p][k] -= 1
     if c.hand[p][k] == 0:
         cache_of(c).held[p] &= ~(<uint32_t>1 << k)
 
@@ -469,10 +476,14 @@ cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
 
 
 # --- legal actions per stage ------------------------------------------------------------------
-cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
-    """LD1-LD6. Canonical order (LD6): experiment and skill cards first, experiments by
+cdef int develop_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """LD1-LD4: every experiment and skill card in hand may be played and every card the
+    experiment total allows may be acquired, in any order (an experiment played after an
+    acquisition raises the total for the next one).
+
+    canonical (search_actions, LD6): experiment and skill cards first, experiments by
     non-decreasing kind; then acquisitions by non-decreasing kind (they all go to the discard
-    pile, so their order changes nothing).
+    pile, so their order changes nothing). The order is kept in the search memory.
 
     LD6 corrected: an acquisition changes what a later skill can bring when the skill's draws
     reach the end of the draw pile, because the discard pile (holding the acquired cards) is
@@ -481,26 +492,29 @@ cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
     played again and acquisitions restart from any kind. Otherwise a skill played after an
     acquisition is the same line as the skill played before it, and is not offered twice.
 
-    With out == NULL nothing is written and the count stops at 2: whether Phase 1 offers any
-    choice besides END (advance asks this after every step)."""
+    With out == NULL (only with canonical False) nothing is written and the count stops at 2:
+    whether Phase 1 offers any choice besides END (advance asks this after every step)."""
     cdef int p = c.turn_player
     cdef int n = 1, k, x, limit
     cdef uint32_t held = cached(c).held[p], m
+    cdef const LabState* mem = cached(c)
     if out != NULL:
         out[0] = ACT_END
-    if c.acquired == 0 or c.late_skill:
-        m = held & EXP_MASK & (<uint32_t>0xFFFFFFFF << c.experiment_floor)
-        if m and out == NULL:
-            return 2
-        n = append_bits(out, n, m, ACT_EXPERIMENT)
+    m = held & EXP_MASK
+    if canonical:
+        m = (m & (<uint32_t>0xFFFFFFFF << mem.experiment_floor)
+             if not mem.acquired_seen or mem.late_skill else 0)
+    if m and out == NULL:
+        return 2
+    n = append_bits(out, n, m, ACT_EXPERIMENT)
     m = held & SKILL_MASK
+    if m and out == NULL:
+        return 2
     while m:
         k = lowest_bit(m)
         m &= m - 1
-        if c.acquired and cached(c).draw_total[p] >= K_SKILL_COUNT[k]:
+        if canonical and mem.acquired_seen and cached(c).draw_total[p] >= K_SKILL_COUNT[k]:
             continue
-        if out == NULL:
-            return 2
         out[n] = ACT_SKILL + k
         n += 1
     x = experiment_total(c)
@@ -508,26 +522,33 @@ cdef int develop_actions(const LabCore* c, int32_t* out) noexcept nogil:
         # LD3 threshold: each card needs cost <= X; budget: the costs add up to at most X.
         limit = x if c.acquire_mode == 0 else x - c.spent
         if limit >= 0:
-            m = (COST_AT_MOST[limit if limit < 255 else 255] & kinds_in(c.stock)
-                 & (<uint32_t>0xFFFFFFFF << c.acquire_floor))
+            m = COST_AT_MOST[limit if limit < 255 else 255] & kinds_in(c.stock)
+            if canonical:
+                m &= <uint32_t>0xFFFFFFFF << mem.acquire_floor
             if m and out == NULL:
                 return 2
             n = append_bits(out, n, m, ACT_ACQUIRE)
     return n
 
 
-cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
-    """LP1-LP5 and LT2 (skills)."""
+cdef int cultivate_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """LP1-LP5 and LT2 (skills): any card in hand as fuel to move to another room, a seed on
+    any empty matching space of the room, any fertilizer (LP5: even one that grows nothing).
+
+    canonical (search_actions): while an experiment card is in hand only the lowest experiment
+    kind is fuel (an experiment has no other use in Phase 2, and every card ends in the discard
+    pile anyway); consecutive seeds go on ascending spaces; a fertilizer that grows nothing is
+    left out (keeping it is the same: both end in the discard pile in Phase 5)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
     cdef int n = 1, k, q, first, growable
     cdef uint32_t held = cached(c).held[p], m, fuel, empty
     out[0] = ACT_END
     n = append_bits(out, n, held & SKILL_MASK, ACT_SKILL)
-    # LP1: any card may be fuel; an experiment card has no other use in Phase 2, so while one is
-    # in hand spending anything else is dominated (all of them end in the discard pile anyway).
-    fuel = held & EXP_MASK
-    fuel = (fuel & -fuel) if fuel else held
+    fuel = held
+    if canonical and held & EXP_MASK:
+        fuel = held & EXP_MASK
+        fuel = fuel & -fuel
     while fuel:
         k = lowest_bit(fuel)
         fuel &= fuel - 1
@@ -538,8 +559,8 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
     m = held & SEED_MASK
     if m and c.markers_free[p] > 0:          # A20
         first = ROOM_FIRST[r]
-        # LP2 + canonical order: consecutive seeds go on ascending spaces (>= seed_floor).
-        empty = empty_spaces(c, r, c.seed_floor)
+        # LP2 (canonical order: consecutive seeds go on ascending spaces, >= seed_floor).
+        empty = empty_spaces(c, r, cached(c).seed_floor if canonical else 0)
         if empty:
             while m:
                 k = lowest_bit(m)
@@ -547,7 +568,7 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out) noexcept nogil:
                 n = append_bits(out, n, empty & SEED_SPACES[k][r], ACT_SEED + k * MAX_SPACES + first)
     m = held & FERT_MASK
     if m:
-        growable = growable_breeds(c, r)
+        growable = growable_breeds(c, r) if canonical else 0xFF
         while m:
             k = lowest_bit(m)
             m &= m - 1
@@ -570,17 +591,17 @@ cdef int sprout_actions(const LabCore* c, int32_t* out) noexcept nogil:
     return n
 
 
-cdef int observe_actions(const LabCore* c, int32_t* out) noexcept nogil:
-    """LO1: own flowers in the assistant's room, removed in ascending space order (the removal
-    order changes nothing: the bonus is computed on the whole set at END)."""
+cdef int observe_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """LO1: any own flower in the assistant's room not picked yet. canonical: in ascending
+    space order (the removal order changes nothing: the bonus is computed on the whole set at
+    END)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
     cdef int n = 0, s, floor = ROOM_FIRST[r]
     out[n] = ACT_END
     n += 1
-    for s in range(ROOM_FIRST[r], ROOM_FIRST[r] + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_PICKED:
-            floor = s + 1
+    if canonical and cached(c).observe_floor > floor:
+        floor = cached(c).observe_floor
     for s in range(floor, ROOM_FIRST[r] + ROOM_SIZE[r]):
         if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
             out[n] = ACT_OBSERVE + s
@@ -588,15 +609,17 @@ cdef int observe_actions(const LabCore* c, int32_t* out) noexcept nogil:
     return n
 
 
-cdef int stage_actions(const LabCore* c, int32_t* out) noexcept nogil:
+cdef int stage_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """Every rule-legal decision (canonical False: legal_actions) or the search's canonical
+    subset (canonical True: search_actions)."""
     if c.stage == STAGE_DEVELOP:
-        return develop_actions(c, out)
+        return develop_actions(c, out, canonical)
     if c.stage == STAGE_CULTIVATE:
-        return cultivate_actions(c, out)
+        return cultivate_actions(c, out, canonical)
     if c.stage == STAGE_SPROUT:
         return sprout_actions(c, out)
     if c.stage == STAGE_OBSERVE:
-        return observe_actions(c, out)
+        return observe_actions(c, out, canonical)
     return 0
 
 
@@ -608,23 +631,32 @@ cdef void begin_turn(LabCore* c, int p) noexcept nogil:
     clear_turn(c)
 
 
+cdef void clear_memory(LabCore* c) noexcept nogil:
+    """Forget the search memory (a new turn: nothing played yet)."""
+    cdef LabState* mem = cache_of(c)
+    mem.experiment_floor = 0
+    mem.acquire_floor = 0
+    mem.seed_floor = 0
+    mem.observe_floor = 0
+    mem.acquired_seen = 0
+    mem.late_skill = 0
+
+
 cdef void clear_turn(LabCore* c) noexcept nogil:
     """Zero the turn bookkeeping (between turns a position has one encoding)."""
     c.acquired = 0
     c.spent = 0
-    c.experiment_floor = 0
-    c.acquire_floor = 0
-    c.seed_floor = 0
-    c.late_skill = 0
     c.growth_breeds = 0
     set_pending_mask(c, 0)
+    clear_memory(c)
 
 
 cdef void enter_cultivation(LabCore* c) noexcept nogil:
+    cdef LabState* mem = cache_of(c)
     c.stage = STAGE_CULTIVATE
-    c.experiment_floor = 0           # Phase 1 bookkeeping; zeroed so a position has one encoding
-    c.late_skill = 0
-    c.seed_floor = 0
+    mem.experiment_floor = 0         # Phase 1 memory, done with
+    mem.late_skill = 0
+    mem.seed_floor = 0
 
 
 cdef void start_draws(LabCore* c, int seat, int count, int mode, int resume) noexcept nogil:
@@ -695,6 +727,7 @@ cdef void end_turn(LabCore* c) noexcept nogil:
         c.discard[p][k] += c.hand[p][k] + c.play[p][k]
         c.hand[p][k] = 0
         c.play[p][k] = 0
+        c.known[p][k] = 0
     cache_of(c).held[p] = 0
     start_draws(c, p, HAND_SIZE, MODE_TO_HAND, RESUME_TURN_END)
 
@@ -729,7 +762,7 @@ cdef void advance(LabCore* c) noexcept nogil:
                 cache_of(c).draw_total[q] = zone_total(c.draw[q])
             return
         if c.stage == STAGE_DEVELOP:
-            if develop_actions(c, NULL) == 1:
+            if develop_actions(c, NULL, False) == 1:
                 enter_cultivation(c)         # nothing to do in Phase 1
                 continue
             return
@@ -843,7 +876,11 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
 
 
 cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    return stage_actions(<const LabCore*>buf, out)
+    return stage_actions(<const LabCore*>buf, out, False)
+
+
+cdef int k_search_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    return stage_actions(<const LabCore*>buf, out, True)
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
@@ -901,10 +938,17 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.draw[q][k] -= 1
         cache_of(c).draw_total[q] -= 1
         c.draws_pending -= 1
-        if c.draw_mode == MODE_TO_HAND or K_TYPE[k] == c.draw_mode - 1:
+        if c.draw_mode == MODE_TO_HAND:
             hand_put(c, q, k)
+        elif K_TYPE[k] == c.draw_mode - 1:
+            hand_put(c, q, k)
+            c.known[q][k] += 1               # A4: revealed face up, so everybody knows it
         else:
             c.aside[k] += 1                  # A4: revealed, not of the skill's type
+        if cached(c).draw_total[q] == 0:
+            # The draw pile ran dry into the hand: hand + draw pile was public (owned cards
+            # minus the public discard pile and play area), so now the whole hand is (LY2).
+            memcpy(c.known[q], c.hand[q], MAX_KINDS)
         advance(c)
         return
     if action >= ACT_START:
@@ -915,6 +959,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         return
     if action >= ACT_OBSERVE:
         c.space_status[action - ACT_OBSERVE] = SPACE_PICKED
+        cache_of(c).observe_floor = action - ACT_OBSERVE + 1
         advance(c)
         return
     if action == ACT_NO_SPROUT or action >= ACT_SPROUT:
@@ -925,7 +970,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         advance(c)
         return
     if action >= ACT_FERTILIZE:
-        c.seed_floor = 0
+        cache_of(c).seed_floor = 0
         fertilize(c, action - ACT_FERTILIZE)
         advance(c)
         return
@@ -939,7 +984,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.space_owner[s] = p
         c.space_breed[s] = (lowest_bit(K_BREEDS[k]) + 1) if c.track_seed_breed else 0
         c.space_step[s] = 0
-        c.seed_floor = s + 1
+        cache_of(c).seed_floor = s + 1
         advance(c)
         return
     if action >= ACT_MOVE:
@@ -947,7 +992,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         hand_take(c, p, k)
         c.play[p][k] += 1
         c.room[p] = (action - ACT_MOVE) % N_ROOMS
-        c.seed_floor = 0
+        cache_of(c).seed_floor = 0
         advance(c)
         return
     if action >= ACT_ACQUIRE:
@@ -956,18 +1001,19 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.discard[p][k] += 1                 # LD4
         c.acquired += 1
         c.spent += K_COST[k]
-        c.acquire_floor = k
+        cache_of(c).acquire_floor = k
+        cache_of(c).acquired_seen = 1
         advance(c)
         return
     if action >= ACT_SKILL:
         k = action - ACT_SKILL
         hand_take(c, p, k)
         c.play[p][k] += 1
-        c.experiment_floor = 0
-        c.seed_floor = 0
-        if c.stage == STAGE_DEVELOP and c.acquired:
-            c.late_skill = 1                 # LD6 fix: see develop_actions
-            c.acquire_floor = 0
+        cache_of(c).experiment_floor = 0
+        cache_of(c).seed_floor = 0
+        if c.stage == STAGE_DEVELOP and cache_of(c).acquired_seen:
+            cache_of(c).late_skill = 1       # LD6 fix: see develop_actions
+            cache_of(c).acquire_floor = 0
         start_draws(c, p, K_SKILL_COUNT[k],
                     MODE_TO_HAND if K_SKILL_OP[k] == SKILL_DRAW else 1 + K_SKILL_TYPE[k],
                     RESUME_DEVELOP if c.stage == STAGE_DEVELOP else RESUME_CULTIVATE)
@@ -977,7 +1023,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         k = action - ACT_EXPERIMENT
         hand_take(c, p, k)
         c.play[p][k] += 1
-        c.experiment_floor = k
+        cache_of(c).experiment_floor = k
         advance(c)
         return
     # ACT_END
@@ -1061,8 +1107,10 @@ cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
 
 cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     """Section 4: another seat's hand and draw pile are hidden, their union is public (owned
-    cards minus the public discard pile and play area). Deal that multiset afresh into a hand of
-    the same size and a draw pile, reading only the union and the hand size — never the hidden
+    cards minus the public discard pile and play area), and so are the cards known to be in the
+    hand (`known`: a draw pile that ran dry into it, a typed skill's reveal). Keep the known
+    cards and deal the rest of the union afresh into the rest of a hand of the same size and a
+    draw pile, reading only the union, the known cards and the hand size — never the hidden
     split — so the result depends on the observer's information and the rng alone."""
     cdef LabCore* c = <LabCore*>buf
     cdef int q, k, hand_size, remaining, pick
@@ -1072,9 +1120,9 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
         hand_size = 0
         remaining = 0
         for k in range(N_KINDS):
-            hand_size += c.hand[q][k]
-            c.draw[q][k] += c.hand[q][k]
-            c.hand[q][k] = 0
+            hand_size += c.hand[q][k] - c.known[q][k]
+            c.draw[q][k] += c.hand[q][k] - c.known[q][k]
+            c.hand[q][k] = c.known[q][k]
             remaining += c.draw[q][k]
         while hand_size > 0:
             pick = rng_below(rng, remaining)
@@ -1137,16 +1185,21 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     where a card in hand does something, observe every own flower. One decision in eight is
     uniform so that playouts keep exploring.
 
-    The legal list is ascending, so each kind of action is one run of it (Phase 1: END,
+    It draws from the canonical list (search_actions), which is ascending, so each kind of action is one run of it (Phase 1: END,
     experiments, skills, acquisitions; Phase 2: END, skills, moves, seeds, fertilizers): a pool
     of one kind is picked from its run directly."""
     cdef const LabCore* c = <const LabCore*>buf
     cdef int32_t legal[MAX_LEGAL]
     cdef int32_t pool[MAX_KINDS * N_ROOMS]   # acquisitions, fertilizers or moves: one per kind (and room)
-    cdef int n = stage_actions(c, legal)
+    cdef int n = stage_actions(c, legal, True)
     cdef int i, a, m = 0, best = -1, value, start, end, room
     cdef int useful[N_ROOMS]
     cdef uint32_t held
+    if n == 1 and c.stage == STAGE_DEVELOP:
+        # Only END in the canonical list, where Phase 1 used to end by itself before every
+        # legal order was offered (issue 14): no random draw, so playouts follow the same
+        # random stream as before that change.
+        return ACT_END
     if n <= 1 or rng_below(rng, 8) == 0:
         return legal[rng_below(rng, n)]
     if c.stage == STAGE_DEVELOP:
@@ -1216,6 +1269,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     for p in range(MAX_SEATS):
         st.held[p] = kinds_in(st.core.hand[p])
         st.draw_total[p] = zone_total(st.core.draw[p])
+    clear_memory(&st.core)                  # unknown history: the search prunes nothing
 
 
 cdef GameKernel KERNEL
@@ -1236,6 +1290,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.search_actions = k_search_actions
 
 
 def kernel_capsule():
@@ -1271,9 +1326,7 @@ def core_to_dict(const uint8_t[::1] data):
         "turn_player": c.turn_player, "start_player": c.start_player,
         "final_round": c.final_round, "draw_seat": c.draw_seat,
         "draws_pending": c.draws_pending, "draw_mode": c.draw_mode, "acquired": c.acquired,
-        "spent": c.spent, "experiment_floor": c.experiment_floor,
-        "acquire_floor": c.acquire_floor, "seed_floor": c.seed_floor, "late_skill": c.late_skill,
-        "growth_breeds": c.growth_breeds,
+        "spent": c.spent, "growth_breeds": c.growth_breeds,
         "growth_pending": c.growth_pending[0] | (c.growth_pending[1] << 8),
         "acquire_mode": c.acquire_mode, "track_seed_breed": c.track_seed_breed,
         "seed_set_scope": c.seed_set_scope,
@@ -1284,6 +1337,7 @@ def core_to_dict(const uint8_t[::1] data):
         "draw": [[c.draw[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
         "discard": [[c.discard[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
         "play": [[c.play[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
+        "known": [[c.known[p][k] for k in range(MAX_KINDS)] for p in range(MAX_SEATS)],
         "aside": [c.aside[k] for k in range(MAX_KINDS)],
         "stock": [c.stock[k] for k in range(MAX_KINDS)],
         "plant_stock": [c.plant_stock[k] for k in range(N_BREEDS)],
@@ -1304,9 +1358,7 @@ def dict_to_core(dict d):
     c.turn_player = d["turn_player"]; c.start_player = d["start_player"]
     c.final_round = d["final_round"]; c.draw_seat = d["draw_seat"]
     c.draws_pending = d["draws_pending"]; c.draw_mode = d["draw_mode"]
-    c.acquired = d["acquired"]; c.spent = d["spent"]
-    c.experiment_floor = d["experiment_floor"]; c.acquire_floor = d["acquire_floor"]
-    c.seed_floor = d["seed_floor"]; c.late_skill = d["late_skill"]; c.growth_breeds = d["growth_breeds"]
+    c.acquired = d["acquired"]; c.spent = d["spent"]; c.growth_breeds = d["growth_breeds"]
     if not 0 <= d["growth_pending"] <= 0xFFFF:
         raise OverflowError("growth_pending")
     c.growth_pending[0] = d["growth_pending"] & 0xFF
@@ -1325,6 +1377,7 @@ def dict_to_core(dict d):
             c.draw[p][k] = d["draw"][p][k]
             c.discard[p][k] = d["discard"][p][k]
             c.play[p][k] = d["play"][p][k]
+            c.known[p][k] = d["known"][p][k]
     for k in range(MAX_KINDS):
         c.aside[k] = d["aside"][k]
         c.stock[k] = d["stock"][k]
