@@ -118,9 +118,23 @@ def notations(state: games.State) -> list[str]:
     return [state.action_to_string(a) for a in state.legal_actions()]
 
 
+def search_world(state: games.State, seed: int = 0) -> games.State:
+    """`state` as a search samples it: determinized for the seat to move, which starts the
+    search's order memory (search_actions prunes equivalent orders from there on)."""
+    world = state.clone()
+    world.kernel_state.determinize(world.current_player, seed)
+    return world
+
+
 def search_notations(state: games.State) -> list[str]:
     """The search's canonical subset (equivalent orders pruned), as notation."""
     return [state.action_to_string(a) for a in state.search_actions()]
+
+
+def policy_proposals(state: games.State, seeds: int = 200) -> set[str]:
+    """Everything the playout policy proposes here over `seeds` seeds (in a search's world)."""
+    world = search_world(state)
+    return {world.action_to_string(world.kernel_state.rollout_action(seed)) for seed in range(seeds)}
 
 
 def core(state: games.State) -> dict[str, Any]:

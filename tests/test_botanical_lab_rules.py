@@ -19,8 +19,8 @@ from hortus.games.botanical_lab import game as lab
 from hortus.games.botanical_lab.components import ComponentDataError
 
 from botanical_lab_positions import (
-    CIRCLE, DIAMOND, GAME, HEXAGON, SQUARE, TRIANGLE, core, end_turn, kind, notations, position,
-    search_notations, space,
+    CIRCLE, DIAMOND, GAME, HEXAGON, SQUARE, TRIANGLE, core, end_turn, kind, notations, policy_proposals, position,
+    search_notations, search_world, space,
 )
 
 RED, BLUE = 0, 1
@@ -61,10 +61,13 @@ def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
         "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
         "R2(2,0)": ("flower", RED, HEXAGON), "R1(0,0)": ("flower", RED, CIRCLE)})
     assert notations(s) == ["end observation", "observe R2(0,1)", "observe R2(2,0)"]
+    world = search_world(s)
+    assert search_notations(world) == notations(s)  # a search may start from either
     s.apply_text("observe R2(2,0)")
+    world.apply_text("observe R2(2,0)")
     assert notations(s) == ["end observation", "observe R2(0,1)"]
-    assert search_notations(s) == ["end observation"]  # removals searched in ascending order
-    other = s.clone()
+    assert search_notations(s) == notations(s)  # outside a search's world nothing is pruned
+    assert search_notations(world) == ["end observation"]  # the search takes them in ascending order
     s.apply_text("observe R2(0,1)")
     s.apply_text("end observation")
     ascending = position(stage="observation", rooms={RED: R2}, board={
@@ -74,7 +77,6 @@ def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
     ascending.apply_text("observe R2(2,0)")
     ascending.apply_text("end observation")
     assert s == ascending and vp(s, RED) == 2 + 4
-    assert other.search_actions() != other.legal_actions()
 
 
 def test_lt2_adjacency_bonus_per_connected_group() -> None:
@@ -204,12 +206,13 @@ def test_lt6_fertilizer_grows_every_matching_plant_of_the_room() -> None:
     assert plants_in_stock(s) == [stock[0], stock[1] - 1, *stock[2:]]
 
 
-def test_lt6_a_fertilizer_that_grows_nothing_is_legal_but_not_searched() -> None:
-    """LP5: a fertilizer with nothing to grow may be played, for no effect; the search leaves
-    it out (keeping it is the same: both end in the discard pile)."""
+def test_lt6_a_fertilizer_that_grows_nothing_is_legal_but_not_in_playouts() -> None:
+    """LP5: a fertilizer with nothing to grow may be played, for no effect; the playout policy
+    leaves it out (keeping it is the same: both end in the discard pile)."""
     s = position(rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={"R1(2,2)": ("flower", BLUE, CIRCLE)})
     assert "fertilize with circle-triangle fertilizer" in notations(s)
-    assert "fertilize with circle-triangle fertilizer" not in search_notations(s)
+    assert "fertilize with circle-triangle fertilizer" in search_notations(search_world(s))
+    assert "fertilize with circle-triangle fertilizer" not in policy_proposals(s)
     s.apply_text("fertilize with circle-triangle fertilizer")
     d = core(s)
     assert d["stage"] == lab.STAGE_CULTIVATE and vp(s, RED) == 0 and d["space_step"][space("R1(2,2)")] == 1
@@ -304,9 +307,9 @@ def test_lt10_rulebook_movement_example() -> None:
     assert d["play"][RED][kind("exp1")] == 2 and sum(d["hand"][RED]) == 0
 
 
-def test_lt10_fuel_is_any_card_but_the_search_spends_experiment_cards_first() -> None:
+def test_lt10_fuel_is_any_card_but_playouts_spend_experiment_cards_first() -> None:
     s = position(rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"exp1": 1, "square seed": 1, "circle-triangle fertilizer": 1}})
-    assert [t for t in search_notations(s) if t.startswith("move")] == ["move to R2 with exp1", "move to R3 with exp1"]
+    assert {t for t in policy_proposals(s) if t.startswith("move")} <= {"move to R2 with exp1", "move to R3 with exp1"}
     assert sorted(t for t in notations(s) if t.startswith("move")) == [
         "move to R2 with circle-triangle fertilizer", "move to R2 with exp1", "move to R2 with square seed",
         "move to R3 with circle-triangle fertilizer", "move to R3 with exp1", "move to R3 with square seed"]
@@ -447,7 +450,8 @@ def lt16(hand: dict[str, int]) -> games.State:
 def test_lt16_no_plant_of_the_breed_no_growth() -> None:
     s = lt16({"diamond fertilizer": 1, "exp1": 4})
     assert plants_in_stock(s)[DIAMOND - 1] == 0
-    assert "fertilize with diamond fertilizer" not in search_notations(s)  # it would grow nothing (LP5)
+    assert "fertilize with diamond fertilizer" in notations(s)  # legal, for no effect (LP5)
+    assert "fertilize with diamond fertilizer" not in policy_proposals(s)
     s = lt16({"square-hexagon fertilizer": 1, "exp1": 4})
     s.apply_text("fertilize with square-hexagon fertilizer")
     d = core(s)
@@ -741,13 +745,16 @@ def test_ld6_skill_after_an_acquisition_is_not_offered_twice() -> None:
     s = position(stage="development", extra={RED: {"skill_experiment": 1}},
                  hands={RED: {"exp1": 4, "skill_experiment": 1}})
     assert sum(core(s)["draw"][RED]) == 4
-    for _ in range(4):
-        s.apply_text("play exp1")
-    s.apply_text("acquire exp2")
-    # The draw pile covers the reveal: playing the skill now is the same as before acquiring,
-    # so the search does not offer it again; the rules do (a player may play it now).
-    assert search_notations(s) == ["end development"]
+    world = search_world(s)
+    for state in (s, world):
+        for _ in range(4):
+            state.apply_text("play exp1")
+        state.apply_text("acquire exp2")
+    # The draw pile covers the reveal: playing the skill now is the same line as before
+    # acquiring, so playouts do not play it again; the rules (and the search) do.
     assert notations(s) == ["end development", "play skill_experiment"]
+    assert search_notations(world) == ["end development", "play skill_experiment"]
+    assert {world.action_to_string(world.kernel_state.rollout_action(seed)) for seed in range(50)} == {"end development"}
 
 
 @pytest.mark.parametrize("players", [3, 4])
@@ -821,9 +828,11 @@ def fresh(state: games.State) -> games.State:
 
 def test_exp1_still_playable_after_exp2_and_a_total_of_5_gives_2_acquisitions() -> None:
     s = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
+    world = search_world(s)
     s.apply_text("play exp2")
+    world.apply_text("play exp2")
     assert "play exp1" in notations(s)
-    assert "play exp1" not in search_notations(s)  # the search plays experiments kind by kind
+    assert "play exp1" not in search_notations(world)  # the search plays experiments kind by kind
     for _ in range(3):
         s.apply_text("play exp1")
     assert acquisitions(s) == 2
@@ -849,9 +858,11 @@ def test_space_0_0_can_be_prepared_after_space_2_1() -> None:
     def start() -> games.State:
         return position(rooms={RED: R1}, extra={RED: {"circle seed": 1}}, hands={RED: {"circle seed": 2, "exp1": 3}})
     s = start()
+    world = search_world(s)
     s.apply_text("prepare R1(2,1) with circle seed")
+    world.apply_text("prepare R1(2,1) with circle seed")
     assert "prepare R1(0,0) with circle seed" in notations(s)
-    assert "prepare R1(0,0) with circle seed" not in search_notations(s)  # searched by ascending space
+    assert "prepare R1(0,0) with circle seed" not in search_notations(world)  # searched by ascending space
     s.apply_text("prepare R1(0,0) with circle seed")
     other = start()
     other.apply_text("prepare R1(0,0) with circle seed")
@@ -859,42 +870,39 @@ def test_space_0_0_can_be_prepared_after_space_2_1() -> None:
     assert s == other
 
 
-def test_a_decoded_position_prunes_nothing_the_search_could_not_reach_again() -> None:
-    """The search's order memory is not part of the position: after a non-canonical order the
-    position decodes equal to the canonical one, and a decoded position offers the search
-    every order again."""
+def test_a_search_from_a_mid_order_position_follows_the_player() -> None:
+    """The search's order memory is not part of the position and starts empty in each world a
+    search samples: after a player played exp2 first, a search from there still plays exp1."""
     s = develop({"exp1": 3, "exp2": 1, "circle seed": 1})
-    s.apply_text("play exp2")
-    assert "play exp1" in search_notations(fresh(s))
+    world = search_world(s)
+    world.apply_text("play exp2")
+    assert "play exp1" not in search_notations(world)
+    assert "play exp1" in search_notations(search_world(world))
+    assert "play exp1" in search_notations(fresh(world))
 
 
-def turn_leaves(state: games.State, *, search: bool, cap: int = 30000) -> set[bytes] | None:
-    """The positions where the turn player's own decisions from `state` end (the next chance
-    event or seat, with chance nodes of a skill ending a branch), over every legal action or
-    over the search's canonical subset; None when the turn has more than `cap` positions."""
+def within_turn(state: games.State, depth: int, search: bool, cap: int = 6000) -> set[bytes] | None:
+    """Positions reachable from `state` in at most `depth` decisions of the seat to move, over
+    every legal action or over the search's subset; None past `cap` positions."""
     seat = state.current_player
     seen = {state.encode()}
     frontier = [state]
-    leaves: set[bytes] = set()
-    while frontier:
-        nxt = []
+    for _ in range(depth):
+        following = []
         for s in frontier:
+            if s.current_player != seat:
+                continue
             for a in (s.search_actions() if search else s.legal_actions()):
                 child = s.clone()
                 child.apply(a)
                 key = child.encode()
-                if key in seen:
-                    continue
-                seen.add(key)
-                if len(seen) > cap:
-                    return None
-                if child.current_player != seat:
-                    if not (child.is_chance() and core(child)["resume"] != lab.RESUME_TURN_END):
-                        leaves.add(key)  # the turn's end (phase 5 draws, next seat, game over)
-                else:
-                    nxt.append(child)
-        frontier = nxt
-    return leaves
+                if key not in seen:
+                    seen.add(key)
+                    following.append(child)
+                    if len(seen) > cap:
+                        return None
+        frontier = following
+    return seen
 
 
 def random_positions(count: int, seed: int) -> list[games.State]:
@@ -917,20 +925,29 @@ def random_positions(count: int, seed: int) -> list[games.State]:
     return out
 
 
-def test_the_search_subset_reaches_every_end_of_turn_position() -> None:
-    """From random positions, every position at which the turn's own decisions end through the
-    legal actions is reached through the search's canonical subset too (skill plays end a
-    branch at their chance node; the fuel and LP5 prunings only hold back a card that would be
-    discarded at the turn's end anyway, so end-of-turn positions are the ones compared)."""
-    compared = 0
-    for s in random_positions(40, 14):
-        legal = turn_leaves(s, search=False)
-        if legal is None:
-            continue
-        searched = turn_leaves(s, search=True)
-        assert searched is not None and legal == searched, lab.core_dict(s)
-        compared += 1
-    assert compared >= 10
+def test_the_search_subset_reaches_every_position_the_rules_allow() -> None:
+    """From random positions as a search samples them (determinized: the order memory starts
+    there), every position reachable within the turn through the legal actions is reachable
+    through the search's subset in as many decisions, intermediate positions included."""
+    compared = pruned_somewhere = 0
+    for i, s in enumerate(random_positions(60, 14)):
+        world = search_world(s, i)
+        for depth in (3, 2):
+            legal = within_turn(world, depth, search=False)
+            if legal is None:
+                continue
+            searched = within_turn(world, depth, search=True)
+            assert searched is not None and legal <= searched, lab.core_dict(world)
+            compared += 1
+            break
+        # the subset does prune: after one move, equivalent orders are left out somewhere
+        for a in world.search_actions():
+            child = world.clone()
+            child.apply(a)
+            if child.current_player == world.current_player and child.search_actions() != child.legal_actions():
+                pruned_somewhere += 1
+                break
+    assert compared >= 30 and pruned_somewhere >= 5
 
 
 def commuting_walk(state: games.State, rng: random.Random) -> list[int]:
@@ -974,11 +991,11 @@ def test_every_allowed_permutation_of_commuting_moves_reaches_the_same_position(
             assert t == target, (walk, order)
             accepted += 1
         # The canonical order (ascending) is among them, and the search offers it step by step.
-        t = s.clone()
+        t = search_world(s)
         for a in sorted(walk, key=lambda a: (a - lab.BASES["seed"]) % lab.MAX_SPACES if lab.BASES["seed"] <= a < lab.BASES["fertilize"] else a):
             assert a in t.search_actions(), (walk, a)
             t.apply(a)
-        assert t == target
+        assert t.view(s.current_player) == target.view(s.current_player)
         checked += accepted
     assert checked >= 40
 

@@ -85,9 +85,12 @@ ctypedef struct LabState:
     uint32_t held[4]           # kinds (bit k) in each seat's hand
     int32_t draw_total[4]      # cards in each seat's draw pile
     # Search memory: the canonical order of commuting moves (search_actions), e.g. experiments
-    # by non-decreasing kind. Not part of the position (never serialized, so every order of the
-    # same moves reaches the same encoded position); k_rebuild clears it, and cleared memory
-    # prunes nothing, so a position of unknown history offers the search every legal move.
+    # by non-decreasing kind, along the path a search took since it sampled its world. Not part
+    # of the position (never serialized, so every order of the same moves encodes alike).
+    # determinize starts it (ordered = 1, nothing recorded: the root's history is unknown, so the
+    # search may still follow any order a player took); k_rebuild clears it (ordered = 0), and a
+    # state that is not a search's sampled world prunes nothing (search_actions = legal_actions).
+    uint8_t ordered            # 1 in a search's world (set by determinize)
     uint8_t experiment_floor   # LD6: next experiment played is a kind >= this
     uint8_t acquire_floor      # next acquisition is a kind >= this (acquisition order is moot)
     uint8_t seed_floor         # next seed goes on a space id >= this (0 after any other action)

@@ -8,8 +8,9 @@ plant and room data come from components.toml, copied into the static tables bel
 
 legal_actions lists every rule-legal decision, in any order a player may make them (issue 14);
 search_actions is the canonical subset the search and playouts expand (equivalent orders of
-commuting moves, and a few dominated moves, pruned), with its order memory kept after the
-serialized core (LabState) so that every order of the same moves encodes the same position.
+commuting moves pruned), with its order memory kept after the serialized core (LabState) so
+that every order of the same moves encodes the same position; rollout_action draws from a
+list with dominated moves pruned as well (the legal list before issue 14).
 
 Action ids (dense, < NUM_ACTIONS):
   END          0                      end the current phase (1, 2 or 3)
@@ -50,6 +51,9 @@ cdef enum:
     ACT_START = 1155
     ACT_DRAW = 1159
     NUM_ACTIONS = 1179
+    LIST_LEGAL = 0          # stage_actions: every rule-legal decision (legal_actions)
+    LIST_SEARCH = 1         #   the search's canonical subset: equivalent orders pruned (search_actions)
+    LIST_POLICY = 2         #   the playout policy's list: also dominated moves pruned (rollout_action)
     MAX_LEGAL = 1024
     NO_COST = 255
     SKILL_NONE = 0
@@ -476,14 +480,17 @@ cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
 
 
 # --- legal actions per stage ------------------------------------------------------------------
-cdef int develop_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+cdef int develop_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
     """LD1-LD4: every experiment and skill card in hand may be played and every card the
     experiment total allows may be acquired, in any order (an experiment played after an
     acquisition raises the total for the next one).
 
-    canonical (search_actions, LD6): experiment and skill cards first, experiments by
-    non-decreasing kind; then acquisitions by non-decreasing kind (they all go to the discard
-    pile, so their order changes nothing). The order is kept in the search memory.
+    LIST_SEARCH, in a search's world (LD6): experiments by non-decreasing kind and before any
+    acquisition (after a skill, again from any kind); acquisitions by non-decreasing kind (they
+    all go to the discard pile, so their order changes nothing). The order is kept in the search
+    memory. Every position a legal order reaches, a canonical order reaches in as many moves.
+    LIST_POLICY also leaves out a skill after an acquisition while the draw pile covers its
+    draws (the same line as the skill played before acquiring).
 
     LD6 corrected: an acquisition changes what a later skill can bring when the skill's draws
     reach the end of the draw pile, because the discard pile (holding the acquired cards) is
@@ -492,12 +499,13 @@ cdef int develop_actions(const LabCore* c, int32_t* out, bint canonical) noexcep
     played again and acquisitions restart from any kind. Otherwise a skill played after an
     acquisition is the same line as the skill played before it, and is not offered twice.
 
-    With out == NULL (only with canonical False) nothing is written and the count stops at 2:
+    With out == NULL (only with LIST_LEGAL) nothing is written and the count stops at 2:
     whether Phase 1 offers any choice besides END (advance asks this after every step)."""
     cdef int p = c.turn_player
     cdef int n = 1, k, x, limit
     cdef uint32_t held = cached(c).held[p], m
     cdef const LabState* mem = cached(c)
+    cdef bint canonical = mode != LIST_LEGAL and mem.ordered
     if out != NULL:
         out[0] = ACT_END
     m = held & EXP_MASK
@@ -513,7 +521,7 @@ cdef int develop_actions(const LabCore* c, int32_t* out, bint canonical) noexcep
     while m:
         k = lowest_bit(m)
         m &= m - 1
-        if canonical and mem.acquired_seen and cached(c).draw_total[p] >= K_SKILL_COUNT[k]:
+        if mode == LIST_POLICY and mem.acquired_seen and cached(c).draw_total[p] >= K_SKILL_COUNT[k]:
             continue
         out[n] = ACT_SKILL + k
         n += 1
@@ -531,14 +539,15 @@ cdef int develop_actions(const LabCore* c, int32_t* out, bint canonical) noexcep
     return n
 
 
-cdef int cultivate_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
+cdef int cultivate_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
     """LP1-LP5 and LT2 (skills): any card in hand as fuel to move to another room, a seed on
     any empty matching space of the room, any fertilizer (LP5: even one that grows nothing).
 
-    canonical (search_actions): while an experiment card is in hand only the lowest experiment
-    kind is fuel (an experiment has no other use in Phase 2, and every card ends in the discard
-    pile anyway); consecutive seeds go on ascending spaces; a fertilizer that grows nothing is
-    left out (keeping it is the same: both end in the discard pile in Phase 5)."""
+    LIST_SEARCH, in a search's world: consecutive seeds go on ascending spaces. LIST_POLICY also
+    prunes dominated moves: while an experiment card is in hand only the lowest experiment kind
+    is fuel (an experiment has no other use in Phase 2, and every card ends in the discard pile
+    anyway), and a fertilizer that grows nothing is left out (keeping it is the same: both end
+    in the discard pile in Phase 5)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
     cdef int n = 1, k, q, first, growable
@@ -546,7 +555,7 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out, bint canonical) noexc
     out[0] = ACT_END
     n = append_bits(out, n, held & SKILL_MASK, ACT_SKILL)
     fuel = held
-    if canonical and held & EXP_MASK:
+    if mode == LIST_POLICY and held & EXP_MASK:
         fuel = held & EXP_MASK
         fuel = fuel & -fuel
     while fuel:
@@ -560,7 +569,7 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out, bint canonical) noexc
     if m and c.markers_free[p] > 0:          # A20
         first = ROOM_FIRST[r]
         # LP2 (canonical order: consecutive seeds go on ascending spaces, >= seed_floor).
-        empty = empty_spaces(c, r, cached(c).seed_floor if canonical else 0)
+        empty = empty_spaces(c, r, cached(c).seed_floor if mode != LIST_LEGAL and cached(c).ordered else 0)
         if empty:
             while m:
                 k = lowest_bit(m)
@@ -568,7 +577,7 @@ cdef int cultivate_actions(const LabCore* c, int32_t* out, bint canonical) noexc
                 n = append_bits(out, n, empty & SEED_SPACES[k][r], ACT_SEED + k * MAX_SPACES + first)
     m = held & FERT_MASK
     if m:
-        growable = growable_breeds(c, r) if canonical else 0xFF
+        growable = growable_breeds(c, r) if mode == LIST_POLICY else 0xFF
         while m:
             k = lowest_bit(m)
             m &= m - 1
@@ -591,16 +600,16 @@ cdef int sprout_actions(const LabCore* c, int32_t* out) noexcept nogil:
     return n
 
 
-cdef int observe_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
-    """LO1: any own flower in the assistant's room not picked yet. canonical: in ascending
-    space order (the removal order changes nothing: the bonus is computed on the whole set at
+cdef int observe_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
+    """LO1: any own flower in the assistant's room not picked yet. LIST_SEARCH/POLICY in a
+    search's world: in ascending space order (the removal order changes nothing: the bonus is computed on the whole set at
     END)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
     cdef int n = 0, s, floor = ROOM_FIRST[r]
     out[n] = ACT_END
     n += 1
-    if canonical and cached(c).observe_floor > floor:
+    if mode != LIST_LEGAL and cached(c).ordered and cached(c).observe_floor > floor:
         floor = cached(c).observe_floor
     for s in range(floor, ROOM_FIRST[r] + ROOM_SIZE[r]):
         if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
@@ -609,17 +618,16 @@ cdef int observe_actions(const LabCore* c, int32_t* out, bint canonical) noexcep
     return n
 
 
-cdef int stage_actions(const LabCore* c, int32_t* out, bint canonical) noexcept nogil:
-    """Every rule-legal decision (canonical False: legal_actions) or the search's canonical
-    subset (canonical True: search_actions)."""
+cdef int stage_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
+    """The decisions of list `mode`: LIST_LEGAL, LIST_SEARCH or LIST_POLICY."""
     if c.stage == STAGE_DEVELOP:
-        return develop_actions(c, out, canonical)
+        return develop_actions(c, out, mode)
     if c.stage == STAGE_CULTIVATE:
-        return cultivate_actions(c, out, canonical)
+        return cultivate_actions(c, out, mode)
     if c.stage == STAGE_SPROUT:
         return sprout_actions(c, out)
     if c.stage == STAGE_OBSERVE:
-        return observe_actions(c, out, canonical)
+        return observe_actions(c, out, mode)
     return 0
 
 
@@ -762,7 +770,7 @@ cdef void advance(LabCore* c) noexcept nogil:
                 cache_of(c).draw_total[q] = zone_total(c.draw[q])
             return
         if c.stage == STAGE_DEVELOP:
-            if develop_actions(c, NULL, False) == 1:
+            if develop_actions(c, NULL, LIST_LEGAL) == 1:
                 enter_cultivation(c)         # nothing to do in Phase 1
                 continue
             return
@@ -876,11 +884,11 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
 
 
 cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    return stage_actions(<const LabCore*>buf, out, False)
+    return stage_actions(<const LabCore*>buf, out, LIST_LEGAL)
 
 
 cdef int k_search_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    return stage_actions(<const LabCore*>buf, out, True)
+    return stage_actions(<const LabCore*>buf, out, LIST_SEARCH)
 
 
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
@@ -1136,6 +1144,9 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
             hand_size -= 1
         cache_of(c).held[q] = kinds_in(c.hand[q])
         cache_of(c).draw_total[q] = remaining
+    # A search's world: its order memory starts here, empty (see LabState).
+    clear_memory(c)
+    cache_of(c).ordered = 1
 
 
 # --- playout policy ---------------------------------------------------------------------------
@@ -1185,13 +1196,14 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     where a card in hand does something, observe every own flower. One decision in eight is
     uniform so that playouts keep exploring.
 
-    It draws from the canonical list (search_actions), which is ascending, so each kind of action is one run of it (Phase 1: END,
+    It draws from the policy list (LIST_POLICY: search_actions less dominated moves, the legal
+    list before issue 14), which is ascending, so each kind of action is one run of it (Phase 1: END,
     experiments, skills, acquisitions; Phase 2: END, skills, moves, seeds, fertilizers): a pool
     of one kind is picked from its run directly."""
     cdef const LabCore* c = <const LabCore*>buf
     cdef int32_t legal[MAX_LEGAL]
     cdef int32_t pool[MAX_KINDS * N_ROOMS]   # acquisitions, fertilizers or moves: one per kind (and room)
-    cdef int n = stage_actions(c, legal, True)
+    cdef int n = stage_actions(c, legal, LIST_POLICY)
     cdef int i, a, m = 0, best = -1, value, start, end, room
     cdef int useful[N_ROOMS]
     cdef uint32_t held
@@ -1269,7 +1281,8 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     for p in range(MAX_SEATS):
         st.held[p] = kinds_in(st.core.hand[p])
         st.draw_total[p] = zone_total(st.core.draw[p])
-    clear_memory(&st.core)                  # unknown history: the search prunes nothing
+    clear_memory(&st.core)                  # not a search's world: search_actions prunes nothing
+    st.ordered = 0
 
 
 cdef GameKernel KERNEL
