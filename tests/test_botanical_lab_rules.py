@@ -1158,3 +1158,13 @@ def test_property_contradictory_views_are_rejected() -> None:
             assert caught.value.field == f"seats[{p}].{key}"
 
     check()
+
+
+def test_pictures_show_the_cards_known_to_be_in_another_hand() -> None:
+    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
+                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    end_turn(s, RED)
+    while s.is_chance():
+        s.apply(s.chance_outcomes()[0][0])
+    assert "known: " in s.render(BLUE) and "circle seed x1" in s.render(BLUE)
+    assert "known in hand: " in s.picture(BLUE)

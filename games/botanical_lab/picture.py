@@ -117,6 +117,8 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
         info = v["seats"][p]
         who_ = "You" if p == seat else f"Seat {p}"
         unseen = "" if p == seat else f"; hand + draw pile hold {_counts(info['hand_and_draw'])}"
+        if p != seat and any(info.get("hand_known", [])):  # public: a dry draw pile, a typed reveal
+            unseen += f"; known in hand: {_counts(info['hand_known'])}"
         text = (f"{who_}: {info['vp']} VP, {info['markers_free']} markers free, hand {info['hand_count']}, "
                 f"draw pile {info['draw_count']}; play area {_counts(info['play'])}; discard "
                 f"{_counts(info['discard'])}{unseen}")
