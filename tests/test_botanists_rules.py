@@ -3,7 +3,9 @@ the solo Little Helper flow, component-file validation and fairness on hidden ha
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -672,3 +674,199 @@ def test_played_through_the_service(players: int, steps: int) -> None:
             assert "Botanists" in info.rendered
     finally:
         server.stop(0)
+
+
+# --- issue 14: every rule-legal move in any order; public knowledge exact --------------------------
+def test_t5_personal_order_may_be_fulfilled_before_the_open_one() -> None:
+    """T5/P8: "one order from the open market and/or one personal order", in either order."""
+    s = build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"], lands=[land("Bu")],
+              own_action=1, planted=1, done_mask=1, leftovers=["RYRR"], personal=[["RR"]],
+              hands=[["O/0", "O/1"], ["O/2", "O/3"]], open_orders=["RY", "GB", "PP"])
+    assert notations(s) == ["fulfil open 1", "fulfil personal RR", "fulfil no open order"]
+    # the search follows either order: after either first move the other stays reachable
+    assert s.search_actions() == s.legal_actions()
+    after_open = s.clone()
+    after_open.apply_text("fulfil open 1")
+    assert after_open.search_actions() == after_open.legal_actions()
+    assert notations(after_open) == ["fulfil personal RR", "fulfil no personal order"]
+    personal_first = s.clone()
+    personal_first.apply_text("fulfil personal RR")
+    assert notations(personal_first) == ["fulfil open 1", "fulfil no open order"]
+    personal_first.apply_text("fulfil open 1")
+    open_first = s.clone()
+    open_first.apply_text("fulfil open 1")
+    open_first.apply_text("fulfil personal RR")
+    assert personal_first.encode() == open_first.encode()
+    assert state_dict(open_first)["leftover"][0] == [0] * 5 and state_dict(open_first)["stage"] == bt.ST_END_TURN
+    # the personal order alone, then no open order: the same as no open order, then the personal
+    only = s.clone()
+    only.apply_text("fulfil personal RR")
+    only.apply_text("fulfil no open order")
+    later = s.clone()
+    later.apply_text("fulfil no open order")
+    later.apply_text("fulfil personal RR")
+    assert only.encode() == later.encode()
+
+
+def test_straight2_entry_may_be_diagonal() -> None:
+    """A13 outer_is_step1 + A14 straight2: entering is a step from beside the market, diagonal
+    too, and the second step keeps its direction; b2 is reachable only through the corner a1
+    (diagonal entry) or diagonally from c1/a3 when b1, a2 and c1 are taken."""
+    options = {"entry_mode": "outer_is_step1", "move_mode": "straight2"}
+    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"],
+              pawns=[None, "b1", "a2", "c1"], hands=[ALL_O, [], [], []], options=options)
+    targets = move_targets(s)
+    assert "b2" in targets                       # a1 (entered diagonally) then on to b2
+    assert "c3" not in targets                   # two steps from beside the market at most
+    outer = {bt.cell_name(c) for c in range(25) if c // 5 in (0, 4) or c % 5 in (0, 4)}
+    inner = {bt.cell_name(c) for c in range(25)} - outer - {"c3"}
+    assert targets == (outer - {"b1", "a2", "c1"}) | inner
+    # from the edge tile b1 (free now) the diagonal entries continue to a2 and c2, not only b2
+    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"],
+              pawns=[None, "a1", "c1", "b2"], hands=[ALL_O, [], [], []], options=options)
+    targets = move_targets(s)
+    assert {"c2", "d2"} <= targets and "b2" not in targets
+
+
+def cards_in_deck(state: games.State) -> set[int]:
+    return {k for k, loc in enumerate(state_dict(state)["card_loc"]) if loc == bt.CARD_DECK}
+
+
+def held_since_reshuffle(players: int, seed: int) -> tuple[games.State, set[int]] | None:
+    """A random game (drawing 2 market cards whenever it tends) played to the first decision
+    after the market-card discard pile was reshuffled into the deck, and the cards that were
+    in hands at the reshuffle and still are."""
+    rng = random.Random(seed)
+    s = GAME.new_game(players=players, seed=seed)
+    in_hands: set[int] | None = None
+    while not s.is_terminal():
+        if s.is_chance():
+            d = state_dict(s)
+            if in_hands is None and d["pend_cards"] and bt.CARD_DECK not in d["card_loc"]:
+                in_hands = {k for k, loc in enumerate(d["card_loc"]) if loc >= bt.CARD_HAND}
+            s.resolve_chance(rng)
+            continue
+        if in_hands is not None:
+            return s, {k for k in in_hands if state_dict(s)["card_loc"][k] >= bt.CARD_HAND}
+        legal = s.legal_actions()
+        s.apply(bt.A["DRAW2"] if bt.A["DRAW2"] in legal else rng.choice(legal))
+    return None
+
+
+def test_cards_in_hands_at_a_reshuffle_stay_out_of_the_deck() -> None:
+    """A10 reshuffle: the new deck is the public discard pile, so the cards in hands at that
+    moment are known not to be in it until they leave the hands; determinize and from_view keep
+    them in the other hands (as many per seat), and views carry them."""
+    found = 0
+    for seed in range(12):
+        played = held_since_reshuffle(4, seed)
+        if played is None:
+            continue
+        s, held = played
+        found += 1
+        seat = s.current_player
+        d = state_dict(s)
+        counts = [sum(1 for k in held if d["card_loc"][k] == bt.CARD_HAND + p) for p in range(4)]
+        assert held and held.isdisjoint(cards_in_deck(s))
+        for world_seed in range(1, 7):
+            world = s.clone()
+            world.kernel_state.determinize(seat, world_seed)
+            for w in (world, GAME.from_view(s.view(seat), seed=world_seed)):
+                assert held.isdisjoint(cards_in_deck(w)), "a held card was dealt into the deck"
+                wd = state_dict(w)
+                assert [sum(1 for k in held if wd["card_loc"][k] == bt.CARD_HAND + p) for p in range(4)] == counts
+                assert w.view(seat) == s.view(seat)
+        view = s.view(seat)
+        assert view["held_cards"] == sorted(held) and view["held_counts"] == counts
+    assert found >= 2
+
+
+def turn_ends(state: games.State, actions: Callable[[games.State], list[int]], limit: int = 4000) -> set[bytes] | None:
+    """The positions where the turn of the seat to move ends (another seat or chance to act, or
+    the end), over every sequence of `actions`; None past `limit` sequences."""
+    seat = state.current_player
+    ends: set[bytes] = set()
+    stack = [state]
+    visited = 0
+    while stack:
+        s = stack.pop()
+        if s.current_player != seat:
+            ends.add(s.encode())
+            continue
+        visited += 1
+        if visited > limit:
+            return None
+        for a in actions(s):
+            child = s.clone()
+            child.apply(a)
+            stack.append(child)
+    return ends
+
+
+def random_turn_starts(count: int, stages: set[int]) -> Iterator[games.State]:
+    """Decisions at the given stages from random games of every seat count (drawing 2 cards
+    whenever it tends, to reach the discard-down stage too)."""
+    rng = random.Random(14)
+    found = 0
+    while found < count:
+        players = rng.randint(1, 4)
+        s = GAME.new_game(players=players, seed=rng.getrandbits(32))
+        while not s.is_terminal() and found < count:
+            if s.is_chance():
+                s.resolve_chance(rng)
+                continue
+            if state_dict(s)["stage"] in stages and rng.random() < 0.5:
+                found += 1
+                yield s.clone()
+            legal = s.legal_actions()
+            s.apply(bt.A["DRAW2"] if bt.A["DRAW2"] in legal and rng.random() < 0.7 else rng.choice(legal))
+
+
+def test_search_subset_reaches_every_end_of_turn_the_legal_moves_reach() -> None:
+    """search_actions prunes only equivalent orders: from random decisions late in a turn, the
+    ends of the turn reachable through it are exactly those reachable through legal_actions."""
+    compared = 0
+    late = {bt.ST_PLANT, bt.ST_BONUS, bt.ST_TEND_DISCARD, bt.ST_TEND_KEEP, bt.ST_FULFIL_OPEN,
+            bt.ST_FULFIL_PERSONAL, bt.ST_HELPER_DEST, bt.ST_SOLO_DISCARD, bt.ST_KEEP}
+    for s in random_turn_starts(60, late):
+        assert set(s.search_actions()) <= set(s.legal_actions()) and s.search_actions()
+        full = turn_ends(s, lambda x: x.legal_actions())
+        if full is None:
+            continue
+        assert turn_ends(s, lambda x: x.search_actions()) == full
+        compared += 1
+    assert compared >= 40
+
+
+def test_every_order_of_commuting_moves_is_accepted_and_reaches_one_position() -> None:
+    """The moves of a turn that commute (T5's open and personal order, T4's cards discarded one
+    at a time): every order the rules allow is accepted and reaches the same position."""
+    fulfil = set(range(bt.A["FULFIL_OPEN"], bt.A["NO_FULFIL"]))
+    discard = set(range(bt.A["DISCARD_CARD"], bt.A["NO_DISCARD"]))
+    groups = 0
+    starts = list(random_turn_starts(40, {bt.ST_FULFIL_OPEN, bt.ST_TEND_KEEP}))
+    starts.append(build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"],
+                        lands=[land("Bu")], own_action=1, planted=1, done_mask=1, leftovers=["RYRRYB"],
+                        personal=[["RR", "YB"]], hands=[["O/0", "O/1"], ["O/2", "O/3"]]))
+    for s in starts:
+        kind = fulfil if state_dict(s)["stage"] == bt.ST_FULFIL_OPEN else discard
+        # every sequence of moves of that kind, by the seat to move, until the kind is done
+        sequences: dict[frozenset[int], list[tuple[list[int], bytes]]] = {}
+        stack: list[tuple[games.State, list[int]]] = [(s, [])]
+        while stack:
+            state, path = stack.pop()
+            moves = [a for a in state.legal_actions() if a in kind] if state.current_player == s.current_player else []
+            if not moves and path:
+                sequences.setdefault(frozenset(path), []).append((path, state.encode()))
+            for a in moves:
+                child = state.clone()
+                child.apply(a)
+                stack.append((child, path + [a]))
+        for members, reached in sequences.items():
+            if len(members) < 2:
+                continue
+            groups += 1
+            assert len({p[0] for p, _ in reached}) == len(members), "every move may come first"
+            assert len({end for _, end in reached}) == 1
+            assert len(reached) == len(list(itertools.permutations(members)))
+    assert groups >= 5

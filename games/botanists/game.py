@@ -175,6 +175,8 @@ class BotanistsGame(Game):
         if variant != 0:
             raise InvalidPositionError("position.variant", "botanists has no named variants")
         d = kernel.core_to_dict(core)
+        if bytes(kernel.dict_to_core(d)) != bytes(core):
+            raise InvalidPositionError("card_held", "bits past the 76 market cards are set")
         validate(d, players)
         if bytes(kernel.normalized(core)) != bytes(core):
             raise InvalidPositionError("stage", "a forced step (refill, skip or redraw) is still to be resolved")
@@ -187,10 +189,12 @@ class BotanistsGame(Game):
 
     # --- views -----------------------------------------------------------------------------
     def view(self, state: State, seat: int) -> dict[str, Any]:
-        """Everything public plus `seat`'s own hand; other hands are counts (section 4)."""
+        """Everything public plus `seat`'s own hand; other hands are counts (section 4), with
+        what every seat knows about them: the cards held in hands since the last reshuffle
+        of the market-card discard pile (not in the deck) and how many each seat holds."""
         d = core_dict(state)
         n = d["players"]
-        public = {k: v for k, v in d.items() if k != "card_loc"}
+        public = {k: v for k, v in d.items() if k not in ("card_loc", "card_held")}
         return {
             "game": self.name,
             "seat": seat,
@@ -200,11 +204,18 @@ class BotanistsGame(Game):
             "hand": [k for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + seat],
             "hand_sizes": [sum(1 for loc in d["card_loc"] if loc == CARD_HAND + p) for p in range(n)],
             "market_discard": [k for k in range(N_CARDS) if d["card_loc"][k] == CARD_DISCARD],
+            # A10 reshuffle: the new deck is the public discard pile, so the cards in hands at
+            # that moment are known not to be in it until they are played or discarded.
+            "held_cards": [k for k in range(N_CARDS) if d["card_held"][k]],
+            # per seat (empty while no card is held, as the structured message leaves it out)
+            "held_counts": [sum(1 for k in range(N_CARDS) if d["card_held"][k] and d["card_loc"][k] == CARD_HAND + p)
+                            for p in range(n)] if any(d["card_held"]) else [],
             "legend": {
                 "colours": list(COLOURS),
                 "boards": [b.name for b in COMPONENTS.boards],
                 "cells": "index = row * 5 + column, row 0 at the top as seen from seat 0",
                 "cards": "card id = 4 * shape + highlighted box; see hand_names",
+                "held_cards": "cards in hands since the last reshuffle (not in the deck); held_counts per seat",
                 "orders": "order ids; open_orders / order_loc (0 deck, 1 discard, 2 open, 3+seat personal, 7+seat fulfilled)",
             },
             "hand_names": [card_name(k) for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + seat],
@@ -241,16 +252,35 @@ class BotanistsGame(Game):
                 card_loc[k] = CARD_HAND + seat
             if len(hand) != _int(sizes, seat, 0, 16, f"hand_sizes[{seat}]"):
                 raise InvalidPositionError("hand_sizes", "the own hand size differs from the hand")
-            # Hidden hands: filled with the lowest unseen cards; from_view then re-deals them.
-            unseen = [k for k in range(N_CARDS) if card_loc[k] == CARD_DECK]
+            # Held cards (absent or empty: no reshuffle yet): in hands, as many per seat as
+            # held_counts says; the own ones are in the own hand.
+            held = _card_list(view, "held_cards") if view.get("held_cards") is not None else []
+            counts_in = view.get("held_counts") or [0] * players
+            if not isinstance(counts_in, list) or len(counts_in) != players:
+                raise InvalidPositionError("held_counts", f"expected {players} counts")
+            held_counts = [_int(counts_in, p, 0, _int(sizes, p, 0, 16, f"hand_sizes[{p}]"), f"held_counts[{p}]")
+                           for p in range(players)]
+            own_held = [k for k in held if card_loc[k] == CARD_HAND + seat]
+            if len(own_held) != held_counts[seat]:
+                raise InvalidPositionError("held_counts", "the own count differs from the own held cards")
+            others_held = [k for k in held if card_loc[k] == CARD_DECK]
+            if len(others_held) + len(own_held) != len(held):
+                raise InvalidPositionError("held_cards", "a held card is in the discard pile")
+            if len(others_held) != sum(held_counts) - held_counts[seat]:
+                raise InvalidPositionError("held_counts", "the other seats' counts differ from the held cards")
+            # Hidden hands: filled with the held cards, then the lowest unseen cards; from_view
+            # then re-deals them.
+            unseen = [k for k in range(N_CARDS) if card_loc[k] == CARD_DECK and k not in others_held]
             for p in range(players):
                 if p == seat:
                     continue
-                for _ in range(_int(sizes, p, 0, 16, f"hand_sizes[{p}]")):
-                    if not unseen:
+                for i in range(_int(sizes, p, 0, 16, f"hand_sizes[{p}]")):
+                    source = others_held if i < held_counts[p] else unseen
+                    if not source:
                         raise InvalidPositionError("hand_sizes", "more cards in hands than exist")
-                    card_loc[unseen.pop(0)] = CARD_HAND + p
+                    card_loc[source.pop(0)] = CARD_HAND + p
             d["card_loc"] = card_loc
+            d["card_held"] = [1 if k in held else 0 for k in range(N_CARDS)]
             if d["players"] != players:
                 raise InvalidPositionError("players", "inconsistent seat count")
             core = bytes(kernel.dict_to_core(d))
@@ -505,8 +535,10 @@ def validate(d: dict[str, Any], players: int) -> None:
     tiles = d["tiles_per_colour"]
     if str(tiles) not in TILE_CHOICES:
         fail("tiles_per_colour", f"expected one of {', '.join(TILE_CHOICES)}")
-    if d["part"] > PART_HELPER or d["done_mask"] > 3 or d["planted"] > 3 or d["own_action"] > 3:
+    if d["part"] > PART_HELPER or d["done_mask"] > 7 or d["planted"] > 3 or d["own_action"] > 3:
         fail("part", "turn bookkeeping out of range")
+    if d["done_mask"] & 4 and stage != ST_FULFIL_OPEN:
+        fail("done_mask", "bit 4 (personal order fulfilled first) only while the open order may follow (T5)")
     if not solo and (d["done_mask"] & 2 or d["planted"] & 2 or d["solo_first"] or d["bonus_on_helper"]):
         fail("done_mask", "the Helper's bookkeeping is for the solo game only")
     if d["pend_cards"] > 5:
@@ -606,6 +638,8 @@ def validate(d: dict[str, Any], players: int) -> None:
             fail(f"card_loc[{k}]", f"{loc} is not a place")
         if loc >= CARD_HAND:
             hands[loc - CARD_HAND] += 1
+        if d["card_held"][k] and loc < CARD_HAND:
+            fail(f"card_held[{k}]", "only a card in a hand is held since the last reshuffle")
     limit = hand_size_rule(n)
     for p in range(n):
         mine = stage in TURN_STAGES and p == d["cur"]

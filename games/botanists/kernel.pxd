@@ -75,7 +75,8 @@ ctypedef struct BotanistsCore:
     uint8_t cur                # the seat whose turn it is
     uint8_t part               # Part being played by the turn's character
     uint8_t solo_first         # L3: 0 own character first, 1 the Helper first
-    uint8_t done_mask          # bit 0 own part done, bit 1 Helper part done (this turn)
+    uint8_t done_mask          # bit 0 own part done, bit 1 Helper part done (this turn),
+                               # bit 2 the personal order was fulfilled before the open one (T5)
     uint8_t planted            # bit 0 own tile planted, bit 1 Helper tile planted (this turn)
     uint8_t own_action         # 0 none yet, 1 purchase, 2 tend, 3 no action possible (A10)
     uint8_t bonus              # bonus kind being resolved (ST_BONUS) or NO_BONUS
@@ -103,6 +104,9 @@ ctypedef struct BotanistsCore:
     uint8_t card_loc[76]       # CardLoc per market card
     uint8_t order_loc[82]      # OrderLoc per order card
     uint8_t open_orders[3]     # order id per open slot, EMPTY
+    uint8_t card_held[10]      # 76-bit set (bit k of byte k >> 3): card k is in a hand and has
+                               # been in hands since the last reshuffle of the market-card
+                               # discard pile (A10), so every seat knows it is not in the deck
 
 # Derived cache (rebuilt from the core by rebuild(), kept in step by every write of the kernel):
 # bit sets of the card, order and market-cell locations, so that hands, decks and refills are

@@ -112,7 +112,8 @@ cdef uint32_t BALL2[25]             # spread(NEIGH[cell]): cells within two king
 cdef uint32_t ONBOARD[4][76]        # per orientation and card: pawn cells with FOOT inside the market
 cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
 cdef int STEP[25][8]                # neighbour in each of the 8 directions, -1 off the market
-cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the straight second step inward
+cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the second step, straight on
+                                    # from an entry step (orthogonal or diagonal) from off the market
 cdef uint32_t OUTER = 0             # P2: the outermost ring
 cdef uint32_t CORNERS = 0           # P1d
 cdef uint8_t ORIENT[5][4]           # A15: seat orientation by player count
@@ -219,14 +220,14 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
             OUTER |= (<uint32_t>1) << cell
         if (r0 == 0 or r0 == 4) and (c0 == 0 or c0 == 4):
             CORNERS |= (<uint32_t>1) << cell
-        if r0 == 0:
-            INWARD[cell] |= (<uint32_t>1) << (cell + 5)
-        if r0 == 4:
-            INWARD[cell] |= (<uint32_t>1) << (cell - 5)
-        if c0 == 0:
-            INWARD[cell] |= (<uint32_t>1) << (cell + 1)
-        if c0 == 4:
-            INWARD[cell] |= (<uint32_t>1) << (cell - 1)
+        # A13 outer_is_step1 + A14 straight2 (issue 14): entering is a step from beside the
+        # market in any of the 8 directions, orthogonal or diagonal, whose previous cell lies
+        # off the market; the second step keeps that direction.
+        for d in range(8):
+            r = r0 + DR[d]
+            cc = c0 + DC[d]
+            if (0 <= r <= 4 and 0 <= cc <= 4 and not (0 <= r0 - DR[d] <= 4 and 0 <= c0 - DC[d] <= 4)):
+                INWARD[cell] |= (<uint32_t>1) << (r * 5 + cc)
     for cell in range(N_CELLS):
         BALL2[cell] = spread(NEIGH[cell])
     memset(ORIENT, 0, sizeof(ORIENT))
@@ -259,6 +260,26 @@ cdef inline void set_card(BotanistsCore* c, int k, int loc) noexcept nogil:
     if loc < 6:
         ca.cards[loc][k >> 6] |= b
     c.card_loc[k] = loc
+    if loc < <int>CARD_HAND:
+        c.card_held[k >> 3] &= ~(1 << (k & 7))    # a card leaving the hands is seen again
+
+
+cdef inline bint is_held(const BotanistsCore* c, int k) noexcept nogil:
+    return (c.card_held[k >> 3] >> (k & 7)) & 1
+
+
+cdef void reshuffle_cards(BotanistsCore* c) noexcept nogil:
+    """A10: the market-card discard pile becomes the deck. Every card then in a hand is known
+    to every seat not to be in the new deck (the deck is exactly the public discard pile), so
+    it is marked held until it leaves the hands (hidden-information audit, issue 14)."""
+    cdef int held[N_CARDS]
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef int i, n = list2(ca.cards[<int>CARD_DISCARD][0], ca.cards[<int>CARD_DISCARD][1], held, N_CARDS)
+    for i in range(n):
+        set_card(c, held[i], CARD_DECK)
+    for i in range(N_CARDS):
+        if c.card_loc[i] >= <int>CARD_HAND:
+            c.card_held[i >> 3] |= 1 << (i & 7)
 
 
 cdef inline void set_order(BotanistsCore* c, int o, int loc) noexcept nogil:
@@ -671,6 +692,7 @@ cdef void end_turn(BotanistsCore* c) noexcept nogil:
 
 
 cdef void after_fulfil(BotanistsCore* c) noexcept nogil:
+    c.done_mask &= ~4
     if c.players == 1:
         c.stage = ST_SOLO_DISCARD
     else:
@@ -1138,7 +1160,7 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
                 continue
             return
         if st == ST_FULFIL_PERSONAL:
-            if not any_personal_fulfillable(c):
+            if c.done_mask & 4 or not any_personal_fulfillable(c):   # T5: done first
                 after_fulfil(c)
                 continue
             return
@@ -1316,25 +1338,29 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
             out[n] = A_DISCARD_CARD + held[i]
             n += 1
         return n
-    if st == ST_FULFIL_OPEN:
-        for slot in range(N_OPEN):
-            o = c.open_orders[slot]
-            if o < N_ORDERS and can_fulfil(c, p, o):
-                out[n] = A_FULFIL_OPEN + slot
-                n += 1
-        out[n] = A_NO_FULFIL
-        return n + 1
-    if st == ST_FULFIL_PERSONAL:
-        # Cache bits run by kind, so each fulfillable kind is listed once, ascending.
-        m = ca.orders[<int>ORDER_PERSONAL + p]
-        nh = list2(m[0], m[1], held, N_ORDERS)
-        last_kind = -1
-        for i in range(nh):
-            o = ORDER_AT[held[i]]
-            if ORDER_KIND[o] != last_kind and can_fulfil(c, p, o):
-                last_kind = ORDER_KIND[o]
-                out[n] = A_FULFIL_PERSONAL + last_kind
-                n += 1
+    if st == ST_FULFIL_OPEN or st == ST_FULFIL_PERSONAL:
+        # T5/P8: "one order from the open market and/or one personal order", in either
+        # order: the personal ones are offered beside the open ones until one is fulfilled
+        # (done_mask bit 2). The search expands both orders too: from the position after
+        # either first move the other must stay reachable (a player may have entered it), so
+        # neither order can be pruned (kernel contract: no search_actions for Botanists).
+        if st == ST_FULFIL_OPEN:
+            for slot in range(N_OPEN):
+                o = c.open_orders[slot]
+                if o < N_ORDERS and can_fulfil(c, p, o):
+                    out[n] = A_FULFIL_OPEN + slot
+                    n += 1
+        if not c.done_mask & 4:
+            # Cache bits run by kind, so each fulfillable kind is listed once, ascending.
+            m = ca.orders[<int>ORDER_PERSONAL + p]
+            nh = list2(m[0], m[1], held, N_ORDERS)
+            last_kind = -1
+            for i in range(nh):
+                o = ORDER_AT[held[i]]
+                if ORDER_KIND[o] != last_kind and can_fulfil(c, p, o):
+                    last_kind = ORDER_KIND[o]
+                    out[n] = A_FULFIL_PERSONAL + last_kind
+                    n += 1
         out[n] = A_NO_FULFIL
         return n + 1
     if st == ST_HELPER_CARD:
@@ -1565,9 +1591,7 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
     if action >= C_CARD:
         k = action - C_CARD
         if c.card_loc[k] == CARD_DISCARD:         # A10: the deck is empty, reshuffle
-            n = list2(ca.cards[<int>CARD_DISCARD][0], ca.cards[<int>CARD_DISCARD][1], held, N_CARDS)
-            for i in range(n):
-                set_card(c, held[i], CARD_DECK)
+            reshuffle_cards(c)
         if ctx == CTX_CARDS_SETUP:
             t = cards_target(c)
         else:
@@ -1721,14 +1745,17 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
                     cache_of(c).orders[<int>ORDER_PERSONAL + p][1] & KIND_BITS[k][1])
         if k >= 0:
             pay_order(c, p, ORDER_AT[k])
-        after_fulfil(c)
+        if c.stage == ST_FULFIL_OPEN:
+            c.done_mask |= 4                             # T5: the open order may follow
+        else:
+            after_fulfil(c)
     elif action >= A_FULFIL_OPEN:
         slot = action - A_FULFIL_OPEN
         o = c.open_orders[slot]
         if o < N_ORDERS:
             pay_order(c, p, o)
             c.open_orders[slot] = EMPTY
-        c.stage = ST_FULFIL_PERSONAL
+        c.stage = ST_FULFIL_PERSONAL                     # advance() ends it if already done
     elif action == A_NO_DISCARD:
         end_turn(c)                                      # L8: keep the hand
     elif action >= A_DISCARD_CARD:
@@ -1851,66 +1878,112 @@ cdef bint acting_seat_consistent(BotanistsCore* c, int observer) noexcept nogil:
     return True
 
 
-cdef void deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_pool, const int* count,
+cdef bint deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_pool,
+                      const int* held_in, int n_held, const int* count, const int* held_count,
                       int forced_seat, int forced_card, Rng* rng) noexcept nogil:
-    """Deal the other seats' hands uniformly from the pool (card-id order), optionally with
-    one given card in one seat's hand."""
+    """Deal the other seats' hands uniformly: each seat q first gets held_count[q] cards of the
+    held pool (cards every seat knows are in some hand since the last reshuffle), then the rest
+    of its count[q] from the free pool (the deck and the other hands' other cards); both pools
+    in card-id order. Optionally one given card goes first into one seat's hand (False if it
+    cannot: no free slot of its kind there)."""
     cdef int pool[N_CARDS]
-    cdef int q, i, j, n = 0
+    cdef int hpool[N_CARDS]
+    cdef int q, i, j, n = 0, nh = 0, first_held = 0, first_free = 0
+    cdef bint forced_is_held = False
     for i in range(n_pool):
         set_card(c, pool_in[i], CARD_DECK)
         if pool_in[i] != forced_card:
             pool[n] = pool_in[i]
             n += 1
+    for i in range(n_held):
+        set_card(c, held_in[i], CARD_DECK)          # clears the held bit; set again below
+        if held_in[i] == forced_card:
+            forced_is_held = True
+        else:
+            hpool[nh] = held_in[i]
+            nh += 1
+    if forced_seat >= 0:
+        if forced_is_held:
+            if held_count[forced_seat] < 1:
+                return False
+            first_held = 1
+        else:
+            if count[forced_seat] - held_count[forced_seat] < 1:
+                return False
+            first_free = 1
+        set_card(c, forced_card, CARD_HAND + forced_seat)
+        if forced_is_held:
+            c.card_held[forced_card >> 3] |= 1 << (forced_card & 7)
     for q in range(c.players):
         if q == observer:
             continue
-        for i in range(count[q]):
-            if q == forced_seat and i == 0:
-                set_card(c, forced_card, CARD_HAND + q)
-                continue
+        for i in range(held_count[q] - (first_held if q == forced_seat else 0)):
+            j = rng_below(rng, nh)
+            set_card(c, hpool[j], CARD_HAND + q)
+            c.card_held[hpool[j] >> 3] |= 1 << (hpool[j] & 7)
+            hpool[j] = hpool[nh - 1]
+            nh -= 1
+        for i in range(count[q] - held_count[q] - (first_free if q == forced_seat else 0)):
             j = rng_below(rng, n)
             set_card(c, pool[j], CARD_HAND + q)
             pool[j] = pool[n - 1]
             n -= 1
     if c.cur != observer:
         cache_of(c).moves = turn_moves(c)   # the hand of the seat to move was re-dealt
+    return True
 
 
 cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     """Re-deal the other seats' hands from every card the observer cannot place: the deck and
     those hands, gathered in card-id order, so the result depends only on what the observer
-    knows (own hand, discards, hand sizes, the public play) and the rng. Orders and tiles hide
-    nothing stored: the decks are sets and the bag is counts.
+    knows (own hand, discards, hand sizes, which cards are held since the last reshuffle and
+    how many each seat holds, the public play) and the rng. Held cards (card_held) stay in
+    the other hands, as many per seat as before: after a reshuffle the deck is the old discard
+    pile, so the cards that were in hands then cannot be in it. Orders and tiles hide nothing
+    stored: the decks are sets (every order outside them is public) and the bag is counts.
 
     When another seat is to move (a view sent for a seat that is not deciding), deals that
     contradict that seat's public play are rejected and redrawn, so the world stays a
     position the game can reach."""
     cdef BotanistsCore* c = <BotanistsCore*>buf
     cdef int pool[N_CARDS]
+    cdef int hpool[N_CARDS]
     cdef int count[4]
-    cdef int k, q, attempt, n = 0
+    cdef int held_count[4]
+    cdef int k, q, attempt, n = 0, nh = 0
+    cdef bint dealt
     for q in range(4):
         count[q] = 0
+        held_count[q] = 0
     for k in range(N_CARDS):
         q = c.card_loc[k] - CARD_HAND
+        if 0 <= q < c.players and q != observer:
+            count[q] += 1
+            if is_held(c, k):
+                held_count[q] += 1
+                hpool[nh] = k
+                nh += 1
+                continue
         if c.card_loc[k] == CARD_DECK or (0 <= q < c.players and q != observer):
-            if c.card_loc[k] != CARD_DECK:
-                count[q] += 1
             pool[n] = k
             n += 1
     for attempt in range(64):
-        deal_hidden(c, observer, pool, n, count, -1, -1, rng)
+        deal_hidden(c, observer, pool, n, hpool, nh, count, held_count, -1, -1, rng)
         if acting_seat_consistent(c, observer):
             return
     # Rare: only a few cards fit. Try each candidate card in the acting seat's hand in turn.
     q = c.cur
     if q == observer or count[q] == 0:
         return
-    for k in range(n):
-        deal_hidden(c, observer, pool, n, count, q, pool[k], rng)
-        if acting_seat_consistent(c, observer):
+    dealt = True
+    for k in range(n + nh):
+        dealt = deal_hidden(c, observer, pool, n, hpool, nh, count, held_count, q,
+                            pool[k] if k < n else hpool[k - n], rng)
+        if dealt and acting_seat_consistent(c, observer):
             return
+    if not dealt:
+        # The last candidate could not be dealt: leave a complete deal all the same.
+        deal_hidden(c, observer, pool, n, hpool, nh, count, held_count, -1, -1, rng)
 
 
 cdef inline int nth_cell(uint32_t w, int i) noexcept nogil:
@@ -1948,6 +2021,18 @@ cdef int32_t rollout_turn_start(const BotanistsCore* c, Rng* rng) noexcept nogil
     return 0
 
 
+cdef inline int open_before_personal(int32_t* acts, int n) noexcept nogil:
+    """Playouts fulfil the open order before the personal one (T5): both orders reach the same
+    positions, and one order keeps playouts (and so seeded analyses) as they were before the
+    personal-first order became legal."""
+    cdef int i, m = 0
+    for i in range(n):
+        if not (A_FULFIL_PERSONAL <= acts[i] < A_NO_FULFIL):
+            acts[m] = acts[i]
+            m += 1
+    return m
+
+
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """Playout policy, uniform over legal actions except that nine times in ten it plays the
     obvious choice: a matching tile face up (own or Helper), an order fulfilled when one can
@@ -1962,6 +2047,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     if c.stage == ST_ACTION and cache_of(c).ctx == CTX_NONE:
         return rollout_turn_start(c, rng)
     n = k_legal_actions(buf, legal)
+    if c.stage == ST_FULFIL_OPEN:
+        n = open_before_personal(legal, n)
     if n <= 0:
         return 0
     if rng_below(rng, 10) != 0:
@@ -1992,6 +2079,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.search_actions = NULL       # nothing to prune (see k_legal_actions, T5)
 
 
 def kernel_capsule():
@@ -2054,6 +2142,7 @@ def core_to_dict(const uint8_t[::1] data):
     d["card_loc"] = [c.card_loc[k] for k in range(76)]
     d["order_loc"] = [c.order_loc[o] for o in range(82)]
     d["open_orders"] = [c.open_orders[i] for i in range(3)]
+    d["card_held"] = [is_held(&c, k) for k in range(76)]
     return d
 
 
@@ -2092,6 +2181,10 @@ def dict_to_core(dict d):
         c.order_loc[k] = d["order_loc"][k]
     for i in range(3):
         c.open_orders[i] = d["open_orders"][i]
+    held = d.get("card_held")
+    for k in range(76):
+        if held is not None and held[k]:
+            c.card_held[k >> 3] |= 1 << (k & 7)
     return (<char*>&c)[:sizeof(BotanistsCore)]
 
 
