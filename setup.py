@@ -31,6 +31,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "hortus.search": "search",
     "hortus.server": "server",
     "hortus.clients": "clients",
+    "hortus.training": "training",
 }
 for game_dir in sorted((ROOT / "games").iterdir()):
     if (game_dir / "__init__.py").exists():
@@ -155,10 +156,11 @@ setup(
         "hortus.v1": ["*.pyi", "py.typed"],
         "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],
-        **{p: ["*.pxd", "*.pyi", "*.toml"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
+        **{p: ["*.pxd", "*.pxi", "*.pyi", "*.toml", "value_model.json"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
         "hortus.search": ["py.typed", "*.json"],
         "hortus.server": ["py.typed"],
         "hortus.clients": ["py.typed"],
+        "hortus.training": ["py.typed"],
     },
     ext_modules=extensions(),
     zip_safe=False,

@@ -55,6 +55,12 @@ ctypedef struct GameKernel:
     # (checked by the conformance suite). Pruning belongs to the search alone: apply accepts
     # every legal action, and the public surface never sees this list.
     int (*search_actions)(const uint8_t* s, int32_t* out) noexcept nogil
+    # Optional (NULL = no learned evaluation): `num_features` numbers describing the state
+    # from `seat`'s side, written to `out`, for the game's value model (issue 16: leaves are
+    # evaluated on determinized states, so the features may read the whole buffer). Cheap:
+    # it runs once per seat at every evaluated leaf. Returns num_features.
+    int num_features
+    int (*features)(const uint8_t* s, int seat, double* out) noexcept nogil
 
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
 

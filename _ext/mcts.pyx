@@ -8,7 +8,9 @@ One iteration:
     (open loop: the tree is keyed by decisions only); at a decision node the children legal in
     this determinization are "available" (their availability count grows) and the one with the
     best UCB for the seat to move is taken; the first untried legal action is expanded;
- 3. play out to the end (the game's rollout policy, else uniform);
+ 3. play out to the end (the game's rollout policy, else uniform), or, with a value model
+    (set_model), only `eval_plies` decisions and then let the model estimate each seat's win
+    share from the game's features of the (determinized) state;
  4. back up the reward vector (one value per seat: max^n) along the path.
 
 Nodes live in a realloc'ed arena of C structs, bounded by max_nodes: when the arena is full the
@@ -21,7 +23,7 @@ its own, so two threads never share a line (see _ext/memory.pxd).
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memset
-from libc.math cimport sqrt, log, tanh, pow
+from libc.math cimport sqrt, log, tanh, pow, exp
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport (GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule,
@@ -43,6 +45,53 @@ ctypedef struct Node:
     double win[MAX_PLAYERS]      # sum of win shares per seat
     double score[MAX_PLAYERS]    # sum of final points per seat
     double mover_sq              # sum of the squared reward of `mover` (value spread)
+
+
+cdef enum:
+    MAX_FEATURES = 32     # bound on GameKernel.num_features for a value model
+    MAX_HIDDEN = 32       # bound on a value model's hidden units
+
+
+ctypedef struct ValueModel:
+    # v(seat) = sigmoid(w2 . h + b2), h = tanh(w1 f + b1) (hidden > 0) or h = f (hidden = 0),
+    # f = the game's features from the seat's side; the input scaling is folded into w1.
+    int features
+    int hidden
+    double w1[MAX_HIDDEN][MAX_FEATURES]
+    double b1[MAX_HIDDEN]
+    double w2[MAX_FEATURES]    # MAX_FEATURES == MAX_HIDDEN: holds either layout
+    double b2
+
+
+cdef double model_logit(const ValueModel* m, const double* f) noexcept nogil:
+    cdef int i, j
+    cdef double z = m.b2, a
+    if m.hidden == 0:
+        for j in range(m.features):
+            z += m.w2[j] * f[j]
+        return z
+    for i in range(m.hidden):
+        a = m.b1[i]
+        for j in range(m.features):
+            a += m.w1[i][j] * f[j]
+        z += m.w2[i] * tanh(a)
+    return z
+
+
+cdef void model_win_shares(const GameKernel* k, const ValueModel* m, const uint8_t* s, int players,
+                           double* win) noexcept nogil:
+    """Each seat's estimated win share at a non-terminal state: the model's value from each
+    seat's side, normalised to sum to 1 like the game's returns."""
+    cdef double f[MAX_FEATURES]
+    cdef double total = 0.0
+    cdef int i
+    for i in range(players):
+        k.features(s, i, f)
+        win[i] = 1.0 / (1.0 + exp(-model_logit(m, f)))
+        total += win[i]
+    if total > 0.0:
+        for i in range(players):
+            win[i] /= total
 
 
 cdef inline size_t _guard_nodes() noexcept nogil:
@@ -84,6 +133,8 @@ cdef class Search:
     cdef double widening_c
     cdef double widening_alpha
     cdef bint use_policy
+    cdef ValueModel* model         # NULL = no value model (set_model)
+    cdef int eval_plies            # -1: play out to the end; else decisions before the model
     cdef public long iterations_done
     cdef public bint truncated
     cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
@@ -132,8 +183,11 @@ cdef class Search:
         self.widening_c = 0.0
         self.widening_alpha = 0.5
         self.use_policy = True
+        self.model = NULL
+        self.eval_plies = -1
 
     def __dealloc__(self):
+        free(self.model)
         free(self.root)
         free(self.work)
         free(self.legal)
@@ -141,6 +195,43 @@ cdef class Search:
         free(self.legal_stamp)
         free(self.seen_stamp)
         free(self.node_block)
+
+    def set_model(self, w1, b1, w2, double b2):
+        """Install a value model (validated by the caller, hortus.search.evaluation): w1 is
+        hidden x features (empty for a linear model), b1 hidden, w2 hidden (or features)."""
+        cdef GameKernel* k = self.kernel
+        cdef int hidden = len(b1), features = k.num_features, i, j
+        if k.features == NULL or not 0 < features <= MAX_FEATURES:
+            raise ValueError("this game has no value-model features")
+        if not 0 <= hidden <= MAX_HIDDEN or len(w1) != hidden or len(w2) != (hidden or features):
+            raise ValueError(f"value model shape does not fit {features} features")
+        if self.model == NULL:
+            self.model = <ValueModel*>alloc_own_lines(sizeof(ValueModel))
+            if self.model == NULL:
+                raise MemoryError()
+        memset(self.model, 0, sizeof(ValueModel))
+        self.model.features = features
+        self.model.hidden = hidden
+        for i in range(hidden):
+            if len(w1[i]) != features:
+                raise ValueError(f"value model shape does not fit {features} features")
+            self.model.b1[i] = b1[i]
+            for j in range(features):
+                self.model.w1[i][j] = w1[i][j]
+        for i in range(hidden or features):
+            self.model.w2[i] = w2[i]
+        self.model.b2 = b2
+
+    def features(self, int seat):
+        """The game's value-model features of the root from `seat`'s side (for training)."""
+        cdef double f[MAX_FEATURES]
+        cdef GameKernel* k = self.kernel
+        if k.features == NULL:
+            raise ValueError("this game has no value-model features")
+        if not 0 <= seat < self.players:
+            raise IndexError(seat)
+        cdef int n = k.features(self.root, seat, f)
+        return [f[i] for i in range(n)]
 
     def cancel(self):
         """Ask a running search to stop at its next iteration (safe from another thread)."""
@@ -176,7 +267,8 @@ cdef class Search:
         cdef GameKernel* k = self.kernel
         cdef uint8_t* s = self.work
         cdef int32_t node = 0, child, best, chosen
-        cdef int p, n, i, untried, pick, j, steps = 0, n_children
+        cdef int p, n, i, untried, pick, j, steps = 0, n_children, played = 0
+        cdef bint cut = False
         cdef double ucb, best_ucb, q
         cdef double exploration = self.exploration
         cdef int obs = self.observer
@@ -258,7 +350,7 @@ cdef class Search:
             node = best
             k.apply(s, self.nodes[best].action)
 
-        # Playout.
+        # Playout (cut after eval_plies decisions when a value model is on).
         while steps < k.max_game_length:
             p = k.current_player(s)
             if p == TERMINAL:
@@ -266,7 +358,12 @@ cdef class Search:
             steps += 1
             if p == CHANCE:
                 k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
-            elif self.use_policy and k.rollout_action != NULL:
+                continue
+            if self.eval_plies >= 0 and played >= self.eval_plies:
+                cut = True
+                break
+            played += 1
+            if self.use_policy and k.rollout_action != NULL:
                 k.apply(s, k.rollout_action(s, rng))
             else:
                 n = searched_actions(k, s, self.legal)
@@ -280,6 +377,8 @@ cdef class Search:
             pts[i] = 0.0
         if k.current_player(s) == TERMINAL:
             k.returns(s, win)
+        elif cut:
+            model_win_shares(k, self.model, s, self.players, win)
         k.scores(s, pts)
         for i in range(self.players):
             best_other = -1e300
@@ -305,7 +404,7 @@ cdef class Search:
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
-            bint playout_policy=True):
+            bint playout_policy=True, int eval_plies=-1):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -315,11 +414,16 @@ cdef class Search:
         on progressive widening with at most widening_c * visits^widening_alpha children.
         playout_policy: play out with the game's rollout_action where it has one (else, and
         when False, uniformly over legal actions) — False measures what the policy is worth.
+        eval_plies >= 0 (needs set_model): a playout stops after that many decisions and the
+        value model scores the state (0 = at the new leaf); -1 plays every playout out.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
         if margin_scale <= 0.0:
             raise ValueError("margin_scale must be > 0")
+        if eval_plies >= 0 and (self.model == NULL or self.players < 2):
+            raise ValueError("eval_plies needs a value model (set_model) and 2+ seats")
+        self.eval_plies = eval_plies
         self.exploration = exploration
         self.margin_weight = margin_weight
         self.margin_scale = margin_scale
@@ -344,6 +448,11 @@ cdef class Search:
                 done += 1
         self.iterations_done += done
         return done
+
+    @property
+    def num_features(self):
+        """The game's value-model feature count (0 = no features function)."""
+        return self.kernel.num_features if self.kernel.features != NULL else 0
 
     @property
     def node_count(self):

@@ -948,6 +948,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=_positive_int, default=1, help="search threads")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("train", help="train a game's value model (search-labelled self-play, numpy)")
+    from hortus.training.cli import add_arguments, run as run_training
+
+    add_arguments(p)
+    p.set_defaults(func=run_training)
     return parser
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from hortus._ext.engine import draw_dependence
 from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL, State
+from hortus.search.evaluation import EVALUATIONS, load_model
 
 _THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-parallel trees
 
@@ -52,6 +53,15 @@ class Limits:
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
     draw_playouts: int = 3
     """Playouts per world for that measurement (they separate the players' choices from luck)."""
+    evaluation: str = "default"
+    """Leaf evaluation: ``"playout"`` plays every playout to the end (the search before issue
+    16); ``"model"`` cuts playouts short and scores the state with the game's value model
+    (``hortus.search.evaluation``; an error if the game has none); ``"default"`` is the model
+    for games whose model file says it won at equal time, else playouts. Games played solo
+    always use playouts."""
+    eval_plies: int | None = None
+    """With a model: decisions played out before the model scores the state (0 = at the new
+    leaf); None = the model file's."""
     draw_deadline: float | None = None
     """``time.perf_counter()`` instant after which that measurement is skipped rather than
     started (it takes milliseconds), so that a caller's deadline is kept; None = no limit."""
@@ -75,6 +85,10 @@ class Limits:
             raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
         if not 1 <= self.draw_playouts <= 256:
             raise ValueError("draw_playouts must be in 1..256")
+        if self.evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {self.evaluation!r}")
+        if self.eval_plies is not None and not 0 <= self.eval_plies <= 1000:
+            raise ValueError("eval_plies must be in 0..1000")
 
 
 @dataclass(frozen=True)
@@ -152,6 +166,26 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
     }
 
 
+def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
+    """One search per thread, with the value model installed when ``limits.evaluation`` asks
+    for it; returns them and the playout cut (-1 = play every playout out)."""
+    searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    if limits.evaluation == "playout" or state.num_players < 2:
+        if limits.evaluation == "model" and state.num_players < 2:
+            raise ValueError("evaluation 'model' needs 2 or more seats (a solo game has no one to beat)")
+        return searches, -1
+    model = load_model(state.game, int(searches[0].num_features))
+    if model is None:
+        if limits.evaluation == "model":
+            raise ValueError(f"evaluation 'model': {state.game.name} has no value model")
+        return searches, -1
+    if limits.evaluation == "default" and not model.default:
+        return searches, -1
+    for search in searches:
+        search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2)
+    return searches, model.eval_plies if limits.eval_plies is None else limits.eval_plies
+
+
 def _in_parallel(run: Callable[[int], None], threads: int) -> None:
     """run(0..threads-1), each on a thread of its own (the searches release the GIL)."""
     if threads == 1:
@@ -202,12 +236,13 @@ def analyze(
     if player == CHANCE:
         raise ValueError("chance node: apply the chance outcome first")
     started = time.perf_counter()
-    searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    searches, eval_plies = _searches(state, limits)
     if handle is not None:
         handle._attach(searches)
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
     options = _search_options(state, limits)
+    options["eval_plies"] = eval_plies
 
     def run(i: int) -> None:
         searches[i].run(iterations=limits.iterations or 0, time_ms=limits.time_ms or 0.0, seed=seeds[i], **options)
@@ -254,11 +289,12 @@ def analyze_stream(
     if player == CHANCE:
         raise ValueError("chance node: apply the chance outcome first")
     started = time.perf_counter()
-    searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    searches, eval_plies = _searches(state, limits)
     if handle is not None:
         handle._attach(searches)
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
     options = _search_options(state, limits)
+    options["eval_plies"] = eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
 
     def snapshot(partial: bool, draws: bool = False) -> Analysis:

@@ -71,13 +71,26 @@ class MctsBot:
         return analyze(state, limits).best.action
 
 
+BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
+                  evaluation="playout")
+"""The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
+evaluation (issue 16). Every later change of the default search is measured against it at
+equal time, so its settings are spelled out here and never follow ``Limits``' defaults."""
+
+
 def make_bot(spec: str, seed: int = 0) -> Bot:
-    """``random``, ``greedy``, ``level:1..8`` or ``mcts[:BUDGET][,OPTION...]``.
+    """``random``, ``greedy``, ``level:1..8``, ``mcts[:BUDGET][,OPTION...]`` or
+    ``mcts-base[:BUDGET]``.
+
+    ``mcts-base`` is the frozen baseline search (:data:`BASELINE`) with the same budgets, e.g.
+    ``mcts-base:100ms`` for equal-time comparisons against today's default.
 
     BUDGET is iterations (``mcts:2000``, the default 2000) or wall time per decision
     (``mcts:50ms``, for comparisons at equal time). OPTIONs: ``uniform`` (uniformly random
     playouts instead of the game's playout policy), ``widen=C`` (progressive widening),
-    ``paranoid``. Example: ``mcts:50ms,uniform``.
+    ``paranoid``, ``eval=playout|model|default`` (leaf evaluation, ``Limits.evaluation``),
+    ``plies=N`` (with a model: decisions played out before it scores). Example:
+    ``mcts:50ms,uniform``.
     """
     head, *options = spec.split(",")
     kind, _, arg = head.partition(":")
@@ -89,12 +102,13 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
         return RandomBot(seed)
     if kind == "greedy" and not options and not arg:
         return GreedyBot(seed)
-    if kind == "mcts":
+    if kind in ("mcts", "mcts-base") and not (kind == "mcts-base" and options):
         try:
+            base = BASELINE if kind == "mcts-base" else Limits()
             if arg.endswith("ms"):
-                limits = Limits(iterations=None, time_ms=float(arg[:-2]))
+                limits = replace(base, iterations=None, time_ms=float(arg[:-2]))
             else:
-                limits = Limits(iterations=int(arg) if arg else 2000)
+                limits = replace(base, iterations=int(arg) if arg else 2000)
             for option in options:
                 key, _, value = option.partition("=")
                 if key == "uniform" and not value:
@@ -103,10 +117,14 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                     limits = replace(limits, paranoid=True)
                 elif key == "widen" and value:
                     limits = replace(limits, widening=float(value))
+                elif key == "eval" and value:
+                    limits = replace(limits, evaluation=value)
+                elif key == "plies" and value:
+                    limits = replace(limits, eval_plies=int(value))
                 else:
                     raise ValueError(f"unknown option {option!r}")
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid) or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N), mcts-base[:BUDGET] or level:N")

@@ -1285,6 +1285,8 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     st.ordered = 0
 
 
+include "features.pxi"  # value-model features (issue 16)
+
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(LabState)
 KERNEL.core_bytes = sizeof(LabCore)
@@ -1304,6 +1306,8 @@ KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = k_search_actions
+KERNEL.num_features = FEATURE_COUNT
+KERNEL.features = k_features
 
 
 def kernel_capsule():

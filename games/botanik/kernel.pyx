@@ -1003,6 +1003,8 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
+include "features.pxi"  # value-model features (issue 16)
+
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanikState)
 KERNEL.core_bytes = sizeof(BotanikCore)
@@ -1025,6 +1027,8 @@ KERNEL.sample_chance = k_sample_chance
 # a player, identical orientations one placement), and no two orders of pending items reach
 # the same positions (a build changes what the next one may touch), so nothing is pruned.
 KERNEL.search_actions = NULL
+KERNEL.num_features = FEATURE_COUNT
+KERNEL.features = k_features
 
 
 def kernel_capsule():

@@ -2061,6 +2061,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     return legal[rng_below(rng, n)]
 
 
+include "features.pxi"  # value-model features (issue 16)
+
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanistsState)
 KERNEL.core_bytes = sizeof(BotanistsCore)
@@ -2080,6 +2082,8 @@ KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = NULL       # nothing to prune (see k_legal_actions, T5)
+KERNEL.num_features = FEATURE_COUNT
+KERNEL.features = k_features
 
 
 def kernel_capsule():

@@ -1242,6 +1242,8 @@ cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rn
     return best
 
 
+include "features.pxi"  # value-model features (issue 16)
+
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(WarState)
 KERNEL.core_bytes = sizeof(WarCore)
@@ -1261,6 +1263,8 @@ KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = NULL
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = k_search_actions
+KERNEL.num_features = FEATURE_COUNT
+KERNEL.features = k_features
 
 
 def kernel_capsule():

@@ -1,0 +1,210 @@
+"""Learned evaluation (issue 16): the frozen baseline bot, the value-model file (validated on
+load), the compiled leaf evaluation (determinism, fairness, playout behaviour kept when off) and
+the training code on tiny data. No torch: numpy only."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from hortus import games
+from hortus.search import Limits, analyze, make_bot
+from hortus.search import evaluation
+from hortus.search.analysis import Analysis
+from hortus.search.bots import BASELINE, MctsBot
+from hortus.training.data import Sample, label_positions, self_play_positions
+from hortus.training.fit import Fit, fit_value_model, model_document
+
+MULTI = [n for n in games.names() if games.get(n).max_players >= 2]
+
+
+def midgame(name: str, seed: int, steps: int = 12) -> games.State:
+    rng = random.Random(seed)
+    state = games.get(name).new_game(players=2, seed=seed)
+    for _ in range(steps):
+        if state.is_chance():
+            state.resolve_chance(rng)
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    while state.is_chance():
+        state.resolve_chance(rng)
+    return state
+
+
+def comparable(a: Analysis) -> tuple[object, ...]:
+    return (a.seat, a.moves, a.iterations, a.partial, a.nodes)
+
+
+def feature_count(name: str) -> int:
+    from hortus._ext.mcts import Search
+
+    return int(Search(midgame(name, 0, 0).kernel_state).num_features)
+
+
+def toy_model(name: str, hidden: int = 3, default: bool = False, plies: int = 2) -> dict[str, object]:
+    """A model with arbitrary fixed weights: enough to exercise the format and the search."""
+    n = feature_count(name)
+    rng = random.Random(n * 7 + hidden)
+    fit = Fit(hidden, [[rng.uniform(-1, 1) for _ in range(n)] for _ in range(hidden)],
+              [rng.uniform(-0.5, 0.5) for _ in range(hidden)],
+              [rng.uniform(-2, 2) for _ in range(hidden or n)], 0.1, 0.0, 0.0, 0.0, 0.0, 0)
+    return model_document(name, fit, n, plies, default, {"command": "test"})
+
+
+@pytest.fixture
+def model_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Put a model file in place of the game's own (the loader's cache is cleared around it)."""
+    evaluation._load.cache_clear()
+
+    def install(doc: dict[str, object] | str) -> Path:
+        path = tmp_path / "value_model.json"
+        path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+        monkeypatch.setattr(evaluation, "model_path", lambda game: path)
+        evaluation._load.cache_clear()
+        return path
+
+    yield install
+    evaluation._load.cache_clear()
+
+
+def test_baseline_bot_is_the_frozen_playout_search() -> None:
+    bot = make_bot("mcts-base:100ms")
+    assert isinstance(bot, MctsBot)
+    assert bot._limits.time_ms == 100.0 and bot._limits.iterations is None
+    assert bot._limits.evaluation == "playout"
+    assert make_bot("mcts-base:300")._limits == BASELINE.__class__(**{**BASELINE.__dict__, "iterations": 300})
+    for bad in ("mcts-base,uniform", "mcts-base:abc"):
+        with pytest.raises(ValueError):
+            make_bot(bad)
+    assert make_bot("mcts:50,eval=playout,plies=3")._limits.eval_plies == 3
+    with pytest.raises(ValueError):
+        make_bot("mcts:50,eval=oracle")
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_model_search_is_deterministic_and_fair(name: str, model_at) -> None:  # type: ignore[no-untyped-def]
+    """With the model on, one seed gives one analysis, and positions that differ only in what
+    the seat to move cannot see give identical analyses (leaves are scored on determinized
+    states)."""
+    model_at(toy_model(name))
+    limits = Limits(iterations=300, seed=5, evaluation="model")
+    for seed in range(2):
+        state = midgame(name, seed)
+        seat = state.current_player
+        worlds = []
+        for world_seed in (101, 202):
+            world = state.clone()
+            world.kernel_state.determinize(seat, world_seed)
+            assert world.view(seat) == state.view(seat)
+            worlds.append(world)
+        first = comparable(analyze(worlds[0], limits))
+        assert first == comparable(analyze(worlds[1], limits)) == comparable(analyze(worlds[0], limits))
+        assert first != comparable(analyze(worlds[0], Limits(iterations=300, seed=5, evaluation="playout")))
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_default_evaluation_follows_the_model_file(name: str, model_at) -> None:  # type: ignore[no-untyped-def]
+    state = midgame(name, 2)
+    playout = comparable(analyze(state, Limits(iterations=200, seed=3, evaluation="playout")))
+    model_at(toy_model(name, default=False))
+    assert comparable(analyze(state, Limits(iterations=200, seed=3))) == playout
+    model_at(toy_model(name, default=True))
+    with_model = comparable(analyze(state, Limits(iterations=200, seed=3)))
+    assert with_model == comparable(analyze(state, Limits(iterations=200, seed=3, evaluation="model")))
+    assert with_model != playout
+
+
+def test_linear_model_at_the_leaf_matches_the_python_formula(model_at) -> None:  # type: ignore[no-untyped-def]
+    """A model scoring every leaf (eval_plies 0) with a constant logit gives every seat 1/2 at
+    every cut leaf: the root's win probability is exactly 0.5 when no iteration reaches the end."""
+    name = "botanik"
+    doc = toy_model(name, hidden=0, plies=0)
+    doc["w2"] = [0.0] * int(doc["features"])  # type: ignore[call-overload]
+    doc["sha256"] = evaluation.checksum(doc)
+    model_at(doc)
+    state = midgame(name, 4)
+    a = analyze(state, Limits(iterations=200, seed=1, evaluation="model"))
+    assert all(m.win_probability == pytest.approx(0.5) for m in a.moves)
+    model = evaluation.load_model(state.game, feature_count(name))
+    # The seats' values are normalised to sum to 1: a constant logit (b2 = 0.1) gives 1/2 each.
+    assert model is not None and model.value([1.0] * model.features) == pytest.approx(1 / (1 + 2.718281828459045 ** -0.1))
+
+
+def test_model_file_errors_name_the_file_and_field(model_at) -> None:  # type: ignore[no-untyped-def]
+    name = "war_of_the_posies"
+    state = midgame(name, 1)
+    good = toy_model(name)
+    cases: list[tuple[object, str]] = [
+        ("{not json", "not a JSON value model"),
+        ({**good, "b2": 0.2}, "sha256 does not match"),
+        ({**good, "version": 9}, "version 9"),
+        ({**good, "format": "other"}, "format"),
+    ]
+    wrong_shape = {**good, "features": int(good["features"]) + 1}  # type: ignore[call-overload]
+    wrong_shape["sha256"] = evaluation.checksum(wrong_shape)
+    cases.append((wrong_shape, "features"))
+    short = {**good, "b1": [0.0]}
+    short["sha256"] = evaluation.checksum(short)
+    cases.append((short, "b1"))
+    nan = {**good, "b2": "x"}
+    nan["sha256"] = evaluation.checksum(nan)
+    cases.append((nan, "b2"))
+    for doc, words in cases:
+        path = model_at(doc if isinstance(doc, str) else doc)
+        with pytest.raises(evaluation.ValueModelError, match=words) as info:
+            analyze(state, Limits(iterations=10, evaluation="model"))
+        assert str(path) in str(info.value)
+    # No model file: "model" is a clear error, "default" quietly plays out.
+    model_at(good).unlink()
+    evaluation._load.cache_clear()
+    with pytest.raises(ValueError, match="no value model"):
+        analyze(state, Limits(iterations=10, evaluation="model"))
+    assert analyze(state, Limits(iterations=10)).iterations == 10
+
+
+def test_solo_games_keep_playouts(model_at) -> None:  # type: ignore[no-untyped-def]
+    model_at(toy_model("botanists", default=True))
+    solo = games.get("botanists").new_game(players=1, seed=1)
+    rng = random.Random(1)
+    while solo.is_chance():
+        solo.resolve_chance(rng)
+    assert analyze(solo, Limits(iterations=50, seed=1)).iterations == 50
+    with pytest.raises(ValueError, match="2 or more seats"):
+        analyze(solo, Limits(iterations=50, evaluation="model"))
+
+
+def test_fit_recovers_a_logistic_target() -> None:
+    rng = random.Random(3)
+    samples = []
+    for i in range(400):
+        x = (rng.uniform(-1, 1), rng.uniform(-1, 1), 0.5)
+        target = 1.0 / (1.0 + 2.718281828 ** -(2.0 * x[0] - 1.0 * x[1]))
+        samples.append(Sample(i // 4, x, target))
+    for hidden in (0, 4):
+        fit = fit_value_model(samples, hidden=hidden, seed=1, steps=1500)
+        assert fit.validation_r2 > 0.95
+        assert fit == fit_value_model(samples, hidden=hidden, seed=1, steps=1500)  # seeded
+
+
+def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at) -> None:  # type: ignore[no-untyped-def]
+    """`hortus train` end to end on a handful of positions: the same file twice, and the
+    search accepts it."""
+    from hortus.training.cli import main
+
+    name = "botanik"
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        assert main(["--game", name, "--players", "2", "--games", "2", "--per-game", "3",
+                     "--play-iterations", "8", "--label-iterations", "20", "--jobs", "1",
+                     "--out", str(path)]) == 0
+    assert paths[0].read_text() == paths[1].read_text()
+    model_at(paths[0].read_text())
+    assert analyze(midgame(name, 1), Limits(iterations=50, seed=1, evaluation="model")).iterations == 50
+    positions = self_play_positions(name, 2, 1, 9, play_iterations=8, per_game=2)
+    samples = label_positions(name, positions, 20, 9)
+    assert len(samples) == 2 * len(positions) == 4
+    assert all(0.0 <= s.target <= 1.0 and len(s.features) == feature_count(name) for s in samples)
