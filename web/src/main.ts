@@ -400,7 +400,7 @@ async function hint(): Promise<void> {
   const button = $("hint") as HTMLButtonElement;
   button.disabled = true;
   try {
-    const iterations = 500 * 2 ** Math.min(state.setup.level, 6);
+    const iterations = 3000; // about a second: enough to rank the moves that matter
     const answer = await call<{ analysis: Analysis }>("RankMoves", {
       position: state.position, maxMoves: 8, limits: { iterations: String(iterations), seed: String(state.setup.seed) },
     });
@@ -438,7 +438,7 @@ async function toggleAnalysis(): Promise<void> {
   $("analysis-state").textContent = "Analysing...";
   try {
     await stream<{ analysis: Analysis; final?: boolean }>("Analyze", {
-      position: state.position, intervalMs: 300, maxMoves: 8, limits: { timeMs: 60000, seed: String(state.setup.seed) },
+      position: state.position, intervalMs: 300, maxMoves: 8, limits: { timeMs: 30000, seed: String(state.setup.seed) },
     }, (m) => showAnalysis(m.analysis, !m.final), controller.signal);
     if (state.analysis === controller) $("analysis-state").textContent = "Analysis finished.";
   } catch (e) {

@@ -1,4 +1,4 @@
-/* hortus page: built from web/ by web/build.mjs (sources sha256 ac068b3dc7fa78388046845754a17e26094102c3c0b06b6026409ea35536e5de); do not edit */
+/* hortus page: built from web/ by web/build.mjs (sources sha256 0deda6b7d24a7e06e3a861564f61b83de68614cc24130a683abd93308f59a1ae); do not edit */
 (() => {
   var __defProp = Object.defineProperty;
   var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
@@ -509,7 +509,7 @@
     const button = $("hint");
     button.disabled = true;
     try {
-      const iterations = 500 * 2 ** Math.min(state.setup.level, 6);
+      const iterations = 3e3;
       const answer = await call("RankMoves", {
         position: state.position,
         maxMoves: 8,
@@ -550,7 +550,7 @@
         position: state.position,
         intervalMs: 300,
         maxMoves: 8,
-        limits: { timeMs: 6e4, seed: String(state.setup.seed) }
+        limits: { timeMs: 3e4, seed: String(state.setup.seed) }
       }, (m) => showAnalysis(m.analysis, !m.final), controller.signal);
       if (state.analysis === controller) $("analysis-state").textContent = "Analysis finished.";
     } catch (e) {
