@@ -193,7 +193,7 @@ class WarOfThePosiesGame(Game):
             "coins": d["coins"],
             "buys": d["buys"],
             "plants": d["plants"],
-            # last_pure orders coin-only plays for the search only (search_actions); it is not
+            # last_pure orders coin-only plays for the playout policy only; it is not
             # part of what a seat sees, and determinize clears it, so views never carry it
             # (a view given back may still name one: it is validated and then cleared).
             "last_coin_only_play": None,

@@ -54,16 +54,16 @@ Action ids (dense, ascending by block):
   RESOLVE_WC(gf)      2694 + gf          the owner picks which pending When-Completed ability
                                          resolves next (WG2, several pending)
 
-legal_actions vs search_actions (the kernel contract): legal_actions is every move the rules
-allow, in any order a player may make them; search_actions is the canonical subset the search
-expands. It prunes two kinds of equivalent moves only:
-* orderings of coin-only plays: within a run of them (no other action in between) a play is
-  offered only if its kind is >= the highest kind played so far in the run (``last_pure``).
-  That is history, so k_determinize, which the search calls at the root of every iteration,
-  clears it: a search root offers every play, and inside the tree each set of coin-only plays
-  is reached once, in ascending order.
-* identical Garden Feature copies in the same place and state (acting on either is the same
-  move up to the copy's number): only the lowest id.
+legal_actions (the kernel contract) is every move the rules allow, in any order a player may
+make them, and the search expands all of them (no search_actions hook). A canonical subset
+cannot be complete here: an order of coin-only plays can only be pruned by remembering the
+run that led to a position (``last_pure``), and a position reached mid-run (a hint asked after
+`play Basic Tools`) must still offer every lower coin-only card; an identical Garden Feature
+copy acted on by its own number is a different encoded position. So the canonical order lives
+in the playout policy only (``policy_actions``): coin-only runs ascending from the highest kind
+played in the run, one of identical GF copies in the same place and state. k_determinize,
+called at the root of every search iteration, clears ``last_pure`` so the policy too may play
+every card from a root reached mid-run.
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
@@ -609,7 +609,7 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
 
 
 cdef int choice_actions(const WarCore* c, int op, int32_t* out, bint canonical) noexcept nogil:
-    """Legal picks of an "up to n" choice (ascending), then STOP. `canonical` (search_actions)
+    """Legal picks of an "up to n" choice (ascending), then STOP. `canonical` (policy_actions)
     leaves out the GFs identical to a lower-id copy in the same place and state."""
     cdef int n = 0, k, g, i, j, tp = c.turn_player
     cdef bint dup
@@ -809,8 +809,8 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     return decision_actions(<const WarCore*>buf, out, False)
 
 
-cdef int k_search_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
-    """The canonical subset the search expands (see the module docstring)."""
+cdef int policy_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    """The canonical subset the playout policy draws from (see the module docstring)."""
     return decision_actions(<const WarCore*>buf, out, True)
 
 
@@ -1009,7 +1009,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.hand_count[tp] -= 1
         c.play[k] += 1
         c.play_count += 1
-        # The highest kind of the current run of coin-only plays (search_actions' order): the
+        # The highest kind of the current run of coin-only plays (policy_actions' order): the
         # highest, not the last, so that a run played in any order gives the same state.
         if K_PURE[k]:
             if k + 1 > c.last_pure:
@@ -1150,8 +1150,7 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     cdef uint8_t cards[1024]
     cdef int q, k, j, i, total, in_hand, tmp
     # The search calls this at the root of every iteration: the coin-only run that led to the
-    # root is history, and search_actions must offer every play from there (kernel contract:
-    # nothing reachable is cut off). Only moves made inside the tree are ordered.
+    # root is history, and the playout policy may play every card from there.
     c.last_pure = 0
     for q in range(c.players):
         if q == observer:
@@ -1199,7 +1198,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         return choice_rollout_action(c, buf, rng)
     pending = pending_wc(c)
     if pending:                                  # the order of pending WCs: at random
-        n = k_search_actions(buf, acts)
+        n = policy_actions(buf, acts)
         return acts[rng_below(rng, n)]
     n = turn_actions(c, acts, values, True)
     if n <= 1 or rng_below(rng, 10) == 0:
@@ -1216,7 +1215,7 @@ cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rn
     """The playout policy inside an "up to n" choice: compost starters, uproot poison from own
     GFs (others' good Flowers), else stop."""
     cdef int32_t acts[MAX_LEGAL]
-    cdef int n = k_search_actions(buf, acts)
+    cdef int n = policy_actions(buf, acts)
     cdef int i, a, k, g, best = -1, best_value = -100000, value, tp = c.turn_player
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
@@ -1262,7 +1261,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = NULL
 KERNEL.sample_chance = k_sample_chance
-KERNEL.search_actions = k_search_actions
+KERNEL.search_actions = NULL   # the search expands every legal action (module docstring)
 KERNEL.num_features = FEATURE_COUNT
 KERNEL.features = k_features
 
