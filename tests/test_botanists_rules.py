@@ -870,3 +870,51 @@ def test_every_order_of_commuting_moves_is_accepted_and_reaches_one_position() -
             assert len({end for _, end in reached}) == 1
             assert len(reached) == len(list(itertools.permutations(members)))
     assert groups >= 5
+
+
+# --- issue 14 section 4: the text picture, for a person who knows the game -----------------------
+def test_render_draws_the_cards_in_hand_with_their_highlight() -> None:
+    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"],
+              hands=[["L-b/2", "T-right/0"], ["O/2", "O/3"]])
+    text = s.render(0)
+    picture = text.split("\n")
+    at = next(i for i, line in enumerate(picture) if line.split() == ["T-right/0", "L-b/2"])
+    assert [line.split() for line in picture[at + 1:at + 4]] == [
+        ["@", ".", "#", "#", "@"], ["#", "#", "#", ".", "."], ["#", "."]]
+    assert "L-b/2" not in s.render(1) and "L-b/2" not in s.render()   # only the own hand
+
+
+def test_render_draws_the_market_from_the_viewing_seats_side() -> None:
+    """A15: seat 2 sits at the top edge and reads cards from there: its picture is turned
+    half way round (row 5 first, column e at the left), seat 1's a quarter (column e first)."""
+    market = full_market("R")
+    market[cell("a1")], market[cell("e1")], market[cell("a5")] = Y, G, B
+    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"], pawns=["c3", "a1", "e5", "b2"],
+              market=market, hands=[ALL_O[:2], ALL_O[2:], ["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"]])
+
+    def grid(seat: int) -> list[list[str]]:
+        lines = s.render(seat).split("\n")
+        at = next(i for i, line in enumerate(lines) if line.startswith("Market seen from"))
+        return [line.split() for line in lines[at + 1:at + 7]]
+
+    assert grid(0)[0] == ["a", "b", "c", "d", "e"] and grid(0)[1][:2] == ["1", "Y1"] and grid(0)[5][1] == "B"
+    assert grid(2)[0] == ["e", "d", "c", "b", "a"] and grid(2)[1][:2] == ["5", "R2"] and grid(2)[5][1:] == ["G", "R", "R", "R", "Y1"]
+    assert grid(1)[0] == ["1", "2", "3", "4", "5"] and grid(1)[1][:2] == ["e", "G"] and grid(1)[5][1:] == ["Y1", "R", "R", "R", "B"] and grid(1)[4][2] == "R3"
+    assert grid(3)[0] == ["5", "4", "3", "2", "1"] and grid(3)[1][:2] == ["a", "B"]
+    assert "seen from seat 2's side (top edge" in s.render(2)
+
+
+def test_render_shows_collected_tiles_and_the_pending_choice() -> None:
+    s = build(players=2, stage="plant", boards=["blue", "red"], turns_done=2, pawns=["c3", "a1"],
+              lands=[matching_land("blue", 1), matching_land("red", 1)], part=bt.PART_PURCHASE, own_action=1,
+              collected="GYY", leftovers=["B", "RR"], hands=[["O/0"], ["O/1", "O/2"]])
+    text = s.render(1)
+    assert "Collected this purchase (seat 0): 1 yellow, 2 green" not in text
+    assert "Collected this purchase (seat 0): 2 yellow, 1 green" in text
+    assert "Now: seat 0: plant one collected tile on space 2 (sign red)" in text
+    s.apply_text("plant green face-down")        # the red sign's bonus: swap with a player
+    s.apply_text("bonus: swap with seat 1")
+    s.apply_text("bonus: give my blue to seat 1")
+    text = s.render(0)
+    assert "Collected this purchase (seat 0): 2 yellow" in text      # still waiting (P6/A16)
+    assert "Now: seat 0 resolves the bonus: swap a leftover with another player's; swapping with seat 1; giving blue" in text

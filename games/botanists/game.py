@@ -829,8 +829,115 @@ def sc7_chooser(d: Mapping[str, Any]) -> int:
 
 
 # --- rendering -------------------------------------------------------------------------------
+SIDES = ("bottom", "left", "top", "right")
+BONUS_TEXT = {
+    BONUS_SWAP_PLAYER: "swap a leftover with another player's", BONUS_MOVE: "move a pawn to any tile",
+    BONUS_TAKE_ORDER: "take an order as a personal order", BONUS_SWAP_MARKET: "swap a leftover with a market tile",
+    BONUS_PLUS3: "+3 points",
+}
+
+
+def board_cell(orient: int, row: int, column: int) -> int:
+    """The market cell drawn at (row, column) of the picture seen from a side (A15 orientation):
+    row 0 is the far side, column 0 the viewer's left."""
+    r, c = ((row, column), (column, 4 - row), (4 - row, 4 - column), (4 - column, row))[orient]
+    return r * 5 + c
+
+
+def card_picture(card: int) -> list[str]:
+    """The card's shape as printed (rows away from the player at the top): '#' a box, '@' the
+    highlighted box (the pawn's tile), '.' no box."""
+    cells = COMPONENTS.shapes[card // 4].cells
+    high = cells[card % 4]
+    rows = max(r for r, _ in cells) + 1
+    cols = max(c for _, c in cells) + 1
+    return [" ".join("@" if (r, c) == high else "#" if (r, c) in cells else "." for c in range(cols))
+            for r in range(rows)]
+
+
+def cards_side_by_side(cards: list[int], indent: str = "    ") -> list[str]:
+    """Card names with their pictures beneath, side by side."""
+    blocks = [[card_name(k)] + card_picture(k) for k in cards]
+    width = [max(len(line) for line in block) + 3 for block in blocks]
+    height = max(len(block) for block in blocks)
+    return [indent + "".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(blocks, width)).rstrip()
+            for i in range(height)]
+
+
+def count_text(counts: list[int]) -> str:
+    return ", ".join(f"{counts[c]} {COLOURS[c]}" for c in range(N_COLOURS) if counts[c]) or "none"
+
+
+def pending_text(d: Mapping[str, Any], mover: int) -> str:
+    """What is being decided now (or which chance event comes), in the rulebook's words."""
+    stage, cur, n = d["stage"], d["cur"], d["players"]
+    seat = f"seat {cur}"
+    if stage == ST_OVER:
+        return "the game is over (final scores above)"
+    if mover == -1:
+        if stage in SETUP_STAGES:
+            return f"chance: the setup ({STAGES[stage].replace('setup_', '')})"
+        events = [text for flag, text in (("pend_personal", f"{seat} draws a personal order"),
+                                          ("pend_open", "the open orders are refilled"),
+                                          ("pend_cards", f"{seat} draws market cards"),
+                                          ("pend_market", "the market is refilled")) if d[flag]]
+        return "chance: " + ("; ".join(events) or "the next draw")
+    if stage == ST_SETUP_BOARD:
+        return f"seat {mover} chooses a board (S2)"
+    if stage == ST_SOLO_ORDER:
+        return "choose who plays first: your own character or the Helper (L3)"
+    if stage == ST_ACTION:
+        where = "enter the market" if d["pawn"][cur] == OFF else f"move from {cell_name(d['pawn'][cur])}"
+        return f"{seat}: purchase ({where}, 1-2 steps, P1) or tend a leftover (T2)"
+    if stage == ST_CARD:
+        return f"{seat}: play a market card with its highlighted box on {cell_name(d['pawn'][cur])} (P3)"
+    if stage in (ST_PLANT, ST_HELPER_DEST):
+        who = HELPER if stage == ST_HELPER_DEST else cur
+        k = d["land_filled"][who]
+        sign = COMPONENTS.boards[d["board"][who]].signs[k] if k < N_SPACES else None
+        space = f"space {k + 1} (sign {COLOURS[sign]})" if sign is not None else "the land"
+        bonus = f"; face down triggers the {COLOURS[sign]} bonus ({BONUS_TEXT[COMPONENTS.bonus_by_colour[sign]]})" if sign is not None else ""
+        if stage == ST_HELPER_DEST:
+            return (f"the Helper, moved by card {card_name(d['sel_a'])}, goes to one of the card's other boxes and "
+                    f"plants that tile on its {space}{bonus} (L5)")
+        return f"{seat}: plant one collected tile on {space}: face up only if it matches{bonus} (P5)"
+    if stage == ST_BONUS:
+        kind = d["bonus"]
+        text = f"{seat} resolves the bonus: {BONUS_TEXT[kind]}"
+        if d["bonus_on_helper"]:
+            text += " (triggered on the Helper's board)"
+        if kind == BONUS_SWAP_PLAYER and n > 1 and d["sel_a"] != EMPTY:
+            text += f"; swapping with seat {d['sel_a']}"
+        if kind in (BONUS_SWAP_PLAYER, BONUS_SWAP_MARKET) and d["sel_b"] != EMPTY:
+            text += f"; giving {COLOURS[d['sel_b']]}"
+        return text + " (optional, now or never: BA1)"
+    if stage == ST_TEND_DISCARD:
+        return f"{seat}: discard any open orders, as many are redrawn (T3)"
+    if stage == ST_TEND_DRAW:
+        return f"{seat}: draw 2 market cards, then discard back down (T4), or not"
+    if stage == ST_TEND_KEEP:
+        held = sum(1 for loc in d["card_loc"] if loc == CARD_HAND + cur)
+        return f"{seat}: discard market cards down to {d['keep_target']} ({held - d['keep_target']} to go, T4)"
+    if stage == ST_FULFIL_OPEN:
+        if d["done_mask"] & 4:
+            return f"{seat}: the personal order is fulfilled; fulfil one open order or none (T5)"
+        return f"{seat}: fulfil at most one open order and one personal order, either first (P8/T5)"
+    if stage == ST_FULFIL_PERSONAL:
+        return f"{seat}: fulfil one personal order or none (P8/T5)"
+    if stage == ST_HELPER_CARD:
+        return "choose the market card that moves the Helper (L5)"
+    if stage == ST_SOLO_DISCARD:
+        return "discard one market card or none, then draw up to 3 (L8)"
+    if stage == ST_KEEP:
+        return f"seat {mover} keeps up to 2 leftovers, the rest wither into the bag (SC5)"
+    if stage == ST_CHOOSE_FIRST:
+        return f"seat {mover}, furthest behind, chooses the next round's first player (SC7)"
+    return STAGES[stage]
+
+
 def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
-    """The picture `seat` sees (None: the public one): only that seat's hand is listed."""
+    """The picture `seat` sees (None: the public one): the market from that seat's side of the
+    table (A15: it reads market cards from there), only that seat's hand, drawn as cards."""
     n = d["players"]
     solo = n == 1
     lines = []
@@ -838,20 +945,34 @@ def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
     stage = STAGES[d["stage"]]
     lines.append(f"Botanists{' (solo, the Little Helper)' if solo else ''} - round {min(d['round'] + 1, 3)}/3, "
                  f"turn of seat {d['cur']}, stage {stage}, to decide: {who}")
+    lines.append("Now: " + pending_text(d, mover))
+    orient = orientation(d, seat) if seat is not None else 0
     pawn_at = {cell: ("H" if i == HELPER else str(i)) for i, cell in enumerate(d["pawn"]) if cell != OFF}
-    lines.append("Market (seat 0 sits below row 5; a pawn is shown after its tile):")
-    lines.append("      a   b   c   d   e")
+    viewer = f"seat {seat}" if seat is not None else "seat 0"
+    lines.append(f"Market seen from {viewer}'s side ({SIDES[orient]} edge; cells keep their names, column letter + "
+                 "row number; a pawn is shown after its tile):")
+    by_rows = orient in (0, 2)   # picture rows are board rows (else board columns)
+
+    def label(cell: int, of_row: bool) -> str:
+        return str(cell // 5 + 1) if of_row == by_rows else "abcde"[cell % 5]
+
+    lines.append("      " + "   ".join(label(board_cell(orient, 0, c), False) for c in range(5)))
     for r in range(5):
         row = []
         for c in range(5):
-            cell = r * 5 + c
+            cell = board_cell(orient, r, c)
             tile = LETTERS[d["market"][cell]] if d["market"][cell] < 5 else "."
             row.append(f"{tile}{pawn_at.get(cell, ' ')}")
-        lines.append(f"  {r + 1}   " + "  ".join(row))
+        lines.append(f"  {label(board_cell(orient, r, 0), True)}   " + "  ".join(row))
     lines.append("Bag: " + ", ".join(f"{COLOURS[c]} {d['bag'][c]}" for c in range(5)))
     opens = [f"{i + 1}:{order_name(o)}" if o != EMPTY else f"{i + 1}:-" for i, o in enumerate(d["open_orders"])]
     lines.append("Open orders: " + "  ".join(opens))
+    if sum(d["collected"]):
+        # P5-P7: this purchase's tiles wait here until one is planted and the bonus resolved.
+        lines.append(f"Collected this purchase (seat {d['cur']}): {count_text(d['collected'])} "
+                     "- one is planted, the rest go to the marginal land")
     hands = [sum(1 for loc in d["card_loc"] if loc == CARD_HAND + p) for p in range(n)]
+    held = [sum(1 for k in range(N_CARDS) if d["card_held"][k] and d["card_loc"][k] == CARD_HAND + p) for p in range(n)]
     for w in list(range(n)) + ([HELPER] if solo else []):
         if d["board"][w] == EMPTY:
             continue
@@ -871,14 +992,21 @@ def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
                 land.append("|")
         lines.append(f"{name} ({board.name} board): " + " ".join(land))
         if w != HELPER:
-            left = ", ".join(f"{d['leftover'][w][c]} {COLOURS[c]}" for c in range(5) if d["leftover"][w][c]) or "none"
+            left = count_text(d["leftover"][w])
             personal = [order_name(o) for o, loc in enumerate(d["order_loc"]) if loc == ORDER_PERSONAL + w]
             done = [order_name(o) for o, loc in enumerate(d["order_loc"]) if loc == ORDER_FULFILLED + w]
             # Only the viewing seat's own hand is listed (BT hidden information): the others'
-            # are counts, as in view().
-            hand = " ".join(card_name(k) for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + w)
-            shown = f": {hand or '-'}" if w == seat else ""
-            lines.append(f"    score {d['score'][w]}, hand ({hands[w]}){shown}, leftovers: {left}; "
+            # are counts, as in view(), with what everyone knows since a reshuffle.
+            hand = [k for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + w]
+            shown = f": {' '.join(card_name(k) for k in hand) or '-'}" if w == seat else ""
+            known = f", {held[w]} held since the reshuffle" if held[w] and w != seat else ""
+            lines.append(f"    score {d['score'][w]}, hand ({hands[w]}{known}){shown}, leftovers: {left}; "
                          f"personal orders: {' '.join(personal) or '-'}; fulfilled this round: {' '.join(done) or '-'}")
-    lines.append("Key: tiles R Y G B P; pawns 0-3 and H (Helper); land spaces as sign + tile + ^ face up / v face down.")
+            if w == seat and hand:
+                lines.extend(cards_side_by_side(hand))
+    if d["stage"] == ST_HELPER_DEST and d["sel_a"] < N_CARDS:
+        lines.append("Card moving the Helper:")
+        lines.extend(cards_side_by_side([d["sel_a"]]))
+    lines.append("Key: tiles R Y G B P; pawns 0-3 and H (Helper); land spaces as sign + tile + ^ face up / v face down; "
+                 "cards as printed, seen from your side: # a box, @ the highlighted box (on your pawn's tile).")
     return "\n".join(lines)
