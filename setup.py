@@ -32,6 +32,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "hortus.server": "server",
     "hortus.clients": "clients",
     "hortus.training": "training",
+    "hortus.distributed": "distributed",
 }
 for game_dir in sorted((ROOT / "games").iterdir()):
     if (game_dir / "__init__.py").exists():
@@ -161,6 +162,7 @@ setup(
         "hortus.server": ["py.typed"],
         "hortus.clients": ["py.typed"],
         "hortus.training": ["py.typed"],
+        "hortus.distributed": ["py.typed"],
     },
     ext_modules=extensions(),
     zip_safe=False,

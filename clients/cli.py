@@ -633,8 +633,8 @@ def _exclusive(output: Path) -> Iterator[None]:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from hortus.clients.types import EvaluationError, EvaluationItem, EvaluationResult
-
+    if args.shard is not None or args.ray is not None or args.shards:
+        return _run_sharded(args, "evaluate")
     try:
         lines = Path(args.positions).read_text().splitlines()
     except OSError as exc:
@@ -727,6 +727,82 @@ def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -
         file=sys.stderr,
     )
     return 0
+
+
+# --- sharded jobs (hortus.distributed: --shard K/N, --ray, selfplay) ------------------------
+def _run_sharded(args: argparse.Namespace, kind: str) -> int:
+    """A sharded job run in-process on the engine (imported lazily): one shard, every shard
+    in a local process pool, or every shard on a Ray cluster; results in the folder -o."""
+    from hortus.distributed import Job, default_shards, parse_shard, run
+    from hortus.distributed.shards import file_sha256, read_items
+
+    folder = Path(args.output)
+    only: list[int] | None = None
+    input_path: Path | None = None
+    if kind == "evaluate":
+        input_path = Path(args.positions)
+        try:
+            count = len(read_items(input_path))
+            checksum = file_sha256(input_path)
+        except OSError as exc:
+            raise CliError(f"cannot read {args.positions}: {exc.strerror or exc}") from exc
+    else:
+        count = args.games
+        checksum = ""
+    shards = args.shards or default_shards(count)
+    if args.shard is not None:
+        try:
+            k, n = parse_shard(args.shard)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+        if args.shards and args.shards != n:
+            raise CliError(f"--shard {args.shard} and --shards {args.shards} disagree")
+        shards, only = n, [k]
+    job = Job(
+        kind=kind,
+        shards=shards,
+        seed=args.search_seed if kind == "evaluate" else args.seed,
+        iterations=(args.iterations or 2000) if kind == "evaluate" else 0,
+        max_moves=args.max_moves,
+        game=args.game or "",
+        level=getattr(args, "level", 0),
+        players=getattr(args, "players", 0),
+        games=count if kind == "selfplay" else 0,
+        input_sha256=checksum,
+    )
+    total = len(only) if only is not None else shards
+    progress = _Progress(total, 0, not args.no_progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with _exclusive(folder / "run"):  # run.lock: one driver per folder
+            summary = run(
+                job, folder, input_path, only=only, workers=args.workers,
+                use_ray=args.ray is not None, ray_address=args.ray or None,
+                on_shard=lambda _: progress.update(),
+            )
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"hortus {kind}: interrupted: {progress.done} of {total} shards done, results in {folder} "
+              "(the same command resumes)", file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError) as exc:
+        progress.close()
+        raise CliError(str(exc)) from exc
+    progress.close()
+    merged = folder / "merged.jsonl"
+    tail = f", merged into {merged}" if merged.exists() and only is None else ""
+    print(
+        f"hortus {kind}: {summary.shards_done} shards computed, {summary.shards_skipped} already done "
+        f"(of {total}), {summary.records} records, {summary.errors} errors, {summary.seconds:.1f} s{tail}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_selfplay(args: argparse.Namespace) -> int:
+    if not args.game:
+        raise CliError("--game is required")
+    return _run_sharded(args, "selfplay")
 
 
 # --- arena -----------------------------------------------------------------------------------
@@ -857,6 +933,16 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=_non_negative_int, default=0, help="root-parallel search threads (0 = 1)")
 
 
+def _add_sharding(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("sharded run (in-process; -o is then a folder)")
+    g.add_argument("--shard", default=None, metavar="K/N", help="compute only shard K of N (0-based), e.g. one array job")
+    g.add_argument("--shards", type=_non_negative_int, default=0, help="number of shards (default: ~25 ids each)")
+    g.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run the shards as Ray tasks: on the cluster at ADDRESS ('auto' = a running one), "
+                        "or a local one when none is given (needs hortus[ray])")
+    g.add_argument("--workers", type=_positive_int, default=1, help="local processes for the shards (without --shard or --ray)")
+
+
 def _add_game_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=_non_negative_int, default=0, help="number of seats (0 = the game's minimum)")
     p.add_argument("--variant", default=None, help="game variant")
@@ -922,8 +1008,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves per analysis (0 = all)")
     p.add_argument("--streams", type=_positive_int, default=2, help="concurrent streams (default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_sharding(p)
     _add_connection(p)
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("selfplay", help="self-play games at a level, every decision with its search statistics")
+    p.add_argument("--game", required=True, help="game name")
+    p.add_argument("--level", type=_positive_int, default=4, help="difficulty level of every seat (default 4)")
+    p.add_argument("--games", type=_positive_int, default=10, help="number of games (default 10)")
+    p.add_argument("--players", type=_non_negative_int, default=0, help="number of seats (0 = the game's minimum)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="base seed (each game's seed derives from it)")
+    p.add_argument("-o", "--output", required=True, help="output folder (shards, manifests, merged.jsonl)")
+    p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves per analysis kept (0 = all)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_sharding(p)
+    p.set_defaults(func=_cmd_selfplay)
 
     p = sub.add_parser("games", help="list the games the server plays")
     p.add_argument("--json", action="store_true", help="print JSON")
