@@ -78,7 +78,7 @@ def evaluate_item(item: Item, job: Job) -> dict[str, Any]:
         return _error(item.id, "INVALID_ARGUMENT", f"line {item.line}: {exc}", "iterations")
     if not 1 <= iterations <= MAX_ITERATIONS:
         return _error(item.id, "INVALID_ARGUMENT", f"line {item.line}: iterations must be in 1..{MAX_ITERATIONS}", "iterations")
-    analysis = analyze(state, Limits(iterations=iterations, seed=seed & 0xFFFFFFFFFFFFFFFF, threads=1))
+    analysis = analyze(state, Limits(iterations=iterations, seed=seed & 0xFFFFFFFFFFFFFFFF, threads=1), detail=job.max_moves)
     return {"id": item.id, "game": game.name, **_analysis_record(state, analysis, job.max_moves)}
 
 
