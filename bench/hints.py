@@ -41,12 +41,12 @@ POSITIONS = Path(__file__).with_name("data") / "hint_positions.jsonl"
 GAMES_PER_GAME, DRAWS_PER_GAME, LEVEL = 20, 10, 6
 
 
-def make_positions(names: list[str], seed: int) -> list[dict[str, Any]]:
+def make_positions(names: list[str], seed: int, games_per_game: int = GAMES_PER_GAME) -> list[dict[str, Any]]:
     out = []
     for name in names:
         game = games.get(name)
         players = max(2, game.min_players)
-        for index in range(GAMES_PER_GAME):
+        for index in range(games_per_game):
             rng = random.Random(f"{seed}:{name}:{index}")
             state = game.new_game(players=players, seed=rng.getrandbits(63))
             bots = [LevelBot(LEVEL, rng.getrandbits(63)) for _ in range(players)]
@@ -60,7 +60,7 @@ def make_positions(names: list[str], seed: int) -> list[dict[str, Any]]:
                 state.apply(bots[state.current_player].choose(state))
             for k, data in enumerate(rng.sample(seen, min(DRAWS_PER_GAME, len(seen)))):
                 out.append({"id": f"{name}/{index}/{k}", "game": name, "position": data.hex()})
-            print(f"{name}: game {index + 1}/{GAMES_PER_GAME}", file=sys.stderr)
+            print(f"{name}: game {index + 1}/{games_per_game}", file=sys.stderr)
     return out
 
 
@@ -98,6 +98,8 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--make-positions", action="store_true")
+    parser.add_argument("--games-per-game", type=int, default=GAMES_PER_GAME,
+                        help="with --make-positions: self-play games per game (10 positions each)")
     parser.add_argument("--game", action="append")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budget", default="100ms", help="hint budget: 100ms or an iteration count")
@@ -108,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     names = args.game or games.names()
     if args.make_positions:
-        items = make_positions(names, args.seed)
+        items = make_positions(names, args.seed, args.games_per_game)
         POSITIONS.parent.mkdir(exist_ok=True)
         POSITIONS.write_text("".join(json.dumps(i) + "\n" for i in items))
         print(f"{len(items)} positions written to {POSITIONS}")

@@ -41,8 +41,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import report  # noqa: E402
 
 from hortus import games  # noqa: E402
-from hortus.search.arena import play_match  # noqa: E402
-from hortus.search.levels import ELO_FILE, LEVELS, with_gap  # noqa: E402
+import random  # noqa: E402
+
+from hortus.games import CHANCE, TERMINAL  # noqa: E402
+from hortus.search.arena import _derive_seed, play_match  # noqa: E402
+from hortus.search.levels import ELO_FILE, LEVELS, LevelBot, with_gap  # noqa: E402
 
 MATCHES = {
     "random": ["mcts:2000", "random"],
@@ -65,12 +68,6 @@ def _triggered(name: str, state: games.State) -> bool:
 def natural_end(name: str, level: int, players: int, seed: int, index: int) -> dict[str, object]:
     """One self-play game at a difficulty level: how it ended and how many rounds it took
     (a round = every seat had a turn; counted from the changes of the seat whose turn it is)."""
-    import random
-
-    from hortus.games import CHANCE, TERMINAL
-    from hortus.search.arena import _derive_seed
-    from hortus.search.levels import LevelBot
-
     game_seed = _derive_seed(seed, index)
     state = games.get(name).new_game(players=players, seed=game_seed)
     bots = [LevelBot(level, _derive_seed(seed, index, s)) for s in range(players)]
