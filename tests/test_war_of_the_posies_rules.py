@@ -5,6 +5,8 @@ end."""
 
 from __future__ import annotations
 
+import copy
+import itertools
 import random
 import tomllib
 from pathlib import Path
@@ -530,6 +532,187 @@ def test_identical_pending_when_completed_bonuses_are_not_a_choice() -> None:
     draw_first(s)
     assert s.current_player == 1
     assert core(s)["coins"] == 4 and "end turn" in notations(s)    # COIN 2 twice, no question
+
+
+def test_search_orders_coin_only_runs_only_inside_a_sampled_world() -> None:
+    """search_actions equals legal_actions in a position a player reached; in a world the
+    search sampled (determinize) it orders coin-only runs from that root on."""
+    s = position(hands={0: {"Red Starter": 1, "Yellow Starter": 1, "Basic Tools": 1}})
+    s.apply_text("play Basic Tools")
+    assert s.search_actions() == s.legal_actions()
+    world = s.clone()
+    world.kernel_state.determinize(0, 3)
+    assert world.search_actions() == world.legal_actions()       # the root: every play
+    world.apply_text("play Yellow Starter")
+    searched = [world.action_to_string(a) for a in world.search_actions()]
+    assert "play Red Starter" in notations(world) and "play Red Starter" not in searched  # in-tree order
+
+
+# --- any order: permutations, and what the search subset reaches ----------------------------------
+
+def _rules_key(state: games.State) -> tuple[Any, ...]:
+    """The position up to what the rules ignore: the coin-only run memory (last_pure) and the
+    numbers of identical Garden Feature copies (their places and contents, sorted per kind)."""
+    d = core(state)
+    copies: dict[int, list[tuple[Any, ...]]] = {}
+    for g in range(wp.N_GF):
+        copies.setdefault(wp.GFS[g].kind, []).append((d["gf_loc"][g], d["gf_flags"][g], tuple(d["gf_slot"][g])))
+    d["last_pure"] = 0
+    for g in range(wp.N_GF):
+        d["gf_loc"][g] = d["gf_flags"][g] = 0
+        d["gf_slot"][g] = []
+    return (state.current_player, repr(sorted(d.items())), repr(sorted((k, sorted(v)) for k, v in copies.items())))
+
+
+def _random_positions(count: int, seed: int) -> list[games.State]:
+    rng = random.Random(seed)
+    out: list[games.State] = []
+    while len(out) < count:
+        s = GAME.new_game(players=rng.choice((2, 3, 4)), seed=rng.getrandbits(32))
+        for _ in range(rng.randrange(1, 150)):
+            s.resolve_chance(rng)
+            if s.is_terminal():
+                break
+            s.apply(rng.choice(s.legal_actions()))
+        s.resolve_chance(rng)
+        if not s.is_terminal():
+            out.append(s)
+    return out
+
+
+def _play(state: games.State, actions: list[int]) -> games.State | None:
+    """`actions` applied in order if each is legal when its turn comes and no chance node
+    falls in between; None otherwise."""
+    s = state.clone()
+    for a in actions:
+        if s.is_chance() or a not in s.legal_actions():
+            return None
+        s.apply(a)
+    return s
+
+
+def test_every_allowed_permutation_of_a_turns_moves_reaches_the_same_position() -> None:
+    """Issue 14: from random positions, a random run of moves without chance between them;
+    every reordering the rules allow is accepted and ends in the same position (the rules'
+    position: the coin-only memory aside). Every legal action's notation round-trips."""
+    rng = random.Random(14)
+    checked = 0
+    for s in _random_positions(150, 14):
+        for a in s.legal_actions():
+            assert s.parse_action(s.action_to_string(a)) == a
+        run: list[int] = []
+        t = s.clone()
+        for _ in range(rng.choice((2, 3, 3, 4))):
+            if t.current_player != s.current_player:
+                break
+            a = rng.choice(t.legal_actions())
+            t.apply(a)
+            run.append(a)
+        if t.is_chance() or len(run) < 2:
+            continue
+        if rng.random() < 0.5:
+            t2 = _play(s, sorted(run))            # at least the sorted order, often a new one
+            if t2 is not None:
+                assert _rules_key(t2) == _rules_key(t)
+        for order in itertools.permutations(run):
+            reached = _play(s, list(order))
+            if reached is not None and list(order) != run:
+                assert _rules_key(reached) == _rules_key(t), [s.action_to_string(a) for a in order]
+                checked += 1
+    assert checked > 20
+
+
+def _reachable(root: games.State, depth: int, actions_of: str) -> set[tuple[Any, ...]]:
+    seat = root.current_player
+    seen = {_rules_key(root)}
+    frontier = [root]
+    for _ in range(depth):
+        following = []
+        for s in frontier:
+            if s.current_player != seat:
+                continue
+            for a in getattr(s, actions_of)():
+                child = s.clone()
+                child.apply(a)
+                key = _rules_key(child)
+                if key not in seen:
+                    seen.add(key)
+                    following.append(child)
+        frontier = following
+    return seen
+
+
+def test_search_subset_in_a_sampled_world_reaches_every_position_the_rules_allow() -> None:
+    """Issue 14: in worlds the search samples (where search_actions prunes), every position
+    reachable through the legal moves within a few decisions is reachable through the subset,
+    up to the copy numbers of identical Garden Features; the subset is never empty."""
+    checked = 0
+    for i, s in enumerate(_random_positions(40, 15)):
+        world = s.clone()
+        world.kernel_state.determinize(s.current_player, i)
+        assert world.search_actions()
+        full = _reachable(world, 3, "legal_actions")
+        if len(full) > 3000:
+            continue
+        assert full <= _reachable(world, 3, "search_actions")
+        checked += 1
+    assert checked > 20
+
+
+# --- issue 15 item 5: contradictory views are refused, naming the field -----------------------
+
+def _contradictions(view: dict[str, Any], rng: random.Random) -> list[tuple[str, Any]]:
+    """(expected field prefix, mutator) pairs that make `view` contradict itself."""
+    seat = view["seat"]
+    row, deck = view["garden_row"], view["garden_deck"]
+    owned = [(p, i) for p, e in enumerate(view["seats"]) for i in range(len(e["garden"]))]
+    out: list[tuple[str, Any]] = [
+        ("garden_deck", lambda v: v["garden_deck"].append("Nonexistent #99")),
+        ("garden_deck", lambda v: v["garden_deck"].remove(rng.choice(v["garden_deck"]))),
+        ("turn_ending", lambda v: v.__setitem__("turn_ending", "no")),
+        ("basic_top", lambda v: v.__setitem__("basic_top", "Rose")),
+        ("players", lambda v: v.__setitem__("players", 5)),
+        (f"seats[{seat}].hand_count", lambda v: v["seats"][seat].__setitem__("hand_count", v["seats"][seat]["hand_count"] + 1)),
+        ("game", lambda v: v.__setitem__("game", "botanik")),
+    ]
+    if row:
+        out.append(("garden_deck", lambda v: v["garden_deck"].append(rng.choice(v["garden_row"]))))
+        out.append(("garden_row", lambda v: v["garden_row"].append(v["garden_row"][0])))
+    if deck:
+        out.append(("garden_deck", lambda v: v["garden_deck"].append(v["garden_deck"][0])))
+    if owned:
+        p, i = rng.choice(owned)
+        label = view["seats"][p]["garden"][i]["label"]
+        out.append(("garden_row", lambda v: v["garden_row"].append(label)))
+        out.append(("garden_deck", lambda v: v["garden_deck"].append(label)))
+        out.append((f"seats[{p}].garden", lambda v: v["seats"][p]["garden"].append(dict(v["seats"][p]["garden"][i]))))
+        out.append((f"seats[{p}].garden[{i}].complete", lambda v: v["seats"][p]["garden"][i].__setitem__("complete", "yes")))
+        out.append((f"seats[{p}].garden[{i}].slots", lambda v: v["seats"][p]["garden"][i]["slots"].append(None)))
+    if view["effects"]:
+        out.append(("effects[0].effect", lambda v: v["effects"][0].__setitem__("effect", "Rose play")))
+    other = (seat + 1) % view["players"]
+    out.append((f"seats[{other}]", lambda v: v["seats"][other]["unseen"].__setitem__("Himalayan Expedition", 9)))
+    return out
+
+
+def test_contradictory_views_are_refused_naming_the_field() -> None:
+    """Issue 15 item 5: views of random positions, each mutated to contradict itself (a Garden
+    Feature in two places or none, an unknown label, a label twice, counts that disagree,
+    wrong types ...): from_view refuses every one with InvalidPositionError naming the field."""
+    rng = random.Random(155)
+    tried = 0
+    for s in _random_positions(25, 155):
+        for seat in range(s.num_players):
+            base = s.view(seat)
+            GAME.from_view(base)                                    # the view itself is fine
+            for expected, mutate in _contradictions(base, rng):
+                view = copy.deepcopy(base)
+                mutate(view)
+                with pytest.raises(games.InvalidPositionError) as info:
+                    GAME.from_view(view)
+                assert info.value.field.startswith(expected), (expected, str(info.value))
+                tried += 1
+    assert tried > 300
 
 
 # --- game length, safety end, structure ------------------------------------------------------------

@@ -217,7 +217,13 @@ class WarOfThePosiesGame(Game):
         }
 
     def core_from_view(self, view: Mapping[str, Any]) -> tuple[bytes, int, int]:
+        """Every field is checked, and an inconsistency names the view field it is in: each
+        Garden Feature in exactly one place (garden_row, garden_deck or one seat's garden),
+        card counts, booleans, effect names; then the whole position (validate) with its core
+        fields translated back to the view's."""
         try:
+            if "game" in view and view["game"] != self.name:
+                raise InvalidPositionError("game", f"{view['game']!r} is not {self.name}")
             players = _int(view, "players", 2, 4)
             seat = _int(view, "seat", 0, players - 1)
             stage = view["stage"]
@@ -232,6 +238,10 @@ class WarOfThePosiesGame(Game):
             frames = [[0, 0, 0], [0, 0, 0], [0, 0, 0]]
             for i, frame in enumerate(effects):
                 frames[0][i] = _int(frame, "effect_id", 0, N_EFFECTS - 1, f"effects[{i}].effect_id")
+                if not valid_effect_id(frames[0][i]):
+                    raise InvalidPositionError(f"effects[{i}].effect_id", f"{frames[0][i]} is not a card text")
+                if "effect" in frame and frame["effect"] != effect_name(frames[0][i]):
+                    raise InvalidPositionError(f"effects[{i}].effect", f"{frame['effect']!r} is not effect {frames[0][i]} ({effect_name(frames[0][i])!r})")
                 frames[1][i] = _int(frame, "next", 0, 255, f"effects[{i}].next")
                 frames[2][i] = _int(frame, "picks_left", 0, 255, f"effects[{i}].picks_left")
             zeros = [0] * MAX_KINDS
@@ -242,6 +252,14 @@ class WarOfThePosiesGame(Game):
             gf_loc = [GF_DECK if g < N_GF else EMPTY for g in range(MAX_GF)]
             gf_slot = [[0] * MAX_SLOTS for _ in range(MAX_GF)]
             gf_flags = [0] * MAX_GF
+            placed: dict[int, str] = {}      # GF id -> the view field that places it
+            owners: dict[int, str] = {}      # GF id -> seats[p].garden[i]
+
+            def place(g: int, field: str, label: Any) -> None:
+                if g in placed:
+                    raise InvalidPositionError(field, f"{label!r} is also in {placed[g]}: every Garden Feature is in one place")
+                placed[g] = field
+
             raw_seats = view["seats"]
             if not isinstance(raw_seats, list) or len(raw_seats) != players:
                 raise InvalidPositionError("seats", f"expected {players} seats")
@@ -270,22 +288,55 @@ class WarOfThePosiesGame(Game):
                         hand[p][k] = known[k] + take
                         draw[p][k] = unseen[k] - hand[p][k]
                         left -= take
-                if sum(hand[p]) != hand_count or sum(draw[p]) != draw_count:
-                    raise InvalidPositionError(where, "hand_count/draw_count disagree with the cards")
+                if sum(hand[p]) != hand_count:
+                    raise InvalidPositionError(f"{where}.hand_count", f"{hand_count}, but the hand lists {sum(hand[p])} cards")
+                if sum(draw[p]) != draw_count:
+                    raise InvalidPositionError(f"{where}.draw_count", f"{draw_count}, but the draw pile lists {sum(draw[p])} cards")
                 garden = entry["garden"]
                 if not isinstance(garden, list):
                     raise InvalidPositionError(f"{where}.garden", "expected a list")
                 for i, gf in enumerate(garden):
-                    g = _gf_id(gf["label"], f"{where}.garden[{i}].label")
+                    at = f"{where}.garden[{i}]"
+                    if not isinstance(gf, Mapping):
+                        raise InvalidPositionError(at, "expected {label, slots, complete, wc_pending}")
+                    g = _gf_id(gf["label"], f"{at}.label")
+                    place(g, f"{at}.label", gf["label"])
+                    owners[g] = at
                     gf_loc[g] = GF_OWNED + p
+                    symbols = [COMPONENTS.symbols[x] for x in GFS[g].symbols]
+                    if "symbols" in gf and gf["symbols"] != symbols:
+                        raise InvalidPositionError(f"{at}.symbols", f"{gf_label(g)} shows {symbols}")
                     slots = gf["slots"]
-                    if not isinstance(slots, list) or len(slots) != len(GFS[g].symbols):
-                        raise InvalidPositionError(f"{where}.garden[{i}].slots", "one entry per symbol")
+                    if not isinstance(slots, list) or len(slots) != len(symbols):
+                        raise InvalidPositionError(f"{at}.slots", f"one entry per symbol ({len(symbols)})")
                     for j, name in enumerate(slots):
-                        gf_slot[g][j] = 0 if name is None else _kind(name, f"{where}.garden[{i}].slots") + 1
-                    gf_flags[g] = (GF_COMPLETE if gf["complete"] is True else 0) | (GF_WC_PENDING if gf["wc_pending"] is True else 0)
-            for label in _list(view, "garden_row"):
-                gf_loc[_gf_id(label, "garden_row")] = GF_ROW
+                        if name is None:
+                            continue
+                        k = _kind(name, f"{at}.slots[{j}]")
+                        if CARDS[k].symbol != GFS[g].symbols[j]:
+                            raise InvalidPositionError(f"{at}.slots[{j}]", f"{name!r} is not a {symbols[j]} Flower")
+                        gf_slot[g][j] = k + 1
+                    complete = _bool(gf, "complete", f"{at}.complete")
+                    if complete != all(name is not None for name in slots):
+                        raise InvalidPositionError(f"{at}.complete", "complete exactly when every slot holds a Flower (WG1)")
+                    pending = _bool(gf, "wc_pending", f"{at}.wc_pending")
+                    if pending and not complete:
+                        raise InvalidPositionError(f"{at}.wc_pending", "only a complete Garden Feature has a When-Completed bonus pending")
+                    gf_flags[g] = (GF_COMPLETE if complete else 0) | (GF_WC_PENDING if pending else 0)
+            row = _list(view, "garden_row")
+            if len(row) > GF_ROW_SIZE:
+                raise InvalidPositionError("garden_row", f"at most {GF_ROW_SIZE} Garden Features (WS4)")
+            for i, label in enumerate(row):
+                g = _gf_id(label, f"garden_row[{i}]")
+                place(g, f"garden_row[{i}]", label)
+                gf_loc[g] = GF_ROW
+            for i, label in enumerate(_list(view, "garden_deck")):
+                g = _gf_id(label, f"garden_deck[{i}]")
+                place(g, f"garden_deck[{i}]", label)
+                gf_loc[g] = GF_DECK
+            missing = [gf_label(g) for g in range(N_GF) if g not in placed]
+            if missing:
+                raise InvalidPositionError("garden_deck", f"{missing[0]!r} is in no place (garden_row, garden_deck or a seat's garden)")
             last = view["last_coin_only_play"]
             basic_top = view["basic_top"]
             d = {
@@ -300,7 +351,7 @@ class WarOfThePosiesGame(Game):
                 "last_pure": 0 if last is None else _kind(last, "last_coin_only_play") + 1,
                 "draw_seat": _int(view, "draw_seat", 0, players - 1),
                 "draws_pending": _int(view, "draws_pending", 0, 255),
-                "turn_ending": 1 if view["turn_ending"] is True else 0,
+                "turn_ending": 1 if _bool(view, "turn_ending", "turn_ending") else 0,
                 "basic_top": EMPTY if basic_top is None else _kind(basic_top, "basic_top"),
                 "depth": len(effects),
                 "frame_effect": frames[0], "frame_pc": frames[1], "frame_left": frames[2],
@@ -316,6 +367,10 @@ class WarOfThePosiesGame(Game):
             core = bytes(kernel.dict_to_core(d))
         except (KeyError, IndexError, TypeError, AttributeError, OverflowError) as e:
             raise InvalidPositionError("view", f"missing or malformed field ({e!r})") from e
+        try:
+            self.validate_core(core, players, 0)
+        except InvalidPositionError as e:
+            raise InvalidPositionError(_view_field(e.field, seat, owners), e.reason) from e
         return core, players, seat
 
     # --- text --------------------------------------------------------------------------------
@@ -484,6 +539,51 @@ def _seat_or_empty(view: Mapping[str, Any], key: str, players: int) -> int:
     if value is None:
         return EMPTY
     return _int(view, key, 0, players - 1)
+
+
+# Core fields (validate) -> the view fields that hold them, for errors about a view.
+_VIEW_FIELDS = {
+    "last_pure": "last_coin_only_play", "depth": "effects", "frame": "effects",
+    "play": "play_area", "play_count": "play_area", "market_row_count": "market_row",
+    "market_deck_count": "market_deck", "basic_count": "basic_pile", "gf_loc": "garden_row",
+    "gf_row_count": "garden_row", "gf_deck_count": "garden_deck",
+    "tiebreak_locked_only": "options.tiebreak_count",
+}
+_SEAT_FIELDS = {"hand_count": "hand_count", "draw_count": "draw_count", "discard_count": "discard",
+                "hand": "hand", "draw": "draw", "discard": "discard", "known_hand": "known_in_hand"}
+
+
+def _view_field(field: str, seat: int, owners: Mapping[int, str]) -> str:
+    """The view field behind a core field named by validate (`hand_count[1]`, `gf_slot[4][0]`,
+    `cards[7]` ...)."""
+    name, _, rest = field.partition("[")
+    index = rest.split("]")[0]
+    if name in _SEAT_FIELDS and index.isdigit():
+        p = int(index)
+        if name in ("hand", "draw") and p != seat:
+            return f"seats[{p}].unseen"
+        return f"seats[{p}].{_SEAT_FIELDS[name]}"
+    if name in ("gf", "gf_loc", "gf_flags", "gf_slot") and index.isdigit():
+        return owners.get(int(index), "garden_row")
+    if name == "frame" and index.isdigit():
+        return f"effects[{index}]"
+    if name == "cards" and index.isdigit() and int(index) < N_KINDS:
+        # Conservation: every card exactly once. Name the pile the missing or extra copies of
+        # that card most likely belong to.
+        category = CARDS[int(index)].category
+        if category == components_module.CATEGORY_MARKET:
+            return "market_deck"
+        if category == components_module.CATEGORY_BASIC:
+            return "basic_pile"
+        return f"seats[{seat}].draw"
+    return _VIEW_FIELDS.get(name, field)
+
+
+def _bool(container: Any, key: str, field: str) -> bool:
+    value = container[key]
+    if not isinstance(value, bool):
+        raise InvalidPositionError(field, "expected true or false")
+    return value
 
 
 def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -> int:

@@ -89,3 +89,8 @@ ctypedef struct WarCore:
 
 ctypedef struct WarState:
     WarCore core
+    # Outside the encoded core: 1 in a world a search sampled (set by determinize, which the
+    # search calls at the root of every iteration), 0 in every position a player reached.
+    # search_actions orders coin-only runs only in such worlds, where the run's memory
+    # (last_pure) starts at that root.
+    uint8_t search_world

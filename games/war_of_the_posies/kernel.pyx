@@ -54,16 +54,19 @@ Action ids (dense, ascending by block):
   RESOLVE_WC(gf)      2694 + gf          the owner picks which pending When-Completed ability
                                          resolves next (WG2, several pending)
 
-legal_actions (the kernel contract) is every move the rules allow, in any order a player may
-make them, and the search expands all of them (no search_actions hook). A canonical subset
-cannot be complete here: an order of coin-only plays can only be pruned by remembering the
-run that led to a position (``last_pure``), and a position reached mid-run (a hint asked after
-`play Basic Tools`) must still offer every lower coin-only card; an identical Garden Feature
-copy acted on by its own number is a different encoded position. So the canonical order lives
-in the playout policy only (``policy_actions``): coin-only runs ascending from the highest kind
-played in the run, one of identical GF copies in the same place and state. k_determinize,
-called at the root of every search iteration, clears ``last_pure`` so the policy too may play
-every card from a root reached mid-run.
+legal_actions vs search_actions (the kernel contract): legal_actions is every move the rules
+allow, in any order a player may make them. search_actions is the canonical subset the search
+expands, and it prunes only inside a world the search sampled (``search_world``, set by
+k_determinize, which the search calls at the root of every iteration; 0 in any position a
+player reached, where search_actions is every legal action):
+* orders of coin-only plays: within a run of them (no other action in between) a play is
+  offered only if its kind is >= the highest kind played so far in the run (``last_pure``).
+  That is memory, so k_determinize clears it: a search root offers every play, even after
+  `play Basic Tools` with a Red Starter in hand, and inside the tree each set of coin-only
+  plays is reached once, in ascending order;
+* identical Garden Feature copies in the same place and state (acting on either is the same
+  move up to the copy's number): only the lowest id.
+The playout policy draws from the same canonical subset (``policy_actions``).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
@@ -814,6 +817,12 @@ cdef int policy_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     return decision_actions(<const WarCore*>buf, out, True)
 
 
+cdef int k_search_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
+    """The canonical subset in a world the search sampled, every legal action elsewhere (see
+    the module docstring)."""
+    return decision_actions(<const WarCore*>buf, out, (<const WarState*>buf).search_world != 0)
+
+
 cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) noexcept nogil:
     cdef const WarCore* c = <const WarCore*>buf
     cdef int n = 0, k, g, seat
@@ -1149,8 +1158,10 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     cdef WarCore* c = <WarCore*>buf
     cdef uint8_t cards[1024]
     cdef int q, k, j, i, total, in_hand, tmp
-    # The search calls this at the root of every iteration: the coin-only run that led to the
-    # root is history, and the playout policy may play every card from there.
+    # The search calls this at the root of every iteration: from here on search_actions orders
+    # coin-only runs, starting afresh (the run that led to the root is history: every play
+    # stays open from the root).
+    (<WarState*>buf).search_world = 1
     c.last_pure = 0
     for q in range(c.players):
         if q == observer:
@@ -1261,7 +1272,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = NULL
 KERNEL.sample_chance = k_sample_chance
-KERNEL.search_actions = NULL   # the search expands every legal action (module docstring)
+KERNEL.search_actions = k_search_actions
 KERNEL.num_features = FEATURE_COUNT
 KERNEL.features = k_features
 
