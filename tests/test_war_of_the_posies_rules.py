@@ -715,6 +715,21 @@ def test_contradictory_views_are_refused_naming_the_field() -> None:
     assert tried > 300
 
 
+def test_render_describes_cards_and_bonuses_in_words() -> None:
+    """Issue 14 §4: the picture shows each Market and hand card's colour, points, cost and
+    abilities, and Garden Feature bonuses in words, not the effect notation."""
+    s = position(hands={0: {"Mignonette": 1}}, market_row=["Sunflower", "Porters", "Ragwort", "Rose", "Field Notes"],
+                 gf_row=["Japanese Garden", "Birdbath", "Trellis", "Arbor"])
+    text = s.render(0)
+    assert "Mignonette: purple Flower, 2 points, cost 3; play: +2 coins; plant: +1 coin" in text
+    assert "Sunflower: yellow Flower, 3 points, cost 5; play: +1 coin, +1 purchase; plant: draw 1 card" in text
+    assert "Ragwort: Poisonous yellow Flower, -2 points" in text
+    assert "Porters: Expedition, 0 points, cost 4; play: +1 coin, +1 purchase" in text
+    assert "when completed: compost up to 2 cards from your hand or discard pile, +2 coins" in text
+    assert "COMPOST_ANY" not in text and "WC " not in text
+    assert "Mignonette" not in s.render(1)                       # another seat's hand stays hidden
+
+
 # --- game length, safety end, structure ------------------------------------------------------------
 
 def test_safety_end_after_the_round_limit() -> None:

@@ -66,6 +66,44 @@ def effect_text(effect: components_module.Effect) -> str:
     return "; ".join(op if op in components_module.OPS_WITHOUT_NUMBER else f"{op} {arg}" for op, arg in effect)
 
 
+_WORDS = {
+    "COIN": ("+{n} coin", "+{n} coins"),
+    "DRAW": ("draw {n} card", "draw {n} cards"),
+    "BUY": ("+{n} purchase", "+{n} purchases"),
+    "PLANT": ("+{n} planting", "+{n} plantings"),
+    "COMPOST_HAND": ("compost up to {n} card from your hand", "compost up to {n} cards from your hand"),
+    "COMPOST_ANY": ("compost up to {n} card from your hand or discard pile",
+                    "compost up to {n} cards from your hand or discard pile"),
+    "GAIN_BASIC_HAND": ("take the top Basic Flower into your hand", ""),
+    "UPROOT": ("uproot up to {n} unlocked Flower from any incomplete Garden Feature (to the Compost)",
+               "uproot up to {n} unlocked Flowers from any incomplete Garden Feature (to the Compost)"),
+}
+
+
+def effect_words(effect: components_module.Effect) -> str:
+    """A card text in words for people: '+2 coins, +1 purchase'; 'no ability' when empty."""
+    parts = [_WORDS[op][0 if arg == 1 else 1].format(n=arg) for op, arg in effect]
+    return ", ".join(parts) if parts else "no ability"
+
+
+def card_words(kind: int) -> str:
+    """'purple Flower, 2 points, cost 3; play: +2 coins; plant: +1 coin' (what the physical
+    card shows: colour, points, cost and abilities)."""
+    card = CARDS[kind]
+    if card.is_flower:
+        what = f"{'Poisonous ' if card.is_poisonous else ''}{COMPONENTS.symbols[card.symbol or 0]} Flower"
+    elif card.category == components_module.CATEGORY_STARTING:
+        what = "starting card"
+    else:
+        what = "Expedition"
+    points = f"{card.points} point" + ("" if abs(card.points) == 1 else "s")
+    cost = "not for sale" if card.category == components_module.CATEGORY_STARTING else f"cost {card.cost}"
+    text = f"{what}, {points}, {cost}; play: {effect_words(card.play)}"
+    if card.is_flower:
+        text += f"; plant: {effect_words(card.plant)}"
+    return text
+
+
 def effect_name(effect_id: int) -> str:
     if effect_id >= EFFECT_WC:
         return f"{gf_label(effect_id - EFFECT_WC)} when completed"
@@ -387,8 +425,10 @@ class WarOfThePosiesGame(Game):
             f"Coins {d['coins']}, purchases {d['buys']}, plantings {d['plants']}"
             + (f"; end triggered by seat {d['end_trigger']}, final turns left {d['final_turns_left']}"
                if d["end_trigger"] != EMPTY else ""),
-            "Market: " + _listing(d["market_row"]) + f"  (deck {d['market_deck_count']})",
-            "Basic Flowers: " + (CARDS[d["basic_top"]].name if d["basic_top"] != EMPTY else "(none)")
+            f"Market (deck {d['market_deck_count']}):",
+            *_described(d["market_row"]),
+            "Basic Flowers: " + (f"{CARDS[d['basic_top']].name} ({card_words(d['basic_top'])})"
+                                 if d["basic_top"] != EMPTY else "(none)")
             + f" on top of {d['basic_count']}",
             f"Garden row (deck {d['gf_deck_count']}):",
         ]
@@ -398,7 +438,7 @@ class WarOfThePosiesGame(Game):
         for i in range(d["depth"]):
             effect = effect_of(d["frame_effect"][i])
             pc = d["frame_pc"][i]
-            pending = effect_text(effect[pc:]) or "done"
+            pending = effect_words(effect[pc:]) if effect[pc:] else "done"
             left = f" ({d['frame_left'][i]} picks left)" if d["frame_left"][i] else ""
             lines.append(f"Resolving {effect_name(d['frame_effect'][i])}: {pending}{left}")
         if d["draws_pending"]:
@@ -409,8 +449,11 @@ class WarOfThePosiesGame(Game):
             lines.append(f"Seat {p}: {points} points, {reputation} Reputation completed, "
                          f"{planted} Flowers planted ({locked} locked)")
             # Only the viewing seat's own hand is listed; the others' are counts, as in view().
-            own = f": {_listing(d['hand'][p])}" if p == seat else ""
-            lines.append(f"  hand: {d['hand_count'][p]} cards{own}")
+            known = _known_counts(d["known_hand"][p])
+            public = f" (known to everyone: {_listing(known)})" if any(known) and p != seat else ""
+            lines.append(f"  hand: {d['hand_count'][p]} cards{public}" + (":" if p == seat and d["hand_count"][p] else ""))
+            if p == seat:
+                lines.extend("  " + line for line in _described(d["hand"][p]))
             lines.append(f"  draw pile {d['draw_count'][p]}, discard ({d['discard_count'][p]}): {_listing(d['discard'][p])}")
             for g in range(N_GF):
                 if d["gf_loc"][g] == GF_OWNED + p:
@@ -498,6 +541,12 @@ def _listing(counts: list[int]) -> str:
     return ", ".join(items) if items else "(none)"
 
 
+def _described(counts: list[int]) -> list[str]:
+    """One line per card kind: '  Mignonette x2: purple Flower, 2 points, cost 3; ...'."""
+    return [f"  {CARDS[k].name}" + (f" x{n}" if n > 1 else "") + f": {card_words(k)}"
+            for k, n in enumerate(counts[:N_KINDS]) if n]
+
+
 def _gf_view(d: dict[str, Any], g: int) -> dict[str, Any]:
     slots = d["gf_slot"][g][: len(GFS[g].symbols)]
     return {
@@ -517,9 +566,9 @@ def _gf_line(d: dict[str, Any], g: int) -> str:
         cells.append(f"{COMPONENTS.symbols[s]}:{CARDS[k - 1].name if k else '-'}")
     flags = d["gf_flags"][g]
     state = " complete" if flags & GF_COMPLETE else ""
-    state += " (WC pending)" if flags & GF_WC_PENDING else ""
-    text = effect_text(gf.when_completed) or "-"
-    return f"{gf_label(g)} [{' '.join(cells)}] cost {gf.cost}, Rep {gf.reputation}, WC {text}{state}"
+    state += " (bonus waits for the owner's next turn)" if flags & GF_WC_PENDING else ""
+    return (f"{gf_label(g)} [{' '.join(cells)}] cost {gf.cost}, {gf.reputation} Reputation; "
+            f"when completed: {effect_words(gf.when_completed)}{state}")
 
 
 def _known_counts(entries: list[int]) -> list[int]:
