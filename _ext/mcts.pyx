@@ -135,6 +135,7 @@ cdef class Search:
     cdef bint use_policy
     cdef ValueModel* model         # NULL = no value model (set_model)
     cdef int eval_plies            # -1: play out to the end; else decisions before the model
+    cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
     cdef public long iterations_done
     cdef public bint truncated
     cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
@@ -185,8 +186,10 @@ cdef class Search:
         self.use_policy = True
         self.model = NULL
         self.eval_plies = -1
+        self.root_allowed = NULL
 
     def __dealloc__(self):
+        free(self.root_allowed)
         free(self.model)
         free(self.root)
         free(self.work)
@@ -221,6 +224,25 @@ cdef class Search:
         for i in range(hidden or features):
             self.model.w2[i] = w2[i]
         self.model.b2 = b2
+
+    def set_root_actions(self, actions):
+        """What-if constraint (allow/avoid moves): the root expands only these legal action ids
+        (checked by the caller, hortus.search.analysis), the rest of the tree is unconstrained;
+        None lifts the mask. Set before the first run: existing root children are kept."""
+        cdef GameKernel* k = self.kernel
+        cdef int a
+        free(self.root_allowed)
+        self.root_allowed = NULL
+        if actions is None:
+            return
+        self.root_allowed = <uint8_t*>alloc_own_lines(k.num_distinct_actions)
+        if self.root_allowed == NULL:
+            raise MemoryError()
+        memset(self.root_allowed, 0, k.num_distinct_actions)
+        for a in actions:
+            if not 0 <= a < k.num_distinct_actions:
+                raise ValueError(f"action {a} out of range")
+            self.root_allowed[a] = 1
 
     def features(self, int seat):
         """The game's value-model features of the root from `seat`'s side (for training)."""
@@ -291,7 +313,18 @@ cdef class Search:
             if p == CHANCE:
                 k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
                 continue
-            n = searched_actions(k, s, self.legal)
+            if node == 0 and self.root_allowed != NULL:
+                # What-if root mask: every legal action the caller allowed (even one outside
+                # the game's search subset: the caller asked for it), nothing else.
+                n = k.legal_actions(s, self.legal)
+                j = 0
+                for i in range(n):
+                    if self.root_allowed[self.legal[i]]:
+                        self.legal[j] = self.legal[i]
+                        j += 1
+                n = j
+            else:
+                n = searched_actions(k, s, self.legal)
             if n <= 0:
                 break   # contract violation guard: a decision node always has an action
             self.stamp += 1

@@ -361,6 +361,15 @@ def _read_position(args: argparse.Namespace, client: AdvisorClient) -> PositionI
     return client.new_game(args.game, args.players, seed=seed, variant=args.variant, options=options)
 
 
+def _action_args(values: list[str] | None) -> list[int | str]:
+    """``--only`` / ``--avoid`` values: an integer is an action id, anything else a notation."""
+    out: list[int | str] = []
+    for value in values or []:
+        text = value.strip()
+        out.append(int(text) if text.lstrip("-").isdigit() else text)
+    return out
+
+
 def _cmd_suggest(args: argparse.Namespace) -> int:
     with _advisor(args.target, args.timeout) as client:
         info = _read_position(args, client)
@@ -370,6 +379,8 @@ def _cmd_suggest(args: argparse.Namespace) -> int:
             time_ms=args.time_ms,
             seed=args.search_seed,
             threads=args.threads,
+            allow=_action_args(args.only),
+            avoid=_action_args(args.avoid),
         )
     if args.json:
         _json({"game": args.game, "position": info.position.hex(), **suggestion.to_dict()})
@@ -394,6 +405,8 @@ def _cmd_hints(args: argparse.Namespace) -> int:
             seed=args.search_seed,
             threads=args.threads,
             max_moves=args.max_moves,
+            allow=_action_args(args.only),
+            avoid=_action_args(args.avoid),
         )
     if args.json:
         _json({"game": args.game, "position": info.position.hex(), "analysis": analysis.to_dict()})
@@ -993,6 +1006,10 @@ def build_parser() -> argparse.ArgumentParser:
         _add_game_setup(p)
         _add_search(p)
         p.add_argument("--search-seed", type=_non_negative_int, default=0, help="seed of the search (default 0)")
+        p.add_argument("--only", action="append", metavar="ACTION",
+                       help="what-if: consider only this move at the root (id or notation; repeatable)")
+        p.add_argument("--avoid", action="append", metavar="ACTION",
+                       help="what-if: never consider this move at the root (id or notation; repeatable)")
         if name == "hints":
             p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves to show (0 = all)")
         p.add_argument("--json", action="store_true", help="print JSON")

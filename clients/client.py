@@ -373,8 +373,23 @@ def _action_ref(action: ActionLike) -> pb.ActionRef:
     raise TypeError(f"an action is an int id, a notation string or an Action, not {type(action).__name__}")
 
 
-def _limits(iterations: int, time_ms: float, seed: int, threads: int) -> pb.SearchLimits:
-    return pb.SearchLimits(iterations=iterations, time_ms=time_ms, seed=seed, threads=threads)
+def _limits(
+    iterations: int,
+    time_ms: float,
+    seed: int,
+    threads: int,
+    allow: Iterable[ActionLike] = (),
+    avoid: Iterable[ActionLike] = (),
+) -> pb.SearchLimits:
+    """Search limits; `allow` / `avoid`: the what-if constraints at the root (ids or notations)."""
+    return pb.SearchLimits(
+        iterations=iterations,
+        time_ms=time_ms,
+        seed=seed,
+        threads=threads,
+        allow_actions=[_action_ref(a) for a in allow],
+        avoid_actions=[_action_ref(a) for a in avoid],
+    )
 
 
 def _new_game_request(
@@ -531,11 +546,13 @@ class AdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
     ) -> Suggestion:
         """The decision to play now and the turn it starts. ``iterations`` 0 = the server's
         default (or, with only ``time_ms``, as many as fit in that time)."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads))
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid))
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def rank_moves(
@@ -546,12 +563,14 @@ class AdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         max_moves: int = 0,
         timeout: float | None = None,
     ) -> Analysis:
         """Every searched move, most visited first (the first ``max_moves``; 0 = all)."""
         request = pb.RankMovesRequest(
-            position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads), max_moves=max_moves
+            position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid), max_moves=max_moves
         )
         return Analysis.from_proto(self._call(self._rank_moves, request, timeout).analysis)
 
@@ -566,10 +585,11 @@ class AdvisorClient:
         return Position.from_proto(pb.Position(game=position.game, structured=structured))
 
     def suggest_level(
-        self, position: Position, level: int, *, seed: int = 0, threads: int = 0, timeout: float | None = None
+        self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
     ) -> Suggestion:
         """The AI's whole turn at difficulty `level` (1-8), seeded."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads), level=level)
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def analyze(
@@ -580,6 +600,8 @@ class AdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         interval_ms: int = 100,
         max_moves: int = 0,
         timeout: float | None = None,
@@ -589,7 +611,7 @@ class AdvisorClient:
         ``timeout`` None: no deadline (the search budget bounds the call)."""
         request = pb.AnalyzeRequest(
             position=position.to_proto(),
-            limits=_limits(iterations, time_ms, seed, threads),
+            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
             interval_ms=interval_ms,
             max_moves=max_moves,
         )
@@ -766,9 +788,11 @@ class AsyncAdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
     ) -> Suggestion:
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads))
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid))
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def rank_moves(
@@ -779,11 +803,13 @@ class AsyncAdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         max_moves: int = 0,
         timeout: float | None = None,
     ) -> Analysis:
         request = pb.RankMovesRequest(
-            position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads), max_moves=max_moves
+            position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid), max_moves=max_moves
         )
         return Analysis.from_proto((await self._call(self._rank_moves, request, timeout)).analysis)
 
@@ -796,9 +822,10 @@ class AsyncAdvisorClient:
         return Position.from_proto(pb.Position(game=position.game, structured=structured))
 
     async def suggest_level(
-        self, position: Position, level: int, *, seed: int = 0, threads: int = 0, timeout: float | None = None
+        self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
     ) -> Suggestion:
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads), level=level)
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def analyze(
@@ -809,6 +836,8 @@ class AsyncAdvisorClient:
         time_ms: float = 0.0,
         seed: int = 0,
         threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
         interval_ms: int = 100,
         max_moves: int = 0,
         timeout: float | None = None,
@@ -816,7 +845,7 @@ class AsyncAdvisorClient:
         """A streamed analysis as an async iterator (see ``AdvisorClient.analyze``)."""
         request = pb.AnalyzeRequest(
             position=position.to_proto(),
-            limits=_limits(iterations, time_ms, seed, threads),
+            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
             interval_ms=interval_ms,
             max_moves=max_moves,
         )

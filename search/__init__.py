@@ -17,12 +17,21 @@ so lost or won positions still prefer better scores, and the margin term is boun
 
 from __future__ import annotations
 
-from hortus.search.analysis import Analysis, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
+from hortus.search.analysis import (
+    Analysis,
+    ConstraintError,
+    Limits,
+    MoveInfo,
+    SearchHandle,
+    analyze,
+    analyze_stream,
+)
 from hortus.search.bots import Bot, GreedyBot, MctsBot, RandomBot, make_bot
 
 __all__ = [
     "Analysis",
     "Bot",
+    "ConstraintError",
     "GreedyBot",
     "Limits",
     "MctsBot",

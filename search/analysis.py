@@ -65,8 +65,17 @@ class Limits:
     draw_deadline: float | None = None
     """``time.perf_counter()`` instant after which that measurement is skipped rather than
     started (it takes milliseconds), so that a caller's deadline is kept; None = no limit."""
+    allow_actions: tuple[int, ...] = ()
+    """What-if constraint (KataGo's allowMoves), root only: the search and the ranking consider
+    only these legal actions; () = every move. Each must be legal at the root."""
+    avoid_actions: tuple[int, ...] = ()
+    """What-if constraint (KataGo's avoidMoves), root only: the search and the ranking never
+    consider these actions (each must be legal at the root); the rest of the tree is free."""
 
     def __post_init__(self) -> None:
+        # Lists are accepted and kept as tuples (the limits are frozen and hashable).
+        object.__setattr__(self, "allow_actions", tuple(int(a) for a in self.allow_actions))
+        object.__setattr__(self, "avoid_actions", tuple(int(a) for a in self.avoid_actions))
         if self.iterations is None and self.time_ms is None:
             raise ValueError("Limits needs an iteration or a time budget")
         if self.iterations is not None and self.iterations < 1:
@@ -151,6 +160,46 @@ class Analysis:
         return self.moves[0]
 
 
+class ConstraintError(ValueError):
+    """An allow/avoid constraint that the root does not admit; ``field`` names the entry
+    (``allow_actions[2]``) or the list that leaves nothing to search."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def root_actions(state: State, limits: Limits) -> list[int] | None:
+    """The root actions the search may expand under ``limits.allow_actions`` /
+    ``avoid_actions`` (None = no constraint). Raises ConstraintError for an action that is not
+    legal at the root, or constraints that leave no move.
+
+    Allowing a move searches it even outside the game's search subset (the caller asked for
+    it); avoiding moves keeps the search subset, falling back to every other legal move when
+    the subset is all avoided."""
+    if not limits.allow_actions and not limits.avoid_actions:
+        return None
+    legal = state.legal_actions()
+    legal_set = set(legal)
+    for name, actions in (("allow_actions", limits.allow_actions), ("avoid_actions", limits.avoid_actions)):
+        for i, action in enumerate(actions):
+            if action not in legal_set:
+                raise ConstraintError(f"{name}[{i}]", f"action {action} is not legal in this position")
+    avoid = set(limits.avoid_actions)
+    if limits.allow_actions:
+        allow = set(limits.allow_actions)
+        allowed = [a for a in legal if a in allow and a not in avoid]
+    else:
+        allowed = [a for a in state.kernel_state.search_actions() if a not in avoid]
+        if not allowed:
+            allowed = [a for a in legal if a not in avoid]
+    if not allowed:
+        field = "avoid_actions" if limits.avoid_actions else "allow_actions"
+        raise ConstraintError(field, "the constraints leave no legal move to search")
+    return allowed
+
+
 def _search_options(state: State, limits: Limits) -> dict[str, Any]:
     """``Search.run``'s options from the limits; the reward's score-margin parameters are the
     limits' if set, else the game's."""
@@ -170,6 +219,10 @@ def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
     """One search per thread, with the value model installed when ``limits.evaluation`` asks
     for it; returns them and the playout cut (-1 = play every playout out)."""
     searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
+    allowed = root_actions(state, limits)
+    if allowed is not None:
+        for search in searches:
+            search.set_root_actions(allowed)
     if limits.evaluation == "playout" or state.num_players < 2:
         if limits.evaluation == "model" and state.num_players < 2:
             raise ValueError("evaluation 'model' needs 2 or more seats (a solo game has no one to beat)")
@@ -252,7 +305,7 @@ def analyze(
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves = _rank(state, searches, player, detail)
+    moves = _rank(state, searches, player, limits, detail)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits)
     return Analysis(
@@ -298,7 +351,7 @@ def analyze_stream(
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
 
     def snapshot(partial: bool, draws: bool = False) -> Analysis:
-        moves = _rank(state, searches, player, detail)
+        moves = _rank(state, searches, player, limits, detail)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits) if draws else moves),
@@ -356,7 +409,7 @@ class _Totals:
     reward: float = 0.0
 
 
-def _rank(state: State, searches: list[Search], seat: int, detail: int = 0) -> list[MoveInfo]:
+def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0) -> list[MoveInfo]:
     """Root children merged over the threads' trees, most visited first; the first `detail`
     moves (0 = all) with their principal variation and reason."""
     n = state.num_players
@@ -371,6 +424,9 @@ def _rank(state: State, searches: list[Search], seat: int, detail: int = 0) -> l
                 acc.win[i] += float(child["win"][i])
                 acc.score[i] += float(child["score"][i])
     legal = state.legal_actions()
+    allowed = root_actions(state, limits)
+    if allowed is not None:  # what-if constraints: the ranking considers only the allowed moves
+        legal = allowed
     moves: list[MoveInfo] = []
     for action in legal:
         totals = merged.get(action)

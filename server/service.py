@@ -25,7 +25,8 @@ import hortus
 from hortus import games
 from hortus.clients.views import ViewError, structured_to_view, view_to_structured
 from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, InvalidPositionError, State, UnknownGameError
-from hortus.search import Analysis, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
+from hortus.search import Analysis, ConstraintError, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
+from hortus.search.analysis import root_actions
 from hortus.search.levels import LEVELS, choose
 from hortus.server.config import ServerConfig
 from hortus.server.errors import (
@@ -293,8 +294,46 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         if player == CHANCE:
             raise RequestError("position", "chance node: apply the chance outcome first (see LegalActions)")
 
-    def _budget(self, request: pb.SearchLimits, context: grpc.ServicerContext, reserve_ms: float = 0.0) -> _Budget:
-        """Limits from a request, checked against the caps and cut by the call's deadline.
+    def _constraints(self, state: State, request: pb.SearchLimits) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``limits.allow_actions`` / ``avoid_actions`` (ids or notations) as action ids, each
+        checked legal at the root; INVALID_ARGUMENT names the entry (limits.allow_actions[2])."""
+        cap = self.config.max_actions_per_request
+        out: list[tuple[int, ...]] = []
+        for name in ("allow_actions", "avoid_actions"):
+            refs = getattr(request, name)
+            if len(refs) > cap:
+                raise RequestError(f"limits.{name}", f"{len(refs)} actions exceed the server cap max_actions_per_request={cap}")
+            ids: list[int] = []
+            for i, ref in enumerate(refs):
+                field = f"limits.{name}[{i}]"
+                kind = ref.WhichOneof("kind")
+                if kind == "id":
+                    ids.append(int(ref.id))
+                elif kind == "notation":
+                    _check_bytes(f"{field}.notation", ref.notation, MAX_NOTATION_BYTES, "MAX_NOTATION_BYTES")
+                    try:
+                        ids.append(state.parse_action(ref.notation))
+                    except IllegalActionError as exc:
+                        raise RequestError(field, str(exc)) from exc
+                else:
+                    raise RequestError(field, "give an action id or a notation")
+            out.append(tuple(ids))
+        allow, avoid = out
+        try:
+            root_actions(state, Limits(allow_actions=allow, avoid_actions=avoid))  # legal, something left
+        except ConstraintError as exc:
+            raise RequestError(f"limits.{exc.field}", exc.message) from exc
+        return allow, avoid
+
+    def _budget(
+        self,
+        request: pb.SearchLimits,
+        context: grpc.ServicerContext,
+        reserve_ms: float = 0.0,
+        state: State | None = None,
+    ) -> _Budget:
+        """Limits from a request, checked against the caps and cut by the call's deadline;
+        with `state`, also its what-if constraints (``_constraints``).
 
         `reserve_ms` (batch positions): the search also ends this long before the deadline,
         the time the call keeps for answering its other positions (NoAnswerError if that
@@ -344,6 +383,9 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             threads=threads,
             max_nodes=cfg.max_nodes,
         )
+        if state is not None:
+            allow, avoid = self._constraints(state, request)
+            limits = replace(limits, allow_actions=allow, avoid_actions=avoid)
         return _Budget(limits=limits, time_only=time_only, time_cut=time_cut)
 
     def _acquire_slot(self) -> None:
@@ -371,7 +413,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     ) -> tuple[State, _Budget]:
         state = self._decode(position)
         self._check_decision(state)
-        return state, self._budget(limits, context)
+        return state, self._budget(limits, context, state=state)
 
     def _run(
         self, method: str, state: State, budget: _Budget, handle: SearchHandle, max_moves: int = 0
@@ -410,7 +452,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         try:
             if not call.claim(token):
                 return None
-            budget = self._budget(request.limits, context, reserve_ms=call.reserve_ms)
+            budget = self._budget(request.limits, context, reserve_ms=call.reserve_ms, state=state)
             self._searching(+1)
             try:
                 analysis = analyze(state, budget.limits, handle, detail=request.max_moves)
