@@ -372,6 +372,16 @@ def test_rotations_are_named_by_their_pipes() -> None:
         assert sides == [bk.SIDES[d] for d in range(4) if exits >> d & 1]
 
 
+def test_svg_picture_offers_every_build_cell() -> None:
+    # The SVG picture reads build targets from the notation: with pipes-named rotations each of
+    # the four cells around the Source is still a clickable target.
+    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "gear2")], []))
+    svg = s.picture(0)
+    for cell in ("1,0", "-1,0", "0,1", "0,-1"):
+        assert f"build at {cell}" in svg
+
+
 def test_every_orientation_has_its_own_name() -> None:
     # Names are unique per distinct orientation (A3) for every tile, so round trips stay exact.
     for tile in range(bk.N_COLOURED + 2):

@@ -2,7 +2,7 @@
 the arrival zone and pending tiles, and both machines with their pipes drawn.
 
 Drawn from ``state.view(seat)`` and the tile table only; the moves come from the public
-notation (``build red gear at 1,0 r1``, ``red gear* to side 3``, ``exchange ... on stack 2``,
+notation (``build red gear at 1,0 pipes E,W``, ``red gear* to side 3``, ``exchange ... on stack 2``,
 ``first purple loop``), so the picture survives changes inside the kernel.
 """
 
