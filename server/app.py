@@ -16,6 +16,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from hortus.server.admission import AdmissionControl
 from hortus.server.config import ServerConfig
 from hortus.server.errors import MalformedRequestGuard
 from hortus.server.observe import ObservingInterceptor, access_logger
@@ -26,7 +27,11 @@ __all__ = ["DEFAULT_ADDRESS", "RunningServer", "ServerTls", "build_server", "cre
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 LAME_DUCK_SECONDS = 0.5
-"""On shutdown, new calls are answered UNAVAILABLE this long before gRPC stops (see stop)."""
+"""On shutdown, new calls are answered UNAVAILABLE at least this long before gRPC stops (see
+stop)."""
+FLOOD_FACTOR = 4
+"""gRPC's own call cap is this many times the calls admission control admits (work and
+probes): only a flood of calls reaches it, and then gRPC refuses every call, probes too."""
 
 
 @dataclass(frozen=True)
@@ -58,22 +63,30 @@ class RunningServer:
     metrics_port: int | None = None
     """The port of the Prometheus ``/metrics`` endpoint, if any."""
     metrics_server: Any = None
+    admission: AdmissionControl | None = None
+    """Counts the calls in flight (probes never refused for load), refuses new ones while
+    draining."""
 
     def stop(self, grace: float | None = None) -> None:
         """Report NOT_SERVING, then stop; in-flight calls get `grace` seconds (None: the
         config's grace period) before they are cancelled.
 
-        The first ``LAME_DUCK_SECONDS`` of the grace period (at most) are a lame-duck phase:
-        the server still takes calls but answers new ones UNAVAILABLE (clients retry
-        elsewhere), so that calls racing with the shutdown get an answer too; gRPC itself
-        cancels calls that arrive once it stops and have not reached a handler yet."""
+        The grace period is a lame-duck phase: the server still takes calls but answers new
+        ones UNAVAILABLE (clients retry elsewhere; a health check answers NOT_SERVING) until
+        the calls in flight are done, at least ``LAME_DUCK_SECONDS`` (at most the grace
+        period), so that calls racing with the shutdown get an answer too. gRPC itself is
+        stopped only then: a stopping gRPC server cancels calls that arrive before a handler
+        took them (clients saw CANCELLED when it stopped as the grace period began)."""
+        started = time.monotonic()
         self.health.enter_graceful_shutdown()
         self.servicer.draining.set()
         period = self.servicer.config.grace_seconds if grace is None else grace
         lame_duck = min(LAME_DUCK_SECONDS, period)
         if lame_duck > 0:
             time.sleep(lame_duck)
-        self.server.stop(period - lame_duck).wait()
+        if self.admission is not None:
+            self.admission.wait_idle(max(0.0, period - (time.monotonic() - started)))
+        self.server.stop(max(0.0, period - (time.monotonic() - started))).wait()
         self.servicer.close()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
@@ -96,8 +109,13 @@ def build_server(
     with `tls` on a TLS port (mutual TLS when it has a client CA); with `metrics_port` (needs
     ``prometheus_client``) a Prometheus endpoint on that port (0: any free port)."""
     config = config if config is not None else ServerConfig()
-    pool = futures.ThreadPoolExecutor(max_workers=config.pool_size, thread_name_prefix="hortus-rpc")
     servicer = AdvisorServicer(config)
+    admission = AdmissionControl(config.rpc_limit, servicer.draining, config.retry_after_ms / 1000.0)
+    # a thread for every call admitted (so a probe never waits for one), never fewer than
+    # the configured pool
+    pool = futures.ThreadPoolExecutor(
+        max_workers=max(config.pool_size, admission.threads), thread_name_prefix="hortus-rpc"
+    )
     observer = ObservingInterceptor()
     if config.access_log:
         observer.observers.append(access_logger())
@@ -110,9 +128,11 @@ def build_server(
     server = grpc.server(
         pool,
         options=config.grpc_options(),
-        # the observer outside the guard, so that refused malformed calls are counted too
-        interceptors=([observer] if observer.observers else []) + [MalformedRequestGuard()],
-        maximum_concurrent_rpcs=config.rpc_limit,
+        # the observer outermost, so that refused calls are counted too; admission before the
+        # parsing guard, so that a draining server refuses even malformed calls UNAVAILABLE
+        interceptors=([observer] if observer.observers else []) + [admission, MalformedRequestGuard()],
+        # admission control is ours (probes exempt); gRPC's cap only bounds a flood
+        maximum_concurrent_rpcs=FLOOD_FACTOR * admission.threads,
     )
 
     advisor_pb2_grpc.add_AdvisorServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
@@ -141,6 +161,7 @@ def build_server(
         health_servicer,
         metrics.port if metrics is not None else None,
         metrics.http_server if metrics is not None else None,
+        admission,
     )
 
 

@@ -41,6 +41,7 @@ class ServerConfig:
         before the call's deadline, so that its answer (flagged partial) still arrives in time.
     workers: threads of the gRPC server pool (searches run in them, without the GIL); must
         exceed ``max_concurrent_searches`` so that cheap calls are served during searches.
+        The pool grows beyond, to a thread per call admitted (``max_concurrent_rpcs``).
     grace_seconds: on shutdown, in-flight calls get this long to finish before cancellation.
     max_batch_size: positions per ``EvaluatePositions`` call; the next one ends the call
         ``INVALID_ARGUMENT`` naming this cap (every accepted position is answered first).
@@ -50,9 +51,11 @@ class ServerConfig:
     min_interval_ms: smallest ``AnalyzeRequest.interval_ms`` (other than 0).
     retry_after_ms: the delay suggested in the ``google.rpc.RetryInfo`` of a
         ``RESOURCE_EXHAUSTED`` answer.
-    max_concurrent_rpcs: calls in progress or waiting for a pool thread (0 = 4 x the pool
-        size); one more is refused ``RESOURCE_EXHAUSTED`` by gRPC, so nothing queues without
-        bound (streaming calls hold a pool thread for their whole life).
+    max_concurrent_rpcs: work calls in progress (0 = 4 x the pool size); one more is refused
+        ``RESOURCE_EXHAUSTED`` with a ``RetryInfo``, so nothing queues without bound
+        (streaming calls hold a pool thread for their whole life). Probes (health checks,
+        reflection, ``GetVersion``) are not counted and never refused for load; the pool has
+        a thread for every call admitted (see ``hortus.server.admission``).
     access_log: log every call (method, code, milliseconds, peer) to ``hortus.access``.
     reuse_port: share the port with other processes (``SO_REUSEPORT``); only the worker group
         of ``hortus serve --workers N`` sets it, so a second accidental server fails to bind.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -213,3 +214,118 @@ def test_a_malformed_message_in_a_batch_ends_it_after_the_accepted_positions(ser
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert bad_request_fields(info.value) == ["request"]
     assert sorted(answers) == ["p0", "p1", "p2"]
+
+
+# --- 3. probes answered when busy ---------------------------------------------------------------
+def _health_check(channel: grpc.Channel) -> int:
+    from grpc_health.v1 import health_pb2
+
+    check = channel.unary_unary(
+        "/grpc.health.v1.Health/Check",
+        request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+        response_deserializer=health_pb2.HealthCheckResponse.FromString,
+    )
+    status: int = check(health_pb2.HealthCheckRequest(), timeout=10).status
+    return status
+
+
+def test_probes_are_answered_when_the_call_limit_is_reached() -> None:
+    """The audit's case: --max-concurrent-rpcs 24 and 40 open batch streams. Work calls over
+    the cap are refused RESOURCE_EXHAUSTED with a RetryInfo; health checks, reflection and
+    GetVersion are answered."""
+    from grpc_health.v1 import health_pb2
+    from grpc_reflection.v1alpha import reflection_pb2
+
+    config = ServerConfig(max_concurrent_searches=1, max_concurrent_rpcs=24, max_time_ms=20_000)
+    running = build_server("127.0.0.1:0", config)
+    gate = threading.Event()
+
+    def idle() -> Iterator[pb.EvaluateRequest]:
+        gate.wait(30)
+        return
+        yield  # a stream that sends nothing until released
+
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub = make_stub(channel)
+            position = new_position(stub)
+            streams = [stub.EvaluatePositions(idle(), timeout=60) for _ in range(40)]
+            admission = getattr(running, "admission", None)
+            assert _wait_for(lambda: admission is None or admission.in_flight >= 24)
+            time.sleep(0.3)  # (the streams the cap refused are settled too)
+            refused = 0
+            for _ in range(3):
+                try:
+                    stub.LegalActions(pb.LegalActionsRequest(position=position), timeout=10)
+                except grpc.RpcError as exc:
+                    assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, exc
+                    refused += 1
+            assert refused == 3
+            for _ in range(5):
+                assert _health_check(channel) == health_pb2.HealthCheckResponse.SERVING
+                assert stub.GetVersion(pb.GetVersionRequest(), timeout=10).protocol == "hortus.v1"
+                reflect = channel.stream_stream(
+                    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                    request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+                    response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+                )
+                answer = list(reflect(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10))
+                assert any(s.name == "hortus.v1.Advisor" for s in answer[0].list_services_response.service)
+            gate.set()
+            codes = []
+            for stream in streams:
+                try:
+                    list(stream)
+                    codes.append("OK")
+                except grpc.RpcError as exc:
+                    codes.append(exc.code().name)
+            assert codes.count("OK") >= 24 and set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}, codes
+    finally:
+        gate.set()
+        running.stop(0)
+
+
+def _wait_for(predicate: Any, seconds: float = 20.0) -> bool:
+    limit = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < limit:
+        time.sleep(0.02)
+    return bool(predicate())
+
+
+# --- 4. no CANCELLED during shutdown -----------------------------------------------------------------
+def test_calls_racing_a_shutdown_are_answered_unavailable_not_cancelled() -> None:
+    """A search in flight keeps the server in its grace period; calls arriving meanwhile (and
+    health checks) end OK or UNAVAILABLE, never CANCELLED, and the search finishes."""
+    config = ServerConfig(max_concurrent_searches=2, max_iterations=10**9, max_time_ms=20_000, grace_seconds=6)
+    running = build_server("127.0.0.1:0", config)
+    codes: list[str] = []
+    stopped = threading.Event()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub = make_stub(channel)
+            position = new_position(stub)
+            search = stub.RankMoves.future(
+                pb.RankMovesRequest(position=position, limits=pb.SearchLimits(time_ms=2000)), timeout=30
+            )
+            assert _wait_for(lambda: running.servicer.searches_in_flight == 1)
+            stopper = threading.Thread(target=lambda: (running.stop(), stopped.set()))
+            stopper.start()
+            while not stopped.is_set():
+                for call in (
+                    lambda: stub.RankMoves(
+                        pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=10)), timeout=15
+                    ),
+                    lambda: _health_check(channel),
+                ):
+                    try:
+                        call()
+                        codes.append("OK")
+                    except grpc.RpcError as exc:
+                        codes.append(exc.code().name)
+                time.sleep(0.01)
+            stopper.join(30)
+            assert search.result().analysis.moves  # the call in flight finished
+    finally:
+        stopped.wait(30)
+    assert len(codes) >= 4
+    assert set(codes) <= {"OK", "UNAVAILABLE"}, sorted(set(codes))
