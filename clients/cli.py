@@ -501,6 +501,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if cert is None or key is None:
             raise CliError("TLS needs both --tls-cert and --tls-key")
         tls = ServerTls(cert, key, _read_file(args.tls_client_ca, "--tls-client-ca"))
+        try:
+            tls.check()  # say what is wrong (gRPC would only fail to bind), before any worker starts
+        except ValueError as exc:
+            raise CliError(f"--tls-cert/--tls-key/--tls-client-ca: {exc}") from exc
     if args.metrics_port is not None:
         try:
             import prometheus_client  # noqa: F401

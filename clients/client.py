@@ -27,7 +27,7 @@ from typing import TypeVar
 import grpc
 import grpc.aio
 
-from hortus.clients.errors import error_from_rpc
+from hortus.clients.errors import UnavailableError, error_from_rpc
 from hortus.clients.types import (
     Action,
     Analysis,
@@ -85,6 +85,62 @@ class TlsConfig:
 
     def credentials(self) -> grpc.ChannelCredentials:
         return grpc.ssl_channel_credentials(self.root_certificates, self.private_key, self.certificate_chain)
+
+    def handshake_problem(self, address: str, timeout: float = 2.0) -> str | None:
+        """What is wrong with a TLS handshake with the server at `address` (``host:port``),
+        tried with Python's ``ssl`` and these settings: e.g. the server requires a client
+        certificate and this config has none. None: the handshake works, or the server cannot
+        be reached at all (not a TLS problem). gRPC reports a refused handshake only as an
+        unreachable server ("Socket closed"), and with wait-for-ready waits for it until the
+        deadline."""
+        import os
+        import socket
+        import ssl
+        import tempfile
+
+        host, sep, port = address.rpartition(":")
+        if not sep or not port.isdigit():
+            return None
+        host = host.strip("[]")
+        context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+        if self.root_certificates is not None:
+            context.load_verify_locations(cadata=self.root_certificates.decode("ascii", "replace"))
+        context.set_alpn_protocols(["h2"])
+        with tempfile.TemporaryDirectory(prefix="hortus-tls-") as folder:
+            if self.private_key is not None and self.certificate_chain is not None:
+                cert_path, key_path = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+                for path, data in ((cert_path, self.certificate_chain), (key_path, self.private_key)):
+                    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                        out.write(data)
+                context.load_cert_chain(cert_path, key_path)
+            try:
+                with socket.create_connection((host, int(port)), timeout=timeout) as raw:
+                    with context.wrap_socket(raw, server_hostname=self.server_name or host) as tls:
+                        # TLS 1.3: a server that requires a client certificate says so only after
+                        # the handshake, in an alert that arrives with its first bytes
+                        tls.settimeout(timeout)
+                        tls.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                        if tls.recv(1) == b"":  # closed at once, instead of the server's SETTINGS
+                            if self.certificate_chain is None:
+                                return (
+                                    "the server closed the connection right after the TLS handshake: it requires "
+                                    "a client certificate (mutual TLS) and this client has none"
+                                )
+                            return "the server closed the connection right after the TLS handshake: it does not accept this client's certificate"
+            except ssl.SSLError as exc:
+                reason = str(getattr(exc, "reason", "") or exc).upper()
+                if "CERTIFICATE_REQUIRED" in reason or (
+                    "HANDSHAKE_FAILURE" in reason and self.certificate_chain is None
+                ):
+                    return "the server requires a client certificate (mutual TLS) and this client has none"
+                if "CERTIFICATE_VERIFY_FAILED" in reason:
+                    return f"the server's certificate is not trusted by the client's root certificates ({exc})"
+                if "UNKNOWN_CA" in reason or "BAD_CERTIFICATE" in reason:
+                    return f"the server does not accept this client's certificate ({exc})"
+                return f"the TLS handshake failed: {exc}"
+            except (OSError, ValueError):
+                return None  # unreachable, or gone: not a TLS problem
+        return None
 
 
 def service_config(retries: int = 4, wait_for_ready: bool = False) -> str:
@@ -181,6 +237,7 @@ def _result(caller_id: str, response: pb.EvaluateResponse) -> EvaluationResult:
 
 
 _RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE})
+_CONNECT_FAILURES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 _DONE = object()
 
 
@@ -438,6 +495,9 @@ class AdvisorClient:
         self.timeout = timeout
         self._own_channel = channel is None
         options = _channel_options(max_message_bytes, retries, tls, wait_for_ready)
+        self._tls = tls if channel is None else None
+        self._wait_for_ready = wait_for_ready
+        self._tls_verified = False  # a connection was made: a failure is not the handshake's
 
         def make_channel(own_connection: bool = False) -> grpc.Channel:
             extra: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)] if own_connection else []
@@ -479,10 +539,40 @@ class AdvisorClient:
 
     # --- plumbing ------------------------------------------------------------------------
     def _call(self, method: grpc.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, timeout: float | None) -> _Resp:
+        deadline = self.timeout if timeout is None else timeout
+        if self._tls is not None and self._wait_for_ready and not self._tls_verified:
+            self._check_tls(deadline)
         try:
-            return method(request, timeout=self.timeout if timeout is None else timeout)
+            response = method(request, timeout=deadline)
         except grpc.RpcError as exc:
-            raise error_from_rpc(exc) from None
+            error = error_from_rpc(exc)
+            if self._tls is not None and not self._tls_verified and error.code in _CONNECT_FAILURES:
+                problem = self._tls_problem()
+                if problem is not None:
+                    raise UnavailableError(grpc.StatusCode.UNAVAILABLE, f"TLS: {problem}") from None
+            raise error from None
+        self._tls_verified = True
+        return response
+
+    def _tls_problem(self) -> str | None:
+        """What is wrong with the TLS handshake with the (first) server, if anything."""
+        assert self._tls is not None
+        address = self.target.split(":///", 1)[-1].split(",", 1)[0]
+        return self._tls.handshake_problem(address)
+
+    def _check_tls(self, deadline: float | None) -> None:
+        """Wait-for-ready over TLS: a server that refuses the handshake (no client certificate
+        for mutual TLS, say) looks to gRPC like one that is not up yet, and the call would wait
+        until its deadline. Unless the channel connects within a second, try the handshake
+        directly and fail at once, saying what is wrong, if it is refused."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=min(1.0, deadline or 1.0))
+        except grpc.FutureTimeoutError:
+            problem = self._tls_problem()
+            if problem is not None:
+                raise UnavailableError(grpc.StatusCode.UNAVAILABLE, f"TLS: {problem}") from None
+            return
+        self._tls_verified = True
 
     def close(self) -> None:
         """Close the channel (if this client created it)."""

@@ -293,6 +293,9 @@ class Analysis:
     """Wall-clock milliseconds of the search."""
     nodes: int
     """Tree nodes allocated."""
+    tree_full: bool = False
+    """The server's node arena (``max_nodes``) filled up: the tree stopped growing and the
+    search kept playing out from its leaves (weaker; moves may show 0 visits)."""
 
     @property
     def best(self) -> MoveHint:
@@ -308,6 +311,7 @@ class Analysis:
             partial=msg.partial,
             elapsed_ms=msg.elapsed_ms,
             nodes=msg.nodes,
+            tree_full=msg.tree_full,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -317,6 +321,7 @@ class Analysis:
             "partial": self.partial,
             "elapsed_ms": self.elapsed_ms,
             "nodes": self.nodes,
+            "tree_full": self.tree_full,
             "moves": [m.to_dict() for m in self.moves],
         }
 

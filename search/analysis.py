@@ -15,6 +15,10 @@ from hortus.games import CHANCE, TERMINAL, State
 from hortus.search.evaluation import EVALUATIONS, load_model
 
 _THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-parallel trees
+MAX_NODES = 2**30
+"""The largest ``Limits.max_nodes``: the tree arena indexes its nodes with 32-bit signed
+integers and doubles its capacity as it grows (from 1,024), so 2**30 is the last capacity
+it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs out first.)"""
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,8 @@ class Limits:
     seed: seeds the search's RNG; one thread + an iteration budget is deterministic.
     threads: root-parallel trees searched at once without the GIL, statistics merged.
     exploration: the UCT constant (rewards are in [-0.1, 1.1]).
-    max_nodes: tree arena bound per thread; when full the search stops growing the tree.
+    max_nodes: tree arena bound per thread (1..``MAX_NODES``); when full the search stops
+        growing the tree and keeps iterating (``Analysis.tree_full``).
     """
 
     iterations: int | None = 2000
@@ -84,8 +89,8 @@ class Limits:
             raise ValueError("time_ms must be > 0")
         if not 1 <= self.threads <= 256:
             raise ValueError("threads must be in 1..256")
-        if self.max_nodes < 1:
-            raise ValueError("max_nodes must be >= 1")
+        if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) or not 1 <= self.max_nodes <= MAX_NODES:
+            raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
         if self.exploration < 0:
             raise ValueError("exploration must be >= 0")
         if self.widening < 0 or not 0 < self.widening_alpha <= 1:
@@ -144,7 +149,9 @@ class Analysis:
     seat: int
     """The seat to move at the root; win probabilities are this seat's."""
     moves: tuple[MoveInfo, ...]
-    """Every legal move that was searched, most visited first."""
+    """Every move the search considers at the root (``State.search_actions``: the legal moves
+    less equivalent orderings of commuting ones), most visited first; moves no iteration
+    reached have 0 visits (and the reason "not searched ...")."""
     iterations: int
     """Iterations performed (all threads)."""
     partial: bool
@@ -153,6 +160,10 @@ class Analysis:
     """Wall-clock time of the search."""
     nodes: int
     """Tree nodes allocated (all threads)."""
+    tree_full: bool = False
+    """The node arena (``Limits.max_nodes``) filled up in at least one thread: the tree stopped
+    growing and later iterations only played out from its leaves (answers stay correct, only
+    weaker; moves may be left with 0 visits)."""
 
     @property
     def best(self) -> MoveInfo:
@@ -315,6 +326,7 @@ def analyze(
         partial=bool(cancelled or short),
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
         nodes=sum(int(s.node_count) for s in searches),
+        tree_full=any(bool(s.truncated) for s in searches),
     )
 
 
@@ -359,6 +371,7 @@ def analyze_stream(
             partial=partial,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             nodes=sum(int(s.node_count) for s in searches),
+            tree_full=any(bool(s.truncated) for s in searches),
         )
 
     def left(i: int) -> int:
@@ -428,11 +441,22 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
     if allowed is not None:  # what-if constraints: the ranking considers only the allowed moves
         legal = allowed
     moves: list[MoveInfo] = []
+    unsearched: list[MoveInfo] = []
+    # every move the search considers at the root, even unvisited, and every legal move it
+    # visited (a determinized root may offer more than the root's own canonical subset)
+    considered = set(state.search_actions()) & set(legal)
     for action in legal:
         totals = merged.get(action)
-        if totals is None or totals.visits == 0:
+        if (totals is None or totals.visits == 0) and action not in considered:
             continue
         notation = state.action_to_string(action)
+        if totals is None or totals.visits == 0:
+            unsearched.append(
+                MoveInfo(action=action, notation=notation, visits=0, win_probability=0.0,
+                         expected_scores=tuple(0.0 for _ in range(n)), principal_variation=(action,),
+                         principal_variation_notation=(notation,), reason=_unsearched_reason(searches))
+            )
+            continue
         mean = totals.reward / totals.visits
         spread = math.sqrt(max(0.0, totals.reward_sq / totals.visits - mean * mean))
         moves.append(
@@ -461,14 +485,13 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
 
     shown = len(moves) if detail <= 0 else detail
     moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
-    if not moves:  # no iteration completed (cancelled at once): report the legal moves unvisited
-        moves = [
-            MoveInfo(action=a, notation=state.action_to_string(a), visits=0, win_probability=0.0,
-                     expected_scores=tuple(0.0 for _ in range(n)), principal_variation=(a,),
-                     principal_variation_notation=(state.action_to_string(a),))
-            for a in legal
-        ]
-    return moves
+    return moves + unsearched  # the unvisited ones last, in action order
+
+
+def _unsearched_reason(searches: list[Search]) -> str:
+    if any(bool(s.truncated) for s in searches):
+        return "not searched: the search's node arena was full (max_nodes)"
+    return "not searched within the budget"
 
 
 _DRAW_MOVES = 3  # the draw is measured for the top moves only: they are the ones a hint shows

@@ -60,8 +60,10 @@ def choose(analysis: Analysis, temperature: float, rng: random.Random) -> MoveIn
     """The move a level plays from an analysis: the most visited one at temperature 0."""
     if temperature <= 0 or len(analysis.moves) == 1:
         return analysis.best
-    weights = [max(m.visits, 1) ** (1.0 / temperature) for m in analysis.moves]
-    return rng.choices(analysis.moves, weights)[0]
+    # only the moves the search visited (an analysis lists the unvisited ones too, last)
+    moves = [m for m in analysis.moves if m.visits > 0] or list(analysis.moves)
+    weights = [max(m.visits, 1) ** (1.0 / temperature) for m in moves]
+    return rng.choices(moves, weights)[0]
 
 
 def play_level(state: State, level: int, seed: int = 0) -> tuple[MoveInfo, Analysis]:

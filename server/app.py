@@ -43,6 +43,46 @@ class ServerTls:
     private_key: bytes
     client_ca: bytes | None = None
 
+    def check(self) -> None:
+        """ValueError saying what is wrong with the PEM data: a certificate that is not one
+        (the key given as the certificate, say), a key that is not one, a key that does not
+        match the certificate, a client CA that is not a certificate. gRPC says only "Failed to
+        bind to address" for all of these, so they are checked with Python's ``ssl`` first."""
+        import os
+        import ssl
+        import tempfile
+
+        key_as_cert = b"PRIVATE KEY-----" in self.certificate_chain and b"CERTIFICATE-----" not in self.certificate_chain
+        cert_as_key = b"CERTIFICATE-----" in self.private_key and b"PRIVATE KEY-----" not in self.private_key
+        if key_as_cert or cert_as_key:
+            raise ValueError(
+                "the key does not match the certificate: the certificate chain holds a private key or the "
+                "private key a certificate (certificate and key swapped?)"
+            )
+        if b"CERTIFICATE-----" not in self.certificate_chain:
+            raise ValueError("the certificate chain is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
+        if b"PRIVATE KEY-----" not in self.private_key:
+            raise ValueError("the private key is not a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        with tempfile.TemporaryDirectory(prefix="hortus-tls-") as folder:  # load_cert_chain reads files
+            cert_path = os.path.join(folder, "cert.pem")
+            key_path = os.path.join(folder, "key.pem")
+            for path, data in ((cert_path, self.certificate_chain), (key_path, self.private_key)):
+                with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                    out.write(data)
+            try:
+                context.load_cert_chain(cert_path, key_path)
+            except ssl.SSLError as exc:
+                reason = str(getattr(exc, "reason", "") or exc)
+                if "KEY_VALUES_MISMATCH" in reason.upper() or "key values mismatch" in str(exc):
+                    raise ValueError("the key does not match the certificate") from exc
+                raise ValueError(f"the certificate or its key cannot be loaded: {exc}") from exc
+        if self.client_ca is not None:
+            try:
+                context.load_verify_locations(cadata=self.client_ca.decode("ascii", "replace"))
+            except (ssl.SSLError, ValueError) as exc:
+                raise ValueError(f"the client CA is not a PEM certificate: {exc}") from exc
+
     def credentials(self) -> grpc.ServerCredentials:
         return grpc.ssl_server_credentials(
             [(self.private_key, self.certificate_chain)],
@@ -109,6 +149,8 @@ def build_server(
     with `tls` on a TLS port (mutual TLS when it has a client CA); with `metrics_port` (needs
     ``prometheus_client``) a Prometheus endpoint on that port (0: any free port)."""
     config = config if config is not None else ServerConfig()
+    if tls is not None:
+        tls.check()  # before anything starts: say what is wrong with the certificate and key
     servicer = AdvisorServicer(config)
     admission = AdmissionControl(config.rpc_limit, servicer.draining, config.retry_after_ms / 1000.0)
     # a thread for every call admitted (so a probe never waits for one), never fewer than

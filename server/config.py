@@ -6,6 +6,8 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from hortus.search.analysis import MAX_NODES
+
 
 RECEIVE_SLACK_BYTES = 64 * 1024
 """gRPC's receive limit exceeds ``max_message_bytes`` by this much (see ``receive_limit``)."""
@@ -36,7 +38,9 @@ class ServerConfig:
         limit is a little larger (``receive_limit``), so only a message over that one is
         refused by gRPC itself (``RESOURCE_EXHAUSTED``) before it is read.
     max_actions_per_request: cap of ``ApplyActionsRequest.actions``.
-    max_nodes: tree arena bound per search thread (memory), see ``hortus.search.Limits``.
+    max_nodes: tree arena bound per search thread (memory; at most ``hortus.search.analysis.
+        MAX_NODES``), see ``hortus.search.Limits``; an answer says when it filled up
+        (``Analysis.tree_full``).
     deadline_margin_ms: a search stops this many milliseconds (or 8% of the time left, if more)
         before the call's deadline, so that its answer (flagged partial) still arrives in time.
     workers: threads of the gRPC server pool (searches run in them, without the GIL); must
@@ -97,6 +101,8 @@ class ServerConfig:
         for name, value in positive_ints.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ServerConfig.{name} must be a positive integer, not {value!r}")
+        if self.max_nodes > MAX_NODES:
+            raise ValueError(f"ServerConfig.max_nodes must be at most {MAX_NODES} (what the tree arena can index), not {self.max_nodes}")
         if self.default_iterations > self.max_iterations:
             raise ValueError("ServerConfig.default_iterations must not exceed max_iterations")
         if self.max_threads > 256:

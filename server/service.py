@@ -171,6 +171,7 @@ def analysis_message(state: State, analysis: Analysis, partial: bool, max_moves:
         partial=partial,
         elapsed_ms=analysis.elapsed_ms,
         nodes=analysis.nodes,
+        tree_full=analysis.tree_full,
     )
 
 
@@ -266,7 +267,16 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         bad field) or its structured view, completed by sampling the hidden parts."""
         _check_bytes("position.encoded", position.encoded, MAX_POSITION_BYTES, "MAX_POSITION_BYTES")
         if not position.HasField("structured"):
-            return self._game(position.game, "position.game").decode(position.encoded)
+            game = self._game(position.game, "position.game")
+            try:
+                return game.decode(position.encoded)
+            except InvalidPositionError as exc:
+                # The decoder names a part of the bytes (header fields such as the checksum, or
+                # a field of the state): the request's field is position.encoded, the part goes
+                # into the description.
+                part = exc.field.removeprefix("position.").removeprefix("position")
+                detail = f"{part}: {exc.reason}" if part else exc.reason
+                raise RequestError("position.encoded", detail) from exc
         if position.encoded:
             raise RequestError("position", "give encoded bytes or a structured view, not both")
         view_bytes = position.structured.ByteSize()
@@ -461,6 +471,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         finally:
             self._slots.release(batch=True)
         self._notify("EvaluatePositions", analysis, handle.cancelled)
+        if analysis.iterations == 0:  # stopped before one iteration: not even a partial answer
+            raise _deadline_error()
         return analysis, budget.partial(analysis, handle.cancelled)
 
     def _search(

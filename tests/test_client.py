@@ -219,7 +219,7 @@ def test_invalid_argument(client: AdvisorClient) -> None:
     data[5] ^= 0x7F  # the game id byte of the header
     with pytest.raises(InvalidArgumentError) as caught:
         client.legal_actions(Position(GAME, bytes(data)))
-    assert caught.value.fields == ("position.game_id",)
+    assert caught.value.fields == ("position.encoded",)
     with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError too
         client.new_game("chess")
     with pytest.raises(InvalidArgumentError) as caught:

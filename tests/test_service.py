@@ -340,14 +340,20 @@ def test_bad_bytes(stub: Any) -> None:
     good = bytearray(new_position(stub).encoded)
     good[len(good) // 2] ^= 0xFF
     corrupted = pb.Position(game=GAME, encoded=bytes(good))
-    assert invalid_field(stub.ApplyActions, pb.ApplyActionsRequest(position=corrupted)) == "position.checksum"
+    with pytest.raises(grpc.RpcError) as info:
+        stub.ApplyActions(pb.ApplyActionsRequest(position=corrupted), timeout=10)
+    [(field, description)] = violations(info.value)
+    assert field == "position.encoded" and description.startswith("checksum: ")
 
 
 def test_game_id_mismatch(stub: Any) -> None:
     data = bytearray(new_position(stub).encoded)
     data[5] ^= 0x7F  # header: magic (4), format version (1), game id (1)
     position = pb.Position(game=GAME, encoded=bytes(data))
-    assert invalid_field(stub.RankMoves, pb.RankMovesRequest(position=position)) == "position.game_id"
+    with pytest.raises(grpc.RpcError) as info:
+        stub.RankMoves(pb.RankMovesRequest(position=position), timeout=10)
+    [(field, description)] = violations(info.value)
+    assert field == "position.encoded" and description.startswith("game_id: ")
 
 
 def test_unknown_game(stub: Any) -> None:

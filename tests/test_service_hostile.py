@@ -329,3 +329,120 @@ def test_calls_racing_a_shutdown_are_answered_unavailable_not_cancelled() -> Non
         stopped.wait(30)
     assert len(codes) >= 4
     assert set(codes) <= {"OK", "UNAVAILABLE"}, sorted(set(codes))
+
+
+# --- 6. error fields are real proto paths ------------------------------------------------------------
+def _is_proto_path(descriptor: Any, path: str) -> bool:
+    """Whether `path` (``a.b[2].c``, ``options[name]``) names a field of the message `descriptor`."""
+    import re
+
+    for part in path.split("."):
+        name = re.sub(r"\[[^\]]*\]$", "", part)
+        field = descriptor.fields_by_name.get(name) if descriptor is not None else None
+        if field is None:
+            return False
+        descriptor = field.message_type
+        if descriptor is not None and descriptor.GetOptions().map_entry:
+            descriptor = descriptor.fields_by_name["value"].message_type
+    return True
+
+
+def test_error_fields_name_real_proto_paths(server: RunningServer) -> None:
+    """Every way of breaking a position's bytes names ``position.encoded`` (the part of the
+    bytes goes into the description), and every field named is a real path of the request."""
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = make_stub(channel)
+        good = new_position(stub).encoded
+        broken = {
+            "checksum": bytearray(good),
+            "game_id": bytearray(good),
+            "length": bytearray(good[:-5]),
+            "magic": bytearray(good),
+        }
+        broken["checksum"][len(good) // 2] ^= 0xFF
+        broken["game_id"][5] ^= 0x7F
+        broken["magic"][0] ^= 0xFF
+        requests: list[tuple[str, Any, str]] = [
+            (part, pb.RankMovesRequest(position=pb.Position(game=GAME, encoded=bytes(data))), "RankMoves")
+            for part, data in broken.items()
+        ]
+        requests += [
+            ("", pb.LegalActionsRequest(position=pb.Position(game=GAME, encoded=b"xx")), "LegalActions"),
+            ("", pb.RankMovesRequest(position=pb.Position(game=GAME, encoded=good), limits=pb.SearchLimits(threads=999)), "RankMoves"),
+            ("", pb.ApplyActionsRequest(position=pb.Position(game=GAME, encoded=good), actions=[pb.ActionRef(id=10**6)]), "ApplyActions"),
+            ("", pb.NewGameRequest(game=GAME, options={"no_such_rule": "x"}), "NewGame"),
+            ("", pb.ViewPositionRequest(position=pb.Position(game=GAME, encoded=good), seat=9), "ViewPosition"),
+        ]
+        for part, request, method in requests:
+            with pytest.raises(grpc.RpcError) as info:
+                getattr(stub, method)(request, timeout=10)
+            status = rpc_status.from_call(info.value)  # type: ignore[arg-type]
+            assert status is not None
+            for detail in status.details:
+                bad = error_details_pb2.BadRequest()
+                assert detail.Unpack(bad)
+                for violation in bad.field_violations:
+                    assert _is_proto_path(request.DESCRIPTOR, violation.field), (method, violation.field)
+                    if part:
+                        assert violation.field == "position.encoded"
+                        assert violation.description.startswith(f"{part}: "), violation.description
+
+
+# --- 8. search limits visible -------------------------------------------------------------------------
+def test_max_nodes_is_checked_when_limits_are_made() -> None:
+    from hortus.search import Limits
+    from hortus.search.analysis import MAX_NODES
+
+    for bad in (0, 2**31, MAX_NODES + 1, 2**64):
+        with pytest.raises(ValueError, match="max_nodes"):
+            Limits(max_nodes=bad)
+        with pytest.raises(ValueError, match="max_nodes"):
+            ServerConfig(max_nodes=bad)
+    assert Limits(max_nodes=MAX_NODES).max_nodes == MAX_NODES
+
+
+def test_a_full_tree_is_flagged_and_every_root_move_kept() -> None:
+    from hortus import games
+    from hortus.search import Limits, analyze
+
+    state = games.get(GAME).new_game(players=2, seed=3)
+    while state.current_player < 0:
+        state.apply(state.chance_outcomes()[0][0])
+    considered = sorted(state.search_actions())
+    assert len(considered) > 16
+    for max_nodes in (1, 16):
+        analysis = analyze(state, Limits(iterations=300, seed=1, max_nodes=max_nodes))
+        assert analysis.tree_full, max_nodes
+        assert sorted(m.action for m in analysis.moves) == considered, max_nodes
+        assert analysis.iterations == 300
+        unvisited = [m for m in analysis.moves if m.visits == 0]
+        assert all("max_nodes" in m.reason for m in unvisited)
+        if max_nodes == 1:
+            assert len(unvisited) == len(considered)
+    roomy = analyze(state, Limits(iterations=300, seed=1))
+    assert not roomy.tree_full
+    assert sorted(m.action for m in roomy.moves) == considered
+
+
+def test_tree_full_through_the_service() -> None:
+    from hortus.clients import AdvisorClient
+
+    running = build_server("127.0.0.1:0", ServerConfig(max_nodes=16, max_concurrent_searches=2))
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub = make_stub(channel)
+            position = new_position(stub, seed=3)
+            answer = stub.RankMoves(
+                pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=200)), timeout=30
+            ).analysis
+            assert answer.tree_full and answer.nodes <= 16
+            legal = {a.id for a in stub.LegalActions(pb.LegalActionsRequest(position=position), timeout=10).actions}
+            assert {m.action.id for m in answer.moves} <= legal
+            assert len(answer.moves) > 16  # every move considered, not only the 15 the tree held
+        with AdvisorClient(f"127.0.0.1:{running.port}") as client:
+            from hortus.clients.types import Position
+
+            ranked = client.rank_moves(Position(GAME, position.encoded), iterations=200)
+            assert ranked.tree_full and ranked.to_dict()["tree_full"] is True
+    finally:
+        running.stop(0)

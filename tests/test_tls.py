@@ -164,3 +164,49 @@ def test_access_log_as_json_lines() -> None:
     assert by_method["GetVersion"]["code"] == "OK" and by_method["GetVersion"]["worker"] == 3
     assert by_method["NewGame"]["code"] == "INVALID_ARGUMENT"
     assert all(r["logger"] == "hortus.access" and r["ms"] >= 0 and r["peer"] for r in records)
+
+
+# --- issue 15.9: TLS errors say what is wrong ----------------------------------------------------------
+def test_a_key_that_does_not_match_the_certificate_is_named(pki: dict[str, bytes], tmp_path: Path) -> None:
+    import sys
+
+    swapped = ServerTls(pki["server.key"], pki["server.pem"])
+    other_key = ServerTls(pki["server.pem"], pki["client.key"])
+    for tls in (swapped, other_key):
+        with pytest.raises(ValueError, match="the key does not match the certificate"):
+            build_server("127.0.0.1:0", ServerConfig(), tls=tls)
+    with pytest.raises(ValueError, match="client CA"):
+        build_server("127.0.0.1:0", ServerConfig(), tls=ServerTls(pki["server.pem"], pki["server.key"], b"not a CA"))
+    for name in ("server.pem", "server.key"):
+        (tmp_path / name).write_bytes(pki[name])
+    done = subprocess.run(
+        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
+         "--tls-cert", str(tmp_path / "server.key"), "--tls-key", str(tmp_path / "server.pem")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode != 0
+    assert "the key does not match the certificate" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_client_without_a_certificate_against_mutual_tls_fails_fast_saying_why(pki: dict[str, bytes]) -> None:
+    """gRPC reports the refused handshake as an unreachable server ("Socket closed"), and with
+    wait-for-ready would wait until the deadline: the client says what is wrong, at once."""
+    import time
+
+    tls = ServerTls(pki["server.pem"], pki["server.key"], client_ca=pki["ca.pem"])
+    server = build_server("127.0.0.1:0", ServerConfig(), tls=tls)
+    try:
+        target = f"127.0.0.1:{server.port}"
+        for wait_for_ready in (False, True):
+            with AdvisorClient(target, timeout=60, tls=TlsConfig(pki["ca.pem"]), wait_for_ready=wait_for_ready) as client:
+                started = time.monotonic()
+                with pytest.raises(AdvisorError, match="requires a client certificate") as info:
+                    client.get_version()
+                assert time.monotonic() - started < 30  # long before the 60 s deadline
+                assert info.value.code.name == "UNAVAILABLE"
+        good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
+        with AdvisorClient(target, timeout=30, tls=good, wait_for_ready=True) as client:
+            assert client.get_version().protocol == "hortus.v1"
+    finally:
+        server.stop(0)
