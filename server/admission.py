@@ -12,8 +12,8 @@ beyond with ``RESOURCE_EXHAUSTED``, a ``QuotaFailure`` and a ``RetryInfo``.
 
 While the server drains (``draining`` set), every new call but a health check is answered
 ``UNAVAILABLE`` (which clients retry elsewhere), and ``wait_idle`` tells the shutdown when the
-calls in flight are done: gRPC itself is stopped only then, since calls that reach a
-stopping gRPC server before a handler are cancelled (``CANCELLED``).
+calls in flight are done and no new one came for a moment: gRPC itself is stopped only then,
+since calls that reach a stopping gRPC server before a handler are cancelled (``CANCELLED``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ __all__ = ["PROBE_CALLS", "AdmissionControl", "is_probe"]
 PROBE_CALLS = 8
 """Probe calls (health checks, reflection, GetVersion) in flight at once, beside the work
 calls; each takes microseconds, so this is only a bound for a misbehaving client."""
+
+QUIET_SECONDS = 0.1
+"""A draining server stops gRPC only once no call arrived for this long (within the grace
+period): a call that reaches a stopping gRPC server before a handler took it is cancelled."""
 
 _PROBE_PREFIXES = (
     "/grpc.health.v1.Health/Check",
@@ -59,6 +63,7 @@ class AdmissionControl(grpc.ServerInterceptor):
         self._changed = threading.Condition(threading.Lock())
         self._work = 0
         self._probes = 0
+        self._last_arrival = 0.0  # time.monotonic() of the last call's start
 
     @property
     def threads(self) -> int:
@@ -71,21 +76,27 @@ class AdmissionControl(grpc.ServerInterceptor):
         with self._changed:
             return self._work + self._probes
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait until no call is in flight, at most `timeout` seconds; whether none is."""
+    def wait_idle(self, timeout: float, quiet: float = QUIET_SECONDS) -> bool:
+        """Wait until no call is in flight and none arrived for `quiet` seconds (clients told
+        UNAVAILABLE have gone elsewhere), at most `timeout` seconds; whether it is so."""
         limit = time.monotonic() + timeout
         with self._changed:
-            while self._work + self._probes:
-                left = limit - time.monotonic()
-                if left <= 0:
+            while True:
+                now = time.monotonic()
+                busy = self._work + self._probes > 0
+                calm_at = self._last_arrival + quiet
+                if not busy and now >= calm_at:
+                    return True
+                if now >= limit:
                     return False
-                self._changed.wait(left)
-            return True
+                self._changed.wait(min(limit, calm_at if not busy else limit) - now)
 
     def _admit(self, method: str) -> tuple[bool, BaseException | None]:
         """(probe, refusal): whether the call counts as a probe, and why it is refused (None:
         admitted and counted)."""
         probe = is_probe(method)
+        with self._changed:
+            self._last_arrival = time.monotonic()
         if self.draining.is_set() and method != _HEALTH_CHECK:
             return probe, ShuttingDownError("the server is shutting down: send the call elsewhere")
         with self._changed:
