@@ -18,10 +18,21 @@ The warm-up first sweeps every RPC of the mix on a position of every game from s
 connections at once (so that each server process sees each, whatever the kernel's spread of
 connections), retrying a refused search until it runs, then runs the mix for --warmup seconds:
 the baseline is taken with every code path, game and buffer already used.
-Target (issue 8): 64 clients for 60 s, no status other than OK, RESOURCE_EXHAUSTED and the
-clients' own cancels, memory after the run within 10% of memory after the warm-up.
+Hostile traffic (issue 15) is mixed in: malformed request bytes (a string field holding invalid
+UTF-8, a truncated message, random bytes that the request type cannot parse) sent to every
+RPC, a batch with a malformed message in its middle, and batches whose positions' budgets far
+exceed the call's deadline. Malformed calls must end INVALID_ARGUMENT (or RESOURCE_EXHAUSTED);
+the deadline batches must end OK with every position answered (DEADLINE_EXCEEDED inside an
+answer is an answer).
 
-    python bench/load.py [--clients 64] [--seconds 60] [--workers 2] [--warmup 10]
+Reported besides: answers per code over everything, p50/p99 per RPC, and the deadline misses:
+calls that ended DEADLINE_EXCEEDED (gRPC ends a call so when its answer has not arrived by the
+deadline) and batch positions left unanswered — target 0, like INTERNAL and UNKNOWN.
+Target (issues 8 and 15): no status other than OK, RESOURCE_EXHAUSTED, the clients' own
+cancels and, for malformed bytes, INVALID_ARGUMENT; no deadline miss; memory after the run
+within 10% of memory after the warm-up.
+
+    python bench/load.py [--clients 48] [--seconds 60] [--workers 2] [--warmup 10]
                          [--seed 1] [--server-arg=--max-concurrent-searches=2 ...]
                          [--server-env MALLOC_ARENA_MAX=2 ...]
 
@@ -58,6 +69,9 @@ MAX_CLIENTS = 512
 MAX_SECONDS = 600.0
 CALL_TIMEOUT_S = 30.0
 EXPECTED = {"OK", "RESOURCE_EXHAUSTED", "CANCELLED_BY_CLIENT"}
+EXPECTED_MALFORMED = {"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"}  # the answer to bytes that do not parse
+UNARY_METHODS = ("ListGames", "GetVersion", "NewGame", "LegalActions", "ApplyActions", "SuggestMove", "RankMoves",
+                 "ViewPosition")
 
 # (operation, weight): cheap calls dominate, as at a table of players asking for hints
 MIX = (
@@ -73,7 +87,35 @@ MIX = (
     ("RankMoves", 2),
     ("Analyze", 1),
     ("EvaluatePositions", 1),
+    ("EvaluatePositions(deadline)", 1),
+    ("Malformed", 2),
+    ("EvaluatePositions(malformed)", 1),
 )
+
+
+def expected(method: str) -> set[str]:
+    return EXPECTED_MALFORMED if method.startswith("Malformed") or method.endswith("(malformed)") else EXPECTED
+
+
+def request_class(method: str) -> Any:
+    return getattr(pb, f"{method}Request")
+
+
+def malformed_bytes(rng: random.Random, method: str) -> tuple[str, bytes]:
+    """(kind, bytes) that `method`'s request type cannot parse."""
+    cls = request_class(method)
+    while True:
+        kind = rng.choice(("utf8", "truncated", "random"))
+        if kind == "utf8":
+            data = b"\x0a\x02\xff\xfe"  # field 1 as a string of invalid UTF-8
+        elif kind == "truncated":
+            data = b"\x0a\x40" + bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 60)))
+        else:
+            data = rng.randbytes(64)
+        try:
+            cls.FromString(data)
+        except Exception:  # noqa: BLE001 - DecodeError: what we want
+            return kind, data
 
 
 # --- positions --------------------------------------------------------------------------------
@@ -175,11 +217,19 @@ class Stats:
     analyze_finals: Counter[int] = field(default_factory=Counter)
     error_samples: Counter[str] = field(default_factory=Counter)
     timeline: list[tuple[float, float]] = field(default_factory=list)
+    deadline_misses: int = 0  # calls ended DEADLINE_EXCEEDED: no answer by the deadline
+    late_seen_by_client: int = 0  # OK, but the client's event loop saw it after the deadline
+    malformed_batch_answered_before: int = 0
 
-    def record(self, method: str, code: str, started: float, detail: str = "") -> None:
+    def record(self, method: str, code: str, started: float, detail: str = "", timeout: float | None = None) -> None:
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
         self.codes[method][code] += 1
-        self.latency_ms[method].append((time.perf_counter() - started) * 1000.0)
-        if code not in EXPECTED and len(self.error_samples) < 50:
+        self.latency_ms[method].append(elapsed_ms)
+        if code == "DEADLINE_EXCEEDED":
+            self.deadline_misses += 1
+        elif code == "OK" and timeout is not None and elapsed_ms > timeout * 1000.0:
+            self.late_seen_by_client += 1
+        if code not in expected(method) and len(self.error_samples) < 50:
             self.error_samples[f"{method}: {code} {detail}"[:300]] += 1
 
 
@@ -222,12 +272,33 @@ class Client:
             response = await call(request, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             code = exc.code().name
-            stats.record(method, code, started, exc.details() or "")
+            stats.record(method, code, started, exc.details() or "", timeout)
             if code == "RESOURCE_EXHAUSTED":
                 await asyncio.sleep(retry_delay(exc))
             return None
-        stats.record(method, "OK", started)
+        stats.record(method, "OK", started, timeout=timeout)
         return response
+
+    async def malformed(self, stats: Stats) -> None:
+        """Bytes the request type cannot parse, to a random RPC (Analyze too)."""
+        method = self.rng.choice(UNARY_METHODS + ("Analyze",))
+        kind, data = malformed_bytes(self.rng, method)
+        path = f"/hortus.v1.Advisor/{method}"
+        label = f"Malformed({kind})"
+        started = time.perf_counter()
+        try:
+            if method == "Analyze":
+                async for _ in self.channel.unary_stream(path)(data, timeout=10):
+                    pass
+            else:
+                await self.channel.unary_unary(path)(data, timeout=10)
+        except grpc.aio.AioRpcError as exc:
+            code = exc.code().name
+            stats.record(label, code, started, exc.details() or "", 10)
+            if code == "RESOURCE_EXHAUSTED":
+                await asyncio.sleep(retry_delay(exc))
+            return
+        stats.record(label, "OK", started, f"{method} accepted malformed bytes", 10)
 
     async def analyze(self, stats: Stats, sample: Sample | None = None) -> None:
         sample = sample or self.rng.choice(self.pool)
@@ -261,32 +332,57 @@ class Client:
         stats.analyze_finals[finals] += 1
         stats.record("Analyze", "OK" if finals == 1 else "NO_SINGLE_FINAL", started)
 
-    async def evaluate(self, stats: Stats) -> None:
+    async def evaluate(self, stats: Stats, kind: str = "") -> None:
+        """A batch of 3-8 positions. `kind` "deadline": each position's time budget (2 s) far
+        over the call's deadline (1.5 s), so most positions wait for a slot the deadline does
+        not leave: each must still be answered (DEADLINE_EXCEEDED inside the answer) and the
+        call end OK. "malformed": a message that does not parse after the first positions:
+        those are answered, then the call ends INVALID_ARGUMENT."""
         self.batches += 1
         size = self.rng.randint(3, 8)
         ids = [f"c{self.index}b{self.batches}p{i}" for i in range(size)]
-        requests = [
-            pb.EvaluateRequest(
-                id=i, position=self.position(self.rng.choice(self.pool)),
-                limits=pb.SearchLimits(iterations=self.rng.choice((20, 50, 100)), seed=n), max_moves=1,
-            )
+        method = f"EvaluatePositions({kind})" if kind else "EvaluatePositions"
+        if kind == "deadline":
+            limits = [pb.SearchLimits(time_ms=2000, seed=n) for n in range(size)]
+            timeout = 1.5
+        else:
+            limits = [pb.SearchLimits(iterations=self.rng.choice((20, 50, 100)), seed=n) for n in range(size)]
+            timeout = CALL_TIMEOUT_S * 2
+        requests: list[Any] = [
+            pb.EvaluateRequest(id=i, position=self.position(self.rng.choice(self.pool)), limits=limits[n], max_moves=1)
             for n, i in enumerate(ids)
         ]
+        if kind == "malformed":
+            cut = self.rng.randint(1, size - 1)
+            requests = [r.SerializeToString() for r in requests]
+            requests.insert(cut, malformed_bytes(self.rng, "Evaluate")[1])
+            ids = ids[:cut]  # only those before it are answered
+            call = self.channel.stream_stream(
+                "/hortus.v1.Advisor/EvaluatePositions", response_deserializer=pb.EvaluateResponse.FromString
+            )(iter(requests), timeout=timeout)
+        else:
+            call = self.stub.EvaluatePositions(iter(requests), timeout=timeout)
         started = time.perf_counter()
         answered: Counter[str] = Counter()
+        code, detail = "OK", ""
         try:
-            async for answer in self.stub.EvaluatePositions(iter(requests), timeout=CALL_TIMEOUT_S * 2):
+            async for answer in call:
                 answered[answer.id] += 1
                 stats.batch_answers["OK" if answer.WhichOneof("result") == "analysis" else answer.error.code] += 1
         except grpc.aio.AioRpcError as exc:
-            code = exc.code().name
-            stats.record("EvaluatePositions", code, started, exc.details() or "")
-            if code == "RESOURCE_EXHAUSTED":
-                await asyncio.sleep(retry_delay(exc))
+            code, detail = exc.code().name, exc.details() or ""
+        if code == "RESOURCE_EXHAUSTED":  # refused before any position was accepted
+            stats.record(method, code, started, detail, timeout)
+            await asyncio.sleep(0.1)
             return
-        stats.batch_lost += sum(1 for i in ids if answered[i] == 0)
+        if kind == "malformed" and code == "INVALID_ARGUMENT":
+            stats.malformed_batch_answered_before += len(answered)
+        lost = sum(1 for i in ids if answered[i] == 0)
+        stats.batch_lost += lost
+        if lost:
+            stats.error_samples[f"{method}: {lost} position(s) unanswered, call {code}"] += 1
         stats.batch_duplicated += sum(n - 1 for n in answered.values() if n > 1)
-        stats.record("EvaluatePositions", "OK", started)
+        stats.record(method, code, started, detail, timeout)
 
     async def step(self, stats: Stats, op: str, sample: Sample | None = None) -> None:
         """One call of `op`, on `sample` (a random position if None)."""
@@ -338,6 +434,12 @@ class Client:
             await self.analyze(stats, sample)
         elif op == "EvaluatePositions":
             await self.evaluate(stats)
+        elif op == "EvaluatePositions(deadline)":
+            await self.evaluate(stats, "deadline")
+        elif op == "EvaluatePositions(malformed)":
+            await self.evaluate(stats, "malformed")
+        elif op == "Malformed":
+            await self.malformed(stats)
         else:  # pragma: no cover
             raise AssertionError(op)
 
@@ -364,7 +466,7 @@ async def sweep(target: str, pool: list[Sample], connections: int, seed: int) ->
                     await client.step(once, op, sample)
                     for method, codes in once.codes.items():
                         stats.codes[method].update(codes)
-                    if not once.codes[op]["RESOURCE_EXHAUSTED"]:
+                    if not any(codes["RESOURCE_EXHAUSTED"] for codes in once.codes.values()):
                         break
 
     try:
@@ -397,7 +499,7 @@ async def drive(
 # --- main -------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default 64)")
+    parser.add_argument("--clients", type=int, default=48, help="concurrent clients (default 48)")
     parser.add_argument("--seconds", type=float, default=60.0, help="measured duration (default 60)")
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured load first (default 10 s)")
     parser.add_argument("--workers", type=int, default=2, help="server processes (default 2)")
@@ -452,8 +554,12 @@ def main() -> int:
             "max_ms": max(values) if values else float("nan"),
         })
     calls = sum(all_codes.values())
-    unexpected = {c: n for c, n in all_codes.items() if c not in EXPECTED}
-    unexpected_batch = {c: n for c, n in stats.batch_answers.items() if c != "OK"}
+    unexpected: Counter[str] = Counter()
+    for method, codes in stats.codes.items():
+        unexpected.update({f"{method}:{c}": n for c, n in codes.items() if c not in expected(method)})
+    # a position's answer may be DEADLINE_EXCEEDED in a deadline batch: still an answer in time
+    unexpected_batch = {c: n for c, n in stats.batch_answers.items() if c not in ("OK", "DEADLINE_EXCEEDED")}
+    internal = all_codes["INTERNAL"] + all_codes["UNKNOWN"]
     growth = memory_end["rss_kb"] / memory_warm["rss_kb"] - 1.0
     summary = {
         "clients": args.clients,
@@ -463,7 +569,11 @@ def main() -> int:
         "calls": calls,
         "calls_per_s": calls / elapsed,
         "codes": dict(sorted(all_codes.items())),
-        "unexpected_codes": unexpected,
+        "unexpected_codes": dict(unexpected),
+        "internal_or_unknown": internal,
+        "deadline_misses": stats.deadline_misses,
+        "ok_seen_late_by_the_clients_event_loop": stats.late_seen_by_client,
+        "malformed_batch_positions_answered_before_the_bad_message": stats.malformed_batch_answered_before,
         "batch_positions": dict(stats.batch_answers),
         "batch_lost": stats.batch_lost,
         "batch_duplicated": stats.batch_duplicated,
@@ -480,7 +590,8 @@ def main() -> int:
         "server_exit_code": exit_code,
         "load_avg_1min": [load_before, load_after],
         "target_met": not unexpected and not unexpected_batch and not stats.batch_lost
-        and not stats.batch_duplicated and growth <= 0.10 and alive and exit_code == 0,
+        and not stats.batch_duplicated and not stats.deadline_misses and not internal
+        and growth <= 0.10 and alive and exit_code == 0,
     }
     table(f"load: {args.clients} clients x {elapsed:.0f} s, {args.workers} server processes "
           f"({calls} calls, {calls / elapsed:.0f}/s)", rows,
@@ -488,6 +599,11 @@ def main() -> int:
     table("load: batch positions, deadlines, memory (server processes, MB)", [
         {"what": "batch position answers", "value": " ".join(f"{c}={n}" for c, n in sorted(stats.batch_answers.items()))},
         {"what": "batch ids lost / duplicated", "value": f"{stats.batch_lost} / {stats.batch_duplicated}"},
+        {"what": "answers per code (all calls)", "value": " ".join(f"{c}={n}" for c, n in sorted(all_codes.items()))},
+        {"what": "INTERNAL + UNKNOWN", "value": internal},
+        {"what": "deadline misses (DEADLINE_EXCEEDED calls)", "value": stats.deadline_misses},
+        {"what": "OK answers the client loop saw after the deadline", "value": stats.late_seen_by_client},
+        {"what": "positions answered before a malformed message", "value": stats.malformed_batch_answered_before},
         {"what": "SuggestMove(deadline) partial answers", "value": stats.partial_by_deadline},
         {"what": "warm-up sweep answers", "value": " ".join(
             f"{c}={n}" for c, n in sorted(sum(warm.codes.values(), Counter()).items()))},

@@ -41,7 +41,7 @@ class ServerConfig:
     max_nodes: tree arena bound per search thread (memory; at most ``hortus.search.analysis.
         MAX_NODES``), see ``hortus.search.Limits``; an answer says when it filled up
         (``Analysis.tree_full``).
-    deadline_margin_ms: a search stops this many milliseconds (or 8% of the time left, if more)
+    deadline_margin_ms: a search stops this many milliseconds (or 15% of the time left, if more)
         before the call's deadline, so that its answer (flagged partial) still arrives in time.
     workers: threads of the gRPC server pool (searches run in them, without the GIL); must
         exceed ``max_concurrent_searches`` so that cheap calls are served during searches.
