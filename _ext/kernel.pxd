@@ -39,6 +39,11 @@ ctypedef struct GameKernel:
     void (*scores)(const uint8_t* s, double* out) noexcept nogil
     # Resample in place everything `observer` cannot see, consistently with what it can see.
     # The result must depend only on the observer's information and the rng (fairness).
+    # The search calls it at the root of every iteration, so it also marks the state as a
+    # search's world: a game whose search_actions remember the order of moves already made
+    # (to prune equivalent orders) starts that memory empty here and keeps it outside the
+    # serialized core, so a search from a position a player reached in any order still
+    # considers every move.
     void (*determinize)(uint8_t* s, int observer, Rng* rng) noexcept nogil
     # Optional (NULL = uniform over legal actions): a cheap playout policy.
     int32_t (*rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil
