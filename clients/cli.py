@@ -373,15 +373,27 @@ def _action_args(values: list[str] | None) -> list[int | str]:
 def _cmd_suggest(args: argparse.Namespace) -> int:
     with _advisor(args.target, args.timeout) as client:
         info = _read_position(args, client)
-        suggestion = client.suggest_move(
-            info.position,
-            iterations=args.iterations,
-            time_ms=args.time_ms,
-            seed=args.search_seed,
-            threads=args.threads,
-            allow=_action_args(args.only),
-            avoid=_action_args(args.avoid),
-        )
+        if args.elo is not None:
+            if args.iterations or args.time_ms:
+                raise CliError("give --elo or --iterations/--time-ms, not both")
+            suggestion = client.suggest_elo(
+                info.position,
+                args.elo,
+                seed=args.search_seed,
+                threads=args.threads,
+                allow=_action_args(args.only),
+                avoid=_action_args(args.avoid),
+            )
+        else:
+            suggestion = client.suggest_move(
+                info.position,
+                iterations=args.iterations,
+                time_ms=args.time_ms,
+                seed=args.search_seed,
+                threads=args.threads,
+                allow=_action_args(args.only),
+                avoid=_action_args(args.avoid),
+            )
     if args.json:
         _json({"game": args.game, "position": info.position.hex(), **suggestion.to_dict()})
         return 0
@@ -1014,6 +1026,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="what-if: consider only this move at the root (id or notation; repeatable)")
         p.add_argument("--avoid", action="append", metavar="ACTION",
                        help="what-if: never consider this move at the root (id or notation; repeatable)")
+        if name == "suggest":
+            p.add_argument("--elo", type=float, default=None,
+                           help="play at this Elo on the game's scale (level 1 = 0) instead of a budget")
         if name == "hints":
             p.add_argument("--max-moves", type=_non_negative_int, default=0, help="moves to show (0 = all)")
         p.add_argument("--json", action="store_true", help="print JSON")

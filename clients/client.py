@@ -682,6 +682,17 @@ class AdvisorClient:
         request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
+    def suggest_elo(
+        self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+    ) -> Suggestion:
+        """The AI's whole turn at a target Elo on the game's scale (level 1 = 0), seeded: the
+        budget and temperature are interpolated between the levels around it."""
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo
+        )
+        return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
+
     def analyze(
         self,
         position: Position,
@@ -916,6 +927,15 @@ class AsyncAdvisorClient:
         allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
     ) -> Suggestion:
         request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
+        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
+
+    async def suggest_elo(
+        self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+    ) -> Suggestion:
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo
+        )
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def analyze(

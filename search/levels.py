@@ -14,6 +14,7 @@ of ``hortus arena``) and stored in ``levels_elo.json`` beside this file.
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -50,6 +51,34 @@ def get_level(level: int) -> Level:
     if level not in LEVELS:
         raise ValueError(f"difficulty level must be 1..{len(LEVELS)}, not {level}")
     return LEVELS[level]
+
+
+def elo_level(game: str, elo: float, table: dict[str, dict[str, float]] | None = None) -> Level:
+    """The strength at `elo` on `game`'s measured Elo scale (``levels_elo.json``: level 1 = 0).
+
+    Between two adjacent levels the iteration budget is interpolated on the measured curve —
+    the log of the budget linear in Elo, as doubling the budget gains a roughly constant Elo
+    between measured points — and the temperature linearly; outside the measured range the
+    weakest or strongest level is used. ``Level.level`` is the level at or below `elo`.
+    Raises ValueError when `game` has no measured scale or `elo` is not finite."""
+    if not math.isfinite(elo):
+        raise ValueError(f"target Elo must be a finite number, not {elo}")
+    chain = (elo_table() if table is None else table).get(game)
+    if not chain:
+        raise ValueError(f"{game} has no measured Elo scale (bench/strength.py --levels --write-elo)")
+    points = sorted((float(chain[str(n)]), n) for n in LEVELS if str(n) in chain)
+    if elo <= points[0][0]:
+        return replace(LEVELS[points[0][1]], name=f"elo {elo:g}")
+    if elo >= points[-1][0]:
+        return replace(LEVELS[points[-1][1]], name=f"elo {elo:g}")
+    for (low_elo, low), (high_elo, high) in zip(points, points[1:]):
+        if low_elo <= elo < high_elo:
+            break
+    t = 0.0 if high_elo <= low_elo else (elo - low_elo) / (high_elo - low_elo)
+    a, b = LEVELS[low], LEVELS[high]
+    iterations = round(math.exp(math.log(a.iterations) + t * (math.log(b.iterations) - math.log(a.iterations))))
+    temperature = a.temperature + t * (b.temperature - a.temperature)
+    return Level(low, f"elo {elo:g}", max(1, iterations), temperature)
 
 
 def level_limits(level: int, seed: int = 0, threads: int = 1) -> Limits:

@@ -27,7 +27,7 @@ from hortus.clients.views import ViewError, structured_to_view, view_to_structur
 from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, InvalidPositionError, State, UnknownGameError
 from hortus.search import Analysis, ConstraintError, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
 from hortus.search.analysis import root_actions
-from hortus.search.levels import LEVELS, choose
+from hortus.search.levels import LEVELS, choose, elo_level
 from hortus.server.config import ServerConfig
 from hortus.server.errors import (
     CapacityError,
@@ -606,7 +606,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     @_unary
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
-        if not request.level:
+        by_elo = request.HasField("target_elo")
+        if not request.level and not by_elo:
             state, analysis, partial = self._search(request.position, request.limits, context, "SuggestMove")
             best = analysis.best
             return pb.SuggestMoveResponse(
@@ -614,16 +615,28 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 turn=_principal_variation(state, best),
                 analysis=analysis_message(state, analysis, partial),
             )
-        level = LEVELS.get(request.level)
-        if level is None:
-            raise RequestError("level", f"difficulty level must be 1..{len(LEVELS)} (0 = use limits), not {request.level}")
+        if by_elo:
+            # Strength by rating: a budget interpolated between the levels on the game's scale.
+            if request.level:
+                raise RequestError("target_elo", "give a difficulty level or a target Elo, not both")
+            game = self._decode(request.position).game.name
+            try:
+                level = elo_level(game, request.target_elo)
+            except ValueError as exc:
+                raise RequestError("target_elo", str(exc)) from exc
+            field = "target_elo"
+        else:
+            found = LEVELS.get(request.level)
+            if found is None:
+                raise RequestError("level", f"difficulty level must be 1..{len(LEVELS)} (0 = use limits), not {request.level}")
+            level, field = found, "level"
         if request.limits.iterations or request.limits.time_ms:
-            raise RequestError("limits", "give a difficulty level or an iteration/time budget, not both")
+            raise RequestError("limits", f"give a {'target Elo' if by_elo else 'difficulty level'} or an iteration/time budget, not both")
         if level.iterations > self.config.max_iterations:
             raise RequestError(
-                "level",
-                f"level {level.level} searches {level.iterations} iterations, over the server cap "
-                f"max_iterations={self.config.max_iterations}",
+                field,
+                f"{level.name if by_elo else f'level {level.level}'} searches {level.iterations} iterations, "
+                f"over the server cap max_iterations={self.config.max_iterations}",
             )
         limits = pb.SearchLimits()
         limits.CopyFrom(request.limits)
