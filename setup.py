@@ -3,7 +3,9 @@
 Metadata lives in pyproject.toml. This file does the two things metadata cannot:
 
 * generates ``hortus.v1`` (messages, gRPC stubs and ``.pyi``) from ``proto/hortus/v1/*.proto``
-  into ``build/generated`` before setuptools looks for packages, so stubs are never committed;
+  into ``build/generated`` before setuptools looks for packages, so stubs are never committed,
+  and beside them ``advisor_connect.py``, the Connect/gRPC-Web stubs of the ``web`` extra
+  (``protoc-gen-connectrpc``, a build requirement; importing them needs ``hortus[web]``);
 * compiles the Cython extensions. The source folders (``_ext/``, ``games/``...) are mapped into
   the ``hortus.*`` namespace with ``package_dir``; Cython resolves ``cimport hortus._ext.kernel``
   by package path, so a build-time include folder of symbolic links exposes the mapped folders
@@ -59,8 +61,43 @@ def generate_protos() -> None:
     ]
     if protoc.main(args) != 0:
         sys.exit("protoc failed for " + " ".join(protos))
+    generate_connect_stubs(well_known, protos)
     (out / "__init__.py").write_text('"""Generated from proto/hortus/v1 at build time."""\n')
     (out / "py.typed").write_text("")
+
+
+def generate_connect_stubs(well_known: str, protos: list[str]) -> None:
+    """``hortus/v1/advisor_connect.py`` for the web front door (``hortus.server.web``).
+
+    The plugin (protoc-gen-connectrpc, pinned in pyproject's build requirements) runs through
+    this interpreter, so no console script has to be on PATH. ``protobuf=google`` keeps Google's
+    protobuf runtime, the messages of the grpcio stubs. Guarded: a build without the plugin
+    (``--no-build-isolation`` in an environment without it) still builds; the web front door
+    then says how to get the stubs."""
+    import importlib.util
+
+    from grpc_tools import protoc
+
+    stale = GENERATED / "hortus" / "v1" / "advisor_connect.py"
+    if importlib.util.find_spec("protoc_gen_connectrpc") is None:
+        stale.unlink(missing_ok=True)
+        print("hortus: protoc-gen-connectrpc is not installed: no Connect stubs (the web extra needs them)", file=sys.stderr)
+        return
+    plugin = ROOT / "build" / "protoc-gen-connectrpc"
+    plugin.parent.mkdir(parents=True, exist_ok=True)
+    plugin.write_text(f"#!{sys.executable}\nfrom protoc_gen_connectrpc import main\nmain()\n")
+    plugin.chmod(0o755)
+    services = [p for p in protos if p.endswith("advisor.proto")]
+    args = [
+        "grpc_tools.protoc",
+        f"-I{ROOT / 'proto'}",
+        f"-I{well_known}",
+        f"--plugin=protoc-gen-connectrpc={plugin}",
+        f"--connectrpc_out=protobuf=google:{GENERATED}",
+        *services,
+    ]
+    if protoc.main(args) != 0:
+        sys.exit("protoc-gen-connectrpc failed for " + " ".join(services))
 
 
 def make_cython_include() -> None:

@@ -486,6 +486,33 @@ def _read_file(path: str | None, what: str) -> bytes | None:
         raise CliError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
 
 
+def _web_options(args: argparse.Namespace) -> Any:
+    """The web front door of ``hortus serve`` (None: off). On by default at 127.0.0.1:8080 (a
+    free port when --address asks for port 0, so that test servers never collide); without
+    the web extra, the default quietly becomes off (a note on stderr) and an explicit
+    --web-address is an error."""
+    import importlib.util
+
+    explicit = args.web_address is not None
+    address = args.web_address if explicit else "127.0.0.1:8080"
+    if address in ("off", "none", ""):
+        return None
+    if not explicit and args.address.rpartition(":")[2] == "0":
+        address = "127.0.0.1:0"
+    missing = [m for m in ("connectrpc", "uvicorn", "hortus.v1.advisor_connect") if importlib.util.find_spec(m) is None]
+    if missing:
+        if explicit or args.cors_origin or args.web_static:
+            raise CliError(f"--web-address needs the web extra: pip install 'hortus[web]' (missing: {', '.join(missing)})")
+        print("hortus: web front door off (pip install 'hortus[web]' to serve browsers)", file=sys.stderr)
+        return None
+    from hortus.server.web import WebOptions
+
+    static = Path(args.web_static) if args.web_static else None
+    if static is not None and not static.is_dir():
+        raise CliError(f"--web-static {args.web_static}: not a folder")
+    return WebOptions(address=address, cors_origins=tuple(args.cors_origin or ()), static_dir=static)
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import os
 
@@ -522,6 +549,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             import prometheus_client  # noqa: F401
         except ImportError as exc:
             raise CliError("--metrics-port needs the prometheus_client package (pip install prometheus_client)") from exc
+    web = _web_options(args)
     try:
         if processes > 1:
             from hortus.server.workers import serve_workers
@@ -534,9 +562,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 metrics_port=args.metrics_port,
                 log_level=args.log_level,
                 log_format=args.log_format,
+                web=web,
             )
             return status
-        return serve(args.address, config, tls=tls, metrics_port=args.metrics_port)
+        return serve(args.address, config, tls=tls, metrics_port=args.metrics_port, web=web)
     except OSError as exc:  # the address cannot be bound
         raise CliError(str(exc)) from exc
 
@@ -997,6 +1026,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", default="text", choices=["text", "json"], help="log lines as text or JSON objects")
     p.add_argument("--access-log", action="store_true", help="log every call: method, code, ms, peer")
+    p.add_argument(
+        "--web-address",
+        default=None,
+        help="HOST:PORT of the browser front door, Connect and gRPC-Web (default 127.0.0.1:8080, a free "
+        "port when --address has port 0; 'off' turns it off; needs hortus[web])",
+    )
+    p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="a page origin allowed to call the web port, e.g. https://play.example (repeatable; '*' = any)",
+    )
+    p.add_argument("--web-static", default=None, metavar="DIR", help="folder served at / of the web port (default: the bundled page)")
     p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("play", help="play a game against the AI in the terminal")

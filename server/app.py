@@ -106,6 +106,8 @@ class RunningServer:
     admission: AdmissionControl | None = None
     """Counts the calls in flight (probes never refused for load), refuses new ones while
     draining."""
+    web: Any = None
+    """The web front door (``hortus.server.web.WebServer``: Connect and gRPC-Web), if any."""
 
     def stop(self, grace: float | None = None) -> None:
         """Report NOT_SERVING, then stop; in-flight calls get `grace` seconds (None: the
@@ -126,7 +128,12 @@ class RunningServer:
             time.sleep(lame_duck)
         if self.admission is not None:
             self.admission.wait_idle(max(0.0, period - (time.monotonic() - started)))
-        self.server.stop(max(0.0, period - (time.monotonic() - started))).wait()
+        if self.web is not None:
+            self.web.begin_stop()  # drains beside gRPC: both get the rest of the grace period
+        remaining = max(0.0, period - (time.monotonic() - started))
+        self.server.stop(remaining).wait()
+        if self.web is not None:
+            self.web.stop(remaining + 1.0)
         self.servicer.close()
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
@@ -144,10 +151,13 @@ def build_server(
     *,
     tls: ServerTls | None = None,
     metrics_port: int | None = None,
+    web: Any = None,
 ) -> RunningServer:
     """Bind `address` (port 0: any free port) and start serving Advisor, health and reflection;
     with `tls` on a TLS port (mutual TLS when it has a client CA); with `metrics_port` (needs
-    ``prometheus_client``) a Prometheus endpoint on that port (0: any free port)."""
+    ``prometheus_client``) a Prometheus endpoint on that port (0: any free port); with `web`
+    (``hortus.server.web.WebOptions``, needs ``hortus[web]``) the Connect/gRPC-Web front door
+    around the same servicer."""
     config = config if config is not None else ServerConfig()
     if tls is not None:
         tls.check()  # before anything starts: say what is wrong with the certificate and key
@@ -195,6 +205,18 @@ def build_server(
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     server.start()
+    web_server = None
+    if web is not None:
+        from dataclasses import replace
+
+        from hortus.server.web import start_web  # lazy: the web extra is optional
+
+        web = replace(web, reuse_port=config.reuse_port, grace_seconds=config.grace_seconds, observers=observer.observers)
+        try:
+            web_server = start_web(servicer, web)
+        except BaseException:
+            server.stop(None)
+            raise
     return RunningServer(
         server,
         port,
@@ -204,6 +226,7 @@ def build_server(
         metrics.port if metrics is not None else None,
         metrics.http_server if metrics is not None else None,
         admission,
+        web_server,
     )
 
 
@@ -268,6 +291,7 @@ def serve(
     stop_event: threading.Event | None = None,
     tls: ServerTls | None = None,
     metrics_port: int | None = None,
+    web: Any = None,
 ) -> int:
     """Serve until SIGTERM or SIGINT, then shut down gracefully. Returns 0.
 
@@ -277,7 +301,7 @@ def serve(
     """
     out = out if out is not None else sys.stdout
     tune_malloc()
-    running = build_server(address, config, tls=tls, metrics_port=metrics_port)
+    running = build_server(address, config, tls=tls, metrics_port=metrics_port, web=web)
     stop = stop_event if stop_event is not None else threading.Event()
     previous: dict[signal.Signals, object] = {}
 
@@ -288,6 +312,8 @@ def serve(
         for sig in (signal.SIGTERM, signal.SIGINT):
             previous[sig] = signal.signal(sig, on_signal)
     print(f"hortus advisor listening on {running.address}", file=out, flush=True)
+    if running.web is not None:
+        print(f"hortus web (Connect, gRPC-Web) on http://{running.web.address}", file=out, flush=True)
     try:
         if ready is not None:
             ready(running)

@@ -845,6 +845,24 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 status_for(ShuttingDownError("the server is shutting down: send the unanswered positions again"))
             )
 
+    def EvaluateBatch(
+        self, request: pb.EvaluateBatchRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.EvaluateResponse]:
+        """``EvaluatePositions`` over a server stream (browsers cannot stream requests): the
+        same answers, exactly once each in completion order, the same window and drain. The
+        batch cap is checked before any search, since the whole batch is already here."""
+        try:
+            self.check_accepting()
+            self.check_size(request)
+            cap = self.config.max_batch_size
+            if len(request.positions) > cap:
+                raise RequestError(
+                    "positions", f"{len(request.positions)} positions exceed the server cap max_batch_size={cap}"
+                )
+        except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            context.abort_with_status(status_for(exc, "EvaluateBatch"))
+        yield from self.EvaluatePositions(iter(request.positions), context)
+
     @_unary
     def ViewPosition(self, request: pb.ViewPositionRequest, context: grpc.ServicerContext) -> pb.ViewPositionResponse:
         state = self._decode(request.position)

@@ -62,6 +62,7 @@ def _worker(
     ready: "multiprocessing.Queue[tuple[int, int]]",
     log_level: str,
     log_format: str,
+    web: Any = None,
 ) -> None:
     """One worker process: a normal server with SO_REUSEPORT (runs in a fresh interpreter)."""
     from hortus.server.app import RunningServer, serve
@@ -73,7 +74,7 @@ def _worker(
         ready.put((index, running.port))
 
     with open(os.devnull, "w") as quiet:
-        serve(address, config, out=quiet, ready=on_ready, tls=tls, metrics_port=metrics_port)
+        serve(address, config, out=quiet, ready=on_ready, tls=tls, metrics_port=metrics_port, web=web)
 
 
 def serve_workers(
@@ -86,11 +87,13 @@ def serve_workers(
     out: TextIO | None = None,
     log_level: str = "info",
     log_format: str = "text",
+    web: Any = None,
 ) -> int:
     """Run `workers` server processes on `address` until SIGTERM/SIGINT; returns 0.
 
     `metrics_port` (if given and not 0) is the first worker's metrics port, the others use the
-    next ones (each process serves its own metrics)."""
+    next ones (each process serves its own metrics). `web` (``hortus.server.web.WebOptions``):
+    every worker also serves the web front door, on one port shared the same way."""
     out = out if out is not None else sys.stdout
     if workers < 1:
         raise ValueError("workers must be >= 1")
@@ -98,6 +101,17 @@ def serve_workers(
     reservation = _reserve(host, port)
     port = reservation.getsockname()[1]
     bound = f"{host}:{port}"
+    web_reservation = None
+    if web is not None:
+        from dataclasses import replace as _replace
+
+        web_host, web_port = _split(web.address)
+        try:
+            web_reservation = _reserve(web_host, web_port)
+        except OSError:
+            reservation.close()
+            raise
+        web = _replace(web, address=f"{web_host}:{web_reservation.getsockname()[1]}")
     worker_config = replace(config, reuse_port=True)
     context = multiprocessing.get_context("spawn")
     ready: multiprocessing.Queue[tuple[int, int]] = context.Queue()
@@ -107,7 +121,7 @@ def serve_workers(
         metrics = None if metrics_port is None else (metrics_port + index if metrics_port else 0)
         proc = context.Process(
             target=_worker,
-            args=(index, bound, worker_config, tls, metrics, ready, log_level, log_format),
+            args=(index, bound, worker_config, tls, metrics, ready, log_level, log_format, web),
             name=f"hortus-worker-{index}",
             daemon=False,
         )
@@ -134,7 +148,11 @@ def serve_workers(
                 if dead or time.monotonic() > limit:
                     raise OSError(f"cannot listen on {bound}: worker {dead[0] if dead else '?'} failed to start")
         reservation.close()
+        if web_reservation is not None:
+            web_reservation.close()
         print(f"hortus advisor listening on {bound}", file=out, flush=True)
+        if web is not None:
+            print(f"hortus web (Connect, gRPC-Web) on http://{web.address}", file=out, flush=True)
         pids = " ".join(str(p.pid) for p in procs.values())
         print(f"hortus advisor: {workers} worker processes (SO_REUSEPORT), pids {pids}", file=out, flush=True)
         while not stop.wait(0.5):
@@ -146,6 +164,8 @@ def serve_workers(
         print(f"hortus advisor shutting down (grace {grace:g} s)", file=out, flush=True)
     finally:
         reservation.close()
+        if web_reservation is not None:
+            web_reservation.close()
         for proc in procs.values():
             if proc.is_alive() and proc.pid is not None:
                 os.kill(proc.pid, signal.SIGTERM)

@@ -1,0 +1,493 @@
+"""The web front door: Connect (JSON and binary) and gRPC-Web for browsers, beside the native
+gRPC port, around the **same** ``AdvisorServicer`` (``hortus serve --web-address``).
+
+Why this shape (issue 17):
+
+* ``connectrpc`` (the official Connect for Python) generates an ASGI application from
+  ``advisor.proto`` (``hortus/v1/advisor_connect.py``, made at build time by setup.py). Its
+  handlers are async; ``_Bridge`` runs the servicer's methods, unchanged, in a thread pool of
+  the gRPC pool's size, through ``_WebContext``, which offers the three things the servicer
+  asks of a ``grpc.ServicerContext``: ``time_remaining`` (from ``Connect-Timeout-Ms`` or
+  ``grpc-timeout``), ``add_callback`` (run when the call ends) and ``abort_with_status`` (a
+  ``ConnectError`` with the same code and the same ``google.rpc`` details, which Connect puts
+  in its error JSON and gRPC-Web in its trailers). No RPC logic is written twice: caps,
+  deadlines, search slots, drain and the metrics listeners are the servicer's.
+* ASGI under uvicorn rather than WSGI: the ASGI app watches ``receive()`` for the client's
+  disconnect while a handler runs and cancels it at once; the bridge then runs the call's
+  callbacks, which cancel the search. Under WSGI a disconnect is only seen at the next write,
+  i.e. the next partial result (0.1-0.4 s in the experiment; the target is 50 ms).
+* uvicorn runs in a thread of the server process, on a socket bound here (``SO_REUSEPORT``
+  for the worker group), so every worker process serves both ports with one servicer.
+* CORS: only the origins given (``--cors-origin``, repeatable; ``*`` only when asked).
+* Static files: ``GET`` of any other path is served from a folder (``WebOptions.static_dir``;
+  default: the package's ``hortus/static`` when it holds an ``index.html``), so a web page
+  and the API share one origin.
+
+HTTP/1.1 cannot carry client or bidirectional streams from a browser: ``EvaluatePositions``
+answers UNIMPLEMENTED here and ``EvaluateBatch`` (a server stream) does its work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.resources
+import logging
+import math
+import mimetypes
+import re
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import grpc
+import uvicorn
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError, ErrorDetail
+from google.rpc import status_pb2  # type: ignore[import-untyped, unused-ignore]
+from protobuf.wkt import Any as WireAny
+
+from hortus.server.errors import CapacityError, status_for
+from hortus.server.service import AdvisorServicer
+from hortus.v1 import advisor_pb2 as pb
+from hortus.v1.advisor_connect import AdvisorASGIApplication
+
+__all__ = ["DEFAULT_WEB_ADDRESS", "WebOptions", "WebServer", "connect_error", "start_web"]
+
+log = logging.getLogger("hortus.web")
+
+DEFAULT_WEB_ADDRESS = "127.0.0.1:8080"
+RPC_PREFIX = "/hortus.v1.Advisor/"
+
+# What a browser may send and read across origins (connect-web's and grpc-web's headers).
+ALLOWED_HEADERS = (
+    "Content-Type, Connect-Protocol-Version, Connect-Timeout-Ms, Connect-Accept-Encoding, "
+    "Connect-Content-Encoding, Grpc-Timeout, X-Grpc-Web, X-User-Agent, Accept-Encoding"
+)
+EXPOSED_HEADERS = "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Content-Encoding, Connect-Content-Encoding"
+PREFLIGHT_MAX_AGE_S = 7200
+
+Observer = Callable[[str, str, float, Any], None]
+"""A call observer of ``hortus.server.observe`` (access log, metrics)."""
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+def default_static_dir() -> Path | None:
+    """The package's ``hortus/static`` folder if it holds a page (``index.html``)."""
+    folder = Path(str(importlib.resources.files("hortus"))) / "static"
+    return folder if (folder / "index.html").is_file() else None
+
+
+@dataclass(frozen=True)
+class WebOptions:
+    """The web front door of a server: where it listens, which origins may call it from a
+    page, and the folder of static files served at ``/`` (None: ``default_static_dir()``)."""
+
+    address: str = DEFAULT_WEB_ADDRESS
+    cors_origins: tuple[str, ...] = ()
+    static_dir: Path | None = None
+    reuse_port: bool = False
+    grace_seconds: float = 5.0
+    observers: list[Observer] = field(default_factory=list, compare=False)
+
+
+# --- errors ----------------------------------------------------------------------------------
+def _connect_code(code: grpc.StatusCode) -> Code:
+    name = "CANCELED" if code == grpc.StatusCode.CANCELLED else code.name
+    return Code[name] if name in Code.__members__ else Code.UNKNOWN
+
+
+def connect_error(status: grpc.Status) -> ConnectError:
+    """The Connect form of a gRPC status: the same code, message and ``google.rpc`` details
+    (repacked from ``grpc-status-details-bin``)."""
+    details: list[ErrorDetail] = []
+    for key, value in status.trailing_metadata or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            for detail in status_pb2.Status.FromString(value).details:
+                details.append(ErrorDetail(WireAny(type_url=detail.type_url, value=detail.value)))
+    return ConnectError(_connect_code(status.code), status.details, details)
+
+
+def _code_name(exc: BaseException | None) -> str:
+    """The gRPC name of how a call ended, for the access log and metrics."""
+    if exc is None:
+        return "OK"
+    if isinstance(exc, ConnectError):
+        return "CANCELLED" if exc.code == Code.CANCELED else exc.code.name
+    if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+        return "CANCELLED"
+    return "INTERNAL"
+
+
+# --- the servicer's context ------------------------------------------------------------------
+class _WebContext:
+    """What ``AdvisorServicer`` uses of a ``grpc.ServicerContext``, for one web call."""
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._ended = False
+        self._code: grpc.StatusCode | None = None
+
+    def time_remaining(self) -> float | None:
+        ms = self._ctx.timeout_ms
+        return None if ms is None else max(0.0, ms / 1000.0)
+
+    def add_callback(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` when the call ends; False (not registered) if it already has."""
+        with self._lock:
+            if self._ended:
+                return False
+            self._callbacks.append(callback)
+            return True
+
+    def end(self) -> None:
+        """The call is over (answered, failed, cancelled, past its deadline): run the
+        callbacks once, as gRPC does; a search still running stops at once."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one failing callback must not skip the others
+                log.exception("call-end callback failed")
+
+    def is_active(self) -> bool:
+        return not self._ended
+
+    def abort_with_status(self, status: grpc.Status) -> NoReturn:
+        self._code = status.code
+        raise connect_error(status)
+
+    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        self._code = code
+        raise ConnectError(_connect_code(code), details)
+
+    def code(self) -> grpc.StatusCode | None:
+        return self._code
+
+    def peer(self) -> str:
+        return f"web:{self._ctx.client_address or '?'}"
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._ctx.request_headers.allitems())
+
+    def set_trailing_metadata(self, metadata: Any) -> None:  # grpcio-only headers: nothing to send
+        pass
+
+
+_END = object()
+
+
+def _next(iterator: Iterator[Any]) -> Any:
+    return next(iterator, _END)
+
+
+def _close(generator: Any) -> None:
+    try:
+        generator.close()
+    except Exception:  # noqa: BLE001 - the call is over either way
+        log.exception("closing a stream handler failed")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class _Bridge:
+    """The async ``Advisor`` the generated ASGI app calls: every method is the servicer's
+    own, run in `pool`; calls over ``rpc_limit`` at once are RESOURCE_EXHAUSTED, as on gRPC."""
+
+    def __init__(self, servicer: AdvisorServicer, pool: futures.ThreadPoolExecutor, observers: list[Observer]) -> None:
+        self._servicer = servicer
+        self._pool = pool
+        self._observers = observers
+        self._limit = servicer.config.rpc_limit
+        self._calls = 0
+        self._calls_lock = threading.Lock()
+        self._methods: dict[str, Callable[..., Any]] = {}
+        for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
+            if method.client_streaming:
+                handler: Callable[..., Any] = self._not_over_http1(method.name)
+            elif method.server_streaming:
+                handler = self._streaming(method.name)
+            else:
+                handler = self._unary(method.name)
+            self._methods[_snake(method.name)] = handler
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        try:
+            return self._methods[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def _admit(self) -> None:
+        with self._calls_lock:
+            if self._calls >= self._limit:
+                over = CapacityError(
+                    "max_concurrent_rpcs",
+                    f"the server is handling as many calls as it allows (max_concurrent_rpcs={self._limit}); retry later",
+                    self._servicer.config.retry_after_ms / 1000.0,
+                )
+                raise connect_error(status_for(over))
+            self._calls += 1
+
+    def _done(self, method: str, started: float, error: BaseException | None, context: _WebContext) -> None:
+        with self._calls_lock:
+            self._calls -= 1
+        code = _code_name(error)
+        seconds = time.perf_counter() - started
+        for observer in self._observers:
+            try:
+                observer(method, code, seconds, context)
+            except Exception:  # noqa: BLE001 - an observer must not fail the call
+                log.exception("call observer failed")
+
+    def _unary(self, name: str) -> Callable[[Any, Any], Awaitable[Any]]:
+        target = getattr(self._servicer, name)
+
+        async def call(request: Any, ctx: Any) -> Any:
+            started = time.perf_counter()
+            self._admit()
+            context = _WebContext(ctx)
+            error: BaseException | None = None
+            try:
+                return await asyncio.wrap_future(self._pool.submit(target, request, context))
+            except BaseException as exc:
+                error = exc
+                if isinstance(exc, (ConnectError, asyncio.CancelledError)):
+                    raise
+                log.error("internal error in %s", name, exc_info=exc)
+                raise ConnectError(Code.INTERNAL, "internal error") from None
+            finally:
+                context.end()  # after a disconnect or the deadline: stops the search now
+                self._done(name, started, error, context)
+
+        return call
+
+    def _streaming(self, name: str) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        target = getattr(self._servicer, name)
+
+        async def call(request: Any, ctx: Any) -> AsyncIterator[Any]:
+            started = time.perf_counter()
+            self._admit()
+            context = _WebContext(ctx)
+            generator = target(request, context)
+            pending: futures.Future[Any] | None = None
+            error: BaseException | None = None
+            try:
+                while True:
+                    pending = self._pool.submit(_next, generator)
+                    item = await asyncio.wrap_future(pending)
+                    pending = None
+                    if item is _END:
+                        return
+                    yield item
+            except BaseException as exc:
+                error = exc
+                if isinstance(exc, (ConnectError, asyncio.CancelledError, GeneratorExit)):
+                    raise
+                log.error("internal error in %s", name, exc_info=exc)
+                raise ConnectError(Code.INTERNAL, "internal error") from None
+            finally:
+                # Cancelled (client gone, deadline) while the servicer was searching: the
+                # callbacks cancel the search at once, and the generator is closed as soon as
+                # its thread is out of it (a running generator cannot be closed).
+                context.end()
+                if pending is None:
+                    _close(generator)
+                else:
+                    pending.add_done_callback(lambda _: _close(generator))
+                self._done(name, started, error, context)
+
+        return call
+
+    def _not_over_http1(self, name: str) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        async def call(request: Any, ctx: Any) -> AsyncIterator[Any]:
+            raise ConnectError(
+                Code.UNIMPLEMENTED,
+                f"{name} streams requests, which HTTP/1.1 and browsers cannot do: use EvaluateBatch here, "
+                "or the gRPC port",
+            )
+            yield  # an async generator, as the endpoint expects
+
+        return call
+
+
+# --- HTTP: CORS, static files, the RPC app ---------------------------------------------------
+class FrontDoor:
+    """The ASGI app of the web port: the RPCs under ``/hortus.v1.Advisor/``, CORS for the
+    allowed origins, and static files for any other ``GET``."""
+
+    def __init__(self, rpc_app: Any, cors_origins: tuple[str, ...], static_dir: Path | None) -> None:
+        self.rpc_app = rpc_app
+        self.cors_origins = frozenset(cors_origins)
+        self.static_dir = static_dir.resolve() if static_dir is not None else None
+
+    def _allowed(self, origin: str) -> bool:
+        return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        origin = headers.get("origin", "")
+        cors: list[tuple[bytes, bytes]] = []
+        if self._allowed(origin):
+            cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+        method = scope["method"]
+        if method == "OPTIONS" and "access-control-request-method" in headers:
+            if cors:
+                cors += [
+                    (b"access-control-allow-methods", b"POST, GET"),
+                    (b"access-control-allow-headers", ALLOWED_HEADERS.encode()),
+                    (b"access-control-max-age", str(PREFLIGHT_MAX_AGE_S).encode()),
+                ]
+            await _respond(send, 204, cors)
+            return
+        path: str = scope["path"]
+        if path.startswith(RPC_PREFIX):
+            if cors:
+                cors.append((b"access-control-expose-headers", EXPOSED_HEADERS.encode()))
+
+                async def send_with_cors(message: MutableMapping[str, Any]) -> None:
+                    if message["type"] == "http.response.start":
+                        message = dict(message)
+                        message["headers"] = [*message.get("headers", ()), *cors]
+                    await send(message)
+
+                await self.rpc_app(scope, receive, send_with_cors)
+            else:
+                await self.rpc_app(scope, receive, send)
+            return
+        if method in ("GET", "HEAD"):
+            await self._static(path, method == "HEAD", send)
+            return
+        await _respond(send, 405, [(b"allow", b"GET, HEAD")])
+
+    async def _static(self, path: str, head: bool, send: Send) -> None:
+        """A file of the static folder (``index.html`` for a folder); never outside it."""
+        if self.static_dir is None:
+            await _respond(send, 404, [], b"no web page is installed here: the API is under /hortus.v1.Advisor/\n")
+            return
+        target = (self.static_dir / path.lstrip("/")).resolve()
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_relative_to(self.static_dir) or not target.is_file():
+            await _respond(send, 404, [], b"not found\n")
+            return
+        body = target.read_bytes()
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
+            kind += "; charset=utf-8"
+        headers = [
+            (b"content-type", kind.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-cache"),
+        ]
+        await _respond(send, 200, headers, b"" if head else body)
+
+
+async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes = b"") -> None:
+    if body and not any(k == b"content-type" for k, _ in headers):
+        headers = [*headers, (b"content-type", b"text/plain; charset=utf-8")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+# --- the server ------------------------------------------------------------------------------
+def _bind(address: str, reuse_port: bool) -> socket.socket:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise OSError(f"cannot listen on {address}: expected HOST:PORT")
+    host = host.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, int(port)))
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {address} (web): {exc.strerror or exc}") from exc
+    return sock
+
+
+class WebServer:
+    """uvicorn serving a ``FrontDoor`` in a thread of this process."""
+
+    def __init__(self, app: FrontDoor, sock: socket.socket, pool: futures.ThreadPoolExecutor, grace: float) -> None:
+        self.app = app
+        self.socket = sock
+        self.port: int = sock.getsockname()[1]
+        host = sock.getsockname()[0]
+        self.address = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        self._pool = pool
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,  # hortus's own access log covers web calls (--access-log)
+            lifespan="off",
+            ws="none",
+            http="h11",
+            server_header=False,
+            timeout_graceful_shutdown=math.ceil(max(grace, 0.0)),  # whole seconds in uvicorn's API
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name="hortus-web", daemon=True)
+        self._failed: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve(sockets=[self.socket]))
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
+            self._failed = exc
+
+    def start(self, timeout: float = 30.0) -> None:
+        self._thread.start()
+        limit = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > limit:
+                raise OSError(f"the web front door on {self.address} did not start: {self._failed!r}")
+            time.sleep(0.01)
+
+    def begin_stop(self) -> None:
+        """Stop taking connections; calls in flight get the grace period."""
+        self._server.should_exit = True
+
+    def stop(self, timeout: float | None = None) -> None:
+        self.begin_stop()
+        self._thread.join(timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with contextlib.suppress(OSError):
+            self.socket.close()
+
+
+def start_web(servicer: AdvisorServicer, options: WebOptions) -> WebServer:
+    """Serve `servicer` over Connect and gRPC-Web on ``options.address`` (port 0: a free one)."""
+    logging.getLogger("uvicorn.error").setLevel(max(logging.WARNING, logging.getLogger().level))
+    pool = futures.ThreadPoolExecutor(max_workers=servicer.config.pool_size, thread_name_prefix="hortus-web")
+    rpc_app = AdvisorASGIApplication(
+        _Bridge(servicer, pool, options.observers),
+        read_max_bytes=servicer.config.receive_limit,
+    )
+    static = options.static_dir if options.static_dir is not None else default_static_dir()
+    app = FrontDoor(rpc_app, options.cors_origins, static)
+    sock = _bind(options.address, options.reuse_port)
+    server = WebServer(app, sock, pool, options.grace_seconds)
+    server.start()
+    return server
