@@ -151,10 +151,10 @@ def serve_workers(
         if web_reservation is not None:
             web_reservation.close()
         print(f"hortus advisor listening on {bound}", file=out, flush=True)
-        if web is not None:
-            print(f"hortus web (Connect, gRPC-Web) on http://{web.address}", file=out, flush=True)
         pids = " ".join(str(p.pid) for p in procs.values())
         print(f"hortus advisor: {workers} worker processes (SO_REUSEPORT), pids {pids}", file=out, flush=True)
+        if web is not None:
+            print(f"hortus web (Connect, gRPC-Web) on http://{web.address}", file=out, flush=True)
         while not stop.wait(0.5):
             for index, proc in list(procs.items()):
                 if not proc.is_alive() and not stop.is_set():

@@ -341,9 +341,9 @@ def test_web_calls_reach_the_access_log(caplog: pytest.LogCaptureFixture) -> Non
 
 def test_hortus_serve_starts_the_web_port_by_default() -> None:
     """`hortus serve --address HOST:0` puts the web port on a free port too (tests never
-    collide on 8080); SIGTERM stops both."""
+    collide on 8080), shared by the worker processes like the gRPC port; SIGTERM stops both."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
          "--grace-seconds", "1", "--cors-origin", PAGE_ORIGIN],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -351,6 +351,7 @@ def test_hortus_serve_starts_the_web_port_by_default() -> None:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert "listening on 127.0.0.1:" in first, first
+        proc.stdout.readline()  # the worker pids
         second = proc.stdout.readline()
         assert "hortus web" in second, second
         web = second.rsplit(" ", 1)[1].strip()
