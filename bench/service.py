@@ -3,22 +3,34 @@
 1. ``SuggestMove`` latency (p50/p99) at a small fixed budget through gRPC against a
    ``hortus serve`` process on loopback, and the same search called in-process
    (``analyze``), measured alternately in one run; the difference of the medians is the
-   service overhead (target <= 2 ms at p50).
+   service overhead (target <= 2 ms at p50). The same call as Connect JSON on the web port
+   (``--web-address``, HTTP/1.1 keep-alive, JSON encoded and decoded by the caller as a page
+   does) is measured in the same rotation (target <= 3 ms over in-process at p50).
 2. ``EvaluatePositions`` throughput (positions/s) against ``hortus serve --workers 1`` and
    ``--workers 2``, each worker allowed one search at a time, so the ratio is what a second
    process adds (target >= 1.8x on 2 cores); plus one process running 2 searches on threads
    (searches release the GIL) for comparison. Scaling needs idle cores: the 1-minute load
    average is printed beside each figure (other work on the machine makes the ratio ~1).
 
+3. ``Analyze`` cancel latency from the TypeScript client (clients/typescript/bench/cancel.mjs,
+   needs node and ``npm run build`` there): from the client leaving its loop (aborting the
+   fetch) to the server's search stopping (the servicer's search listener, same clock), and to
+   a new search being admitted (target <= 50 ms to the search stopping).
+
     python bench/service.py [--calls 300] [--iterations 200] [--positions 600]
                             [--batch-iterations 2000] [--repeats 3] [--streams 6] [--window 4]
-                            [--skip-latency]
+                            [--skip-latency] [--skip-throughput] [--cancel-trials 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import http.client
+import json
 import os
+import shutil
+import threading
 import random
 import signal
 import subprocess
@@ -45,8 +57,10 @@ def percentile(values: list[float], q: float) -> float:
 class Server:
     """A ``hortus serve`` process on a free loopback port."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, web: bool = False) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if not web:
+            args = (*args, "--web-address", "off")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning",
              *args],
@@ -57,6 +71,13 @@ class Server:
         if "listening on" not in line:
             raise RuntimeError(f"server did not start: {line!r}")
         self.target = line.split("listening on ", 1)[1].strip()
+        self.web = ""
+        while web and not self.web:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the web port did not start (is hortus[web] installed?)")
+            if line.startswith("hortus web"):
+                self.web = line.rsplit(" ", 1)[1].strip()
 
     def __enter__(self) -> "Server":
         return self
@@ -91,29 +112,62 @@ def positions(count: int, seed: int = 1) -> list[games.State]:
     return found
 
 
+class ConnectJson:
+    """SuggestMove as Connect JSON over one keep-alive HTTP/1.1 connection, the way a page's
+    fetch sends it: the caller encodes the JSON request and decodes the JSON answer."""
+
+    def __init__(self, url: str) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+
+    def suggest_move(self, state: games.State, iterations: int, seed: int) -> str:
+        body = json.dumps({
+            "position": {"game": GAME, "encoded": base64.b64encode(state.encode()).decode()},
+            "limits": {"iterations": str(iterations), "seed": str(seed)},
+        })
+        self.conn.request("POST", "/hortus.v1.Advisor/SuggestMove", body, {"Content-Type": "application/json"})
+        response = self.conn.getresponse()
+        answer = json.loads(response.read())
+        if response.status != 200:
+            raise RuntimeError(f"Connect JSON SuggestMove failed: {answer}")
+        return str(answer["action"]["notation"])
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def latency(calls: int, iterations: int) -> list[dict[str, object]]:
     state = positions(1)[0]
     position = Position(GAME, state.encode())
     service: list[float] = []
+    web: list[float] = []
     local: list[float] = []
-    with Server("--workers", "1") as server, AdvisorClient(server.target, timeout=30) as client:
-        for i in range(30):  # warm up both paths
+    with Server("--workers", "1", web=True) as server, AdvisorClient(server.target, timeout=30) as client:
+        connect = ConnectJson(server.web)
+        for i in range(30):  # warm up every path
             client.suggest_move(position, iterations=iterations, seed=i)
+            connect.suggest_move(state, iterations, i)
             analyze(state, Limits(iterations=iterations, seed=i))
-        for i in range(calls):
+        for i in range(calls):  # one rotation: the machine's load changes alike for all three
             started = time.perf_counter()
             client.suggest_move(position, iterations=iterations, seed=i)
             service.append((time.perf_counter() - started) * 1000.0)
             started = time.perf_counter()
+            connect.suggest_move(state, iterations, i)
+            web.append((time.perf_counter() - started) * 1000.0)
+            started = time.perf_counter()
             analyze(state, Limits(iterations=iterations, seed=i))
             local.append((time.perf_counter() - started) * 1000.0)
+        connect.close()
     rows: list[dict[str, object]] = []
-    for path, values in (("SuggestMove via gRPC", service), ("analyze in-process", local)):
+    for path, values in (("SuggestMove via gRPC", service), ("SuggestMove via Connect JSON", web),
+                         ("analyze in-process", local)):
         rows.append({"what": path, "iterations": iterations, "calls": calls,
                      "p50_ms": median(values), "p99_ms": percentile(values, 0.99)})
-    rows.append({"what": "service overhead (p50 difference)", "iterations": iterations, "calls": calls,
-                 "p50_ms": median(service) - median(local),
-                 "p99_ms": percentile(service, 0.99) - percentile(local, 0.99)})
+    for path, values in (("gRPC overhead (p50 difference)", service), ("Connect JSON overhead (p50 difference)", web)):
+        rows.append({"what": path, "iterations": iterations, "calls": calls,
+                     "p50_ms": median(values) - median(local),
+                     "p99_ms": percentile(values, 0.99) - percentile(local, 0.99)})
     for row in rows:
         row["load_avg_1min"] = os.getloadavg()[0]
     return rows
@@ -161,6 +215,44 @@ def throughput(count: int, iterations: int, repeats: int, streams: int = 6, wind
     return rows
 
 
+def cancel_latency(trials: int) -> list[dict[str, object]]:
+    """Analyze cancelled from the TypeScript client: abort -> search stopped (server side, the
+    servicer's listener) and abort -> a new search admitted (client side)."""
+    from hortus.server import ServerConfig, build_server
+    from hortus.server.web import WebOptions
+
+    ts = Path(__file__).resolve().parent.parent / "clients" / "typescript"
+    node = shutil.which("node")
+    if node is None or not (ts / "dist" / "index.js").exists():
+        print("cancel latency: skipped (needs node and `npm ci && npm run build` in clients/typescript)")
+        return []
+    stops: list[float] = []
+    lock = threading.Lock()
+
+    def listener(method: str, analysis: object, cancelled: bool) -> None:
+        if method == "Analyze" and cancelled:
+            with lock:
+                stops.append(time.time() * 1000.0)
+
+    running = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1),
+                           web=WebOptions("127.0.0.1:0"))
+    running.servicer.listeners.append(listener)
+    try:
+        assert running.web is not None
+        out = subprocess.run([node, str(ts / "bench" / "cancel.mjs"), f"http://127.0.0.1:{running.web.port}", str(trials)],
+                             capture_output=True, text=True, timeout=600, check=True).stdout
+    finally:
+        running.stop(0)
+    samples = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    to_stop = [stop - s["aborted_epoch_ms"] for s, stop in zip(samples, stops)]
+    to_free = [float(s["slot_free_ms"]) for s in samples]
+    rows: list[dict[str, object]] = []
+    for what, values in (("abort -> search stopped (server)", to_stop), ("abort -> next search admitted (client)", to_free)):
+        rows.append({"what": what, "trials": len(values), "p50_ms": median(values),
+                     "max_ms": max(values), "load_avg_1min": os.getloadavg()[0]})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=300)
@@ -170,11 +262,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--streams", type=int, default=6, help="EvaluatePositions calls at once")
     parser.add_argument("--window", type=int, default=4, help="positions in flight per call")
-    parser.add_argument("--skip-latency", action="store_true", help="measure the throughput only")
+    parser.add_argument("--skip-latency", action="store_true", help="skip the SuggestMove latency")
+    parser.add_argument("--skip-throughput", action="store_true", help="skip the EvaluatePositions throughput")
+    parser.add_argument("--cancel-trials", type=int, default=20, help="Analyze cancels from the TypeScript client (0: skip)")
     args = parser.parse_args()
     if not args.skip_latency:
-        report("service: SuggestMove latency, gRPC vs in-process (ms)", latency(args.calls, args.iterations),
+        report("service: SuggestMove latency, gRPC and Connect JSON vs in-process (ms)", latency(args.calls, args.iterations),
                ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+    if args.cancel_trials:
+        rows = cancel_latency(args.cancel_trials)
+        if rows:
+            report("service: Analyze cancel from the TypeScript client (ms)", rows,
+                   ["what", "trials", "p50_ms", "max_ms", "load_avg_1min"])
+    if args.skip_throughput:
+        return
     report("service: EvaluatePositions throughput (median of repeats)",
            throughput(args.positions, args.batch_iterations, args.repeats, args.streams, args.window),
            ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "slots_busy", "load_avg_1min"])

@@ -1,0 +1,342 @@
+// @hortus/client: the hortus advisor from a web page (or node), over Connect or gRPC-Web.
+//
+// A thin typed wrapper mirroring the Python client (hortus.clients.AdvisorClient): the same
+// methods, budgets and typed errors; answers are the generated protobuf-es messages
+// (src/gen/hortus/v1/advisor_pb.ts, generated from proto/ at build time).
+
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+
+import { BadRequestSchema, QuotaFailureSchema, RetryInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+import {
+  Advisor,
+  PositionSchema,
+  type ActionRef,
+  type ActionRefSchema,
+  type Analysis,
+  type AnalyzeResponse,
+  type ApplyActionsResponse,
+  type EvaluateRequestSchema,
+  type EvaluateResponse,
+  type GameInfo,
+  type GetVersionResponse,
+  type LegalActionsResponse,
+  type Position,
+  type PositionInfo,
+  type SearchLimitsSchema,
+  type SuggestMoveResponse,
+} from "./gen/hortus/v1/advisor_pb.js";
+
+export * from "./gen/hortus/v1/advisor_pb.js";
+export { Code, ConnectError } from "@connectrpc/connect";
+
+// --- errors --------------------------------------------------------------------------------
+/** A bad request field ("position.game", "actions[2]", "limits.iterations"). */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** A server capacity that was exceeded (e.g. "max_concurrent_searches"). */
+export interface QuotaViolation {
+  subject: string;
+  description: string;
+}
+
+/** A call to the advisor failed. `code` is the gRPC status code name ("INVALID_ARGUMENT"). */
+export class AdvisorError extends Error {
+  readonly code: string;
+  readonly rawMessage: string;
+  readonly cause: ConnectError;
+
+  constructor(error: ConnectError) {
+    const code = codeName(error.code);
+    super(`${code}: ${error.rawMessage}`);
+    this.name = new.target.name;
+    this.code = code;
+    this.rawMessage = error.rawMessage;
+    this.cause = error;
+  }
+}
+
+/** The request was wrong (bad position, unknown game, illegal action, over a cap);
+ * `violations` name the fields, `field` is the first one. */
+export class InvalidArgumentError extends AdvisorError {
+  readonly violations: FieldViolation[];
+
+  constructor(error: ConnectError) {
+    super(error);
+    this.violations = error
+      .findDetails(BadRequestSchema)
+      .flatMap((bad) => bad.fieldViolations.map((v) => ({ field: v.field, description: v.description })));
+  }
+
+  get field(): string {
+    return this.violations[0]?.field ?? "";
+  }
+}
+
+/** The server is at capacity; retry after `retryDelayMs` (null when the server gave none). */
+export class ResourceExhaustedError extends AdvisorError {
+  readonly violations: QuotaViolation[];
+  readonly retryDelayMs: number | null;
+
+  constructor(error: ConnectError) {
+    super(error);
+    this.violations = error
+      .findDetails(QuotaFailureSchema)
+      .flatMap((q) => q.violations.map((v) => ({ subject: v.subject, description: v.description })));
+    const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
+    this.retryDelayMs = delay ? Number(delay.seconds) * 1000 + delay.nanos / 1e6 : null;
+  }
+}
+
+/** The deadline passed before any answer (searches answer partially instead when they can). */
+export class DeadlineExceededError extends AdvisorError {}
+
+/** The server could not be reached, or is shutting down: send the call elsewhere. */
+export class UnavailableError extends AdvisorError {}
+
+/** The call was cancelled (its AbortSignal fired). */
+export class CancelledError extends AdvisorError {}
+
+function codeName(code: Code): string {
+  return code === Code.Canceled
+    ? "CANCELLED"
+    : Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/** The typed error for a failed call (anything else is rethrown as it is). */
+export function toAdvisorError(error: unknown): unknown {
+  if (!(error instanceof ConnectError)) {
+    const connect = ConnectError.from(error);
+    if (connect.code === Code.Unknown) return error;
+    error = connect;
+  }
+  const e = error as ConnectError;
+  switch (e.code) {
+    case Code.InvalidArgument:
+      return new InvalidArgumentError(e);
+    case Code.ResourceExhausted:
+      return new ResourceExhaustedError(e);
+    case Code.DeadlineExceeded:
+      return new DeadlineExceededError(e);
+    case Code.Unavailable:
+      return new UnavailableError(e);
+    case Code.Canceled:
+      return new CancelledError(e);
+    default:
+      return new AdvisorError(e);
+  }
+}
+
+// --- options ---------------------------------------------------------------------------------
+export interface AdvisorOptions {
+  /** The web port of `hortus serve`, e.g. "http://127.0.0.1:8080". */
+  baseUrl: string;
+  /** "connect" (default) or "grpc-web". */
+  protocol?: "connect" | "grpc-web";
+  /** Protobuf binary instead of JSON (Connect; gRPC-Web is always binary). */
+  binary?: boolean;
+  /** Deadline of every call in milliseconds, unless a call gives its own (default: none). */
+  timeoutMs?: number;
+  /** A transport of your own (tests, interceptors); `baseUrl` and `protocol` are then unused. */
+  transport?: Transport;
+}
+
+/** Per call: a deadline (the server answers a search partially before it) and a signal. */
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A search budget: iterations per thread (0 = server default), wall time in ms, a seed
+ * (same seed + iterations + one thread = same analysis) and root-parallel threads. */
+export interface Budget {
+  iterations?: number | bigint;
+  timeMs?: number;
+  seed?: number | bigint;
+  threads?: number;
+}
+
+export type ActionLike = number | string | { id: number } | ActionRef;
+
+export interface EvaluateItem extends Budget {
+  id: string;
+  position: Position;
+  maxMoves?: number;
+}
+
+function limits(budget: Budget): MessageInitShape<typeof SearchLimitsSchema> {
+  return {
+    iterations: BigInt(budget.iterations ?? 0),
+    timeMs: budget.timeMs ?? 0,
+    seed: BigInt(budget.seed ?? 0),
+    threads: budget.threads ?? 0,
+  };
+}
+
+function actionRef(action: ActionLike): MessageInitShape<typeof ActionRefSchema> {
+  if (typeof action === "number") return { kind: { case: "id", value: action } };
+  if (typeof action === "string") return { kind: { case: "notation", value: action } };
+  if ("kind" in action) return action;
+  return { kind: { case: "id", value: action.id } };
+}
+
+// --- the client ------------------------------------------------------------------------------
+/** The advisor from a web page: `new AdvisorClient({ baseUrl: "http://127.0.0.1:8080" })`. */
+export class AdvisorClient {
+  readonly rpc: Client<typeof Advisor>;
+  private readonly timeoutMs?: number;
+
+  constructor(options: AdvisorOptions | string) {
+    const opts = typeof options === "string" ? { baseUrl: options } : options;
+    const transport =
+      opts.transport ??
+      (opts.protocol === "grpc-web"
+        ? createGrpcWebTransport({ baseUrl: opts.baseUrl, useBinaryFormat: true })
+        : createConnectTransport({ baseUrl: opts.baseUrl, useBinaryFormat: opts.binary ?? false }));
+    this.rpc = createClient(Advisor, transport);
+    this.timeoutMs = opts.timeoutMs;
+  }
+
+  private options(call: CallOptions | undefined): CallOptions {
+    return { timeoutMs: call?.timeoutMs ?? this.timeoutMs, signal: call?.signal };
+  }
+
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw toAdvisorError(error);
+    }
+  }
+
+  /** The games the server plays. */
+  async listGames(call?: CallOptions): Promise<GameInfo[]> {
+    return (await this.call(() => this.rpc.listGames({}, this.options(call)))).games;
+  }
+
+  /** The server's version, protocol and games. */
+  async getVersion(call?: CallOptions): Promise<GetVersionResponse> {
+    return this.call(() => this.rpc.getVersion({}, this.options(call)));
+  }
+
+  /** A new game (players 0 = the game's minimum); with a seed the setup's chance is drawn. */
+  async newGame(
+    game: string,
+    opts: { players?: number; seed?: number | bigint; variant?: string; options?: Record<string, string> } & CallOptions = {},
+  ): Promise<PositionInfo> {
+    const request = {
+      game,
+      players: opts.players ?? 0,
+      seed: opts.seed === undefined ? undefined : BigInt(opts.seed),
+      variant: opts.variant ?? "",
+      options: opts.options ?? {},
+    };
+    const response = await this.call(() => this.rpc.newGame(request, this.options(opts)));
+    return response.info!;
+  }
+
+  /** Legal decisions (or chance outcomes) with notation; `forSeat`: only what that seat may
+   * know; `picture`: the SVG that seat sees, `highlight` marked in it. */
+  async legalActions(
+    position: Position,
+    opts: { forSeat?: number; picture?: boolean; highlight?: number[] } & CallOptions = {},
+  ): Promise<LegalActionsResponse> {
+    const request = { position, forSeat: opts.forSeat, picture: opts.picture ?? false, highlight: opts.highlight ?? [] };
+    return this.call(() => this.rpc.legalActions(request, this.options(opts)));
+  }
+
+  /** Apply actions (ids, notations or Actions; chance outcomes included) in order. */
+  async applyActions(position: Position, actions: ActionLike[], call?: CallOptions): Promise<ApplyActionsResponse> {
+    const request = { position, actions: actions.map(actionRef) };
+    return this.call(() => this.rpc.applyActions(request, this.options(call)));
+  }
+
+  /** The decision to play now and the whole turn it starts; `level` 1-8 plays at a difficulty
+   * level (then only `seed` and `threads` of the budget are used). */
+  async suggestMove(position: Position, opts: Budget & { level?: number } & CallOptions = {}): Promise<SuggestMoveResponse> {
+    const request = { position, limits: limits(opts), level: opts.level ?? 0 };
+    return this.call(() => this.rpc.suggestMove(request, this.options(opts)));
+  }
+
+  /** Every searched move, most visited first (the first `maxMoves`; 0 = all). */
+  async rankMoves(position: Position, opts: Budget & { maxMoves?: number } & CallOptions = {}): Promise<Analysis> {
+    const request = { position, limits: limits(opts), maxMoves: opts.maxMoves ?? 0 };
+    return (await this.call(() => this.rpc.rankMoves(request, this.options(opts)))).analysis!;
+  }
+
+  /** The position as `seat`'s structured view. */
+  async viewPosition(position: Position, seat: number, call?: CallOptions): Promise<Position> {
+    const response = await this.call(() => this.rpc.viewPosition({ position, seat }, this.options(call)));
+    return { ...position, encoded: new Uint8Array(), structured: response.structured };
+  }
+
+  /** A streamed analysis: an update every `intervalMs` of search (default 100), the last one
+   * `final`. Leaving the loop early (`break`, `return`, an exception) cancels the call, and the
+   * server stops the search at once; so does `signal`. */
+  async *analyze(
+    position: Position,
+    opts: Budget & { intervalMs?: number; maxMoves?: number } & CallOptions = {},
+  ): AsyncGenerator<AnalyzeResponse, void, undefined> {
+    const request = { position, limits: limits(opts), intervalMs: opts.intervalMs ?? 100, maxMoves: opts.maxMoves ?? 0 };
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    opts.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const response of this.rpc.analyze(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
+        yield response;
+      }
+    } catch (error) {
+      throw toAdvisorError(error);
+    } finally {
+      controller.abort(); // left early: close the connection, which cancels the search
+      opts.signal?.removeEventListener("abort", stop);
+    }
+  }
+
+  /** Many positions in one call (EvaluateBatch): one answer per position, each exactly once,
+   * in completion order (an error is an answer: `result.case === "error"`, with code, message
+   * and field). The budget options are the defaults of items that give none. */
+  async *evaluate(
+    items: EvaluateItem[],
+    opts: Budget & { maxMoves?: number } & CallOptions = {},
+  ): AsyncGenerator<EvaluateResponse, void, undefined> {
+    const positions: MessageInitShape<typeof EvaluateRequestSchema>[] = items.map((item) => ({
+      id: item.id,
+      position: item.position,
+      limits: limits({
+        iterations: item.iterations ?? opts.iterations,
+        timeMs: item.timeMs ?? opts.timeMs,
+        seed: item.seed ?? opts.seed,
+        threads: item.threads ?? opts.threads,
+      }),
+      maxMoves: item.maxMoves ?? opts.maxMoves ?? 0,
+    }));
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    opts.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const response of this.rpc.evaluateBatch({ positions }, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
+        yield response;
+      }
+    } catch (error) {
+      throw toAdvisorError(error);
+    } finally {
+      controller.abort();
+      opts.signal?.removeEventListener("abort", stop);
+    }
+  }
+}
+
+/** `createAdvisor("http://127.0.0.1:8080")`: the same as `new AdvisorClient(...)`. */
+export function createAdvisor(options: AdvisorOptions | string): AdvisorClient {
+  return new AdvisorClient(options);
+}
+
+/** A position message from a game name and its encoded bytes (e.g. kept in a page's state). */
+export function position(game: string, encoded: Uint8Array): Position {
+  return create(PositionSchema, { game, encoded });
+}

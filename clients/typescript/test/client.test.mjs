@@ -1,0 +1,209 @@
+// The TypeScript client against a real `hortus serve` started here (its web port on a free
+// port), over Connect JSON, Connect binary and gRPC-Web: every RPC, errors with their field,
+// deadlines, a cancelled analysis, a batch answered exactly once.
+// Run: npm test (HORTUS_PYTHON = the Python with hortus[web] installed; default python3).
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { after, before, describe, test } from "node:test";
+
+import {
+  AdvisorClient,
+  CancelledError,
+  InvalidArgumentError,
+  ResourceExhaustedError,
+  position as makePosition,
+} from "../dist/index.js";
+
+const python = process.env.HORTUS_PYTHON ?? "python3";
+const SEARCHES = 2;
+let server;
+let url;
+
+before(async () => {
+  server = spawn(
+    python,
+    ["-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+      "--web-address", "127.0.0.1:0", "--max-concurrent-searches", String(SEARCHES), "--max-threads", "1",
+      "--max-batch-size", "8", "--default-iterations", "200", "--deadline-margin-ms", "150", "--grace-seconds", "1", "--log-level", "warning"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("hortus serve did not start in 120 s")), 120_000);
+    createInterface({ input: server.stdout }).on("line", (line) => {
+      const match = /hortus web .* on (http:\/\/\S+)/.exec(line);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    server.on("exit", (code) => reject(new Error(`hortus serve exited with ${code}`)));
+  });
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.on("exit", resolve));
+    server.kill("SIGTERM");
+    const force = setTimeout(() => server.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(force);
+  }
+});
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const [name, options] of [
+  ["connect json", {}],
+  ["connect binary", { binary: true }],
+  ["grpc-web", { protocol: "grpc-web" }],
+]) {
+  describe(name, () => {
+    const client = () => new AdvisorClient({ baseUrl: url, ...options });
+
+    test("games, version, a game played by ids and notation", async () => {
+      const advisor = client();
+      const games = await advisor.listGames();
+      assert.ok(games.some((g) => g.name === "botanik"));
+      const version = await advisor.getVersion();
+      assert.equal(version.protocol, "hortus.v1");
+      const info = await advisor.newGame("botanik", { seed: 1 });
+      assert.equal(info.terminal, false);
+      const legal = await advisor.legalActions(info.position);
+      assert.ok(legal.actions.length > 0);
+      const first = legal.actions[0];
+      const applied = await advisor.applyActions(info.position, [first.notation]);
+      assert.equal(applied.applied[0].id, first.id);
+      const byId = await advisor.applyActions(info.position, [first.id]);
+      assert.deepEqual(byId.info.position.encoded, applied.info.position.encoded);
+      const view = await advisor.viewPosition(info.position, 0);
+      assert.equal(view.structured?.view.case, "botanik");
+    });
+
+    test("the same seed gives the same move; ranked hints", async () => {
+      const advisor = client();
+      const info = await advisor.newGame("botanik", { seed: 2 });
+      const a = await advisor.suggestMove(info.position, { iterations: 200, seed: 5, threads: 1 });
+      const b = await advisor.suggestMove(makePosition("botanik", info.position.encoded), { iterations: 200, seed: 5, threads: 1 });
+      assert.equal(a.action.id, b.action.id);
+      assert.ok(a.turn.length >= 1);
+      const level = await advisor.suggestMove(info.position, { level: 1, seed: 3 });
+      assert.ok(level.action);
+      const hints = await advisor.rankMoves(info.position, { iterations: 200, seed: 5, maxMoves: 3 });
+      assert.ok(hints.moves.length >= 1 && hints.moves.length <= 3);
+      assert.ok(hints.moves[0].winProbability >= 0 && hints.moves[0].winProbability <= 1);
+      assert.equal(hints.iterations, 200n);
+    });
+
+    test("a bad request is an InvalidArgumentError naming the field", async () => {
+      const advisor = client();
+      await assert.rejects(advisor.newGame("nope"), (e) => e instanceof InvalidArgumentError && e.field === "game");
+      const info = await advisor.newGame("botanik", { seed: 1 });
+      await assert.rejects(
+        advisor.rankMoves(info.position, { iterations: 10n ** 12n }),
+        (e) => e instanceof InvalidArgumentError && e.code === "INVALID_ARGUMENT" && e.field === "limits.iterations"
+          && e.violations[0].description.includes("max_iterations"),
+      );
+      await assert.rejects(
+        advisor.applyActions(info.position, ["no such move"]),
+        (e) => e instanceof InvalidArgumentError && e.field === "actions[0]",
+      );
+    });
+
+    test("a deadline gives a partial answer in time", async () => {
+      const advisor = client();
+      const info = await advisor.newGame("botanik", { seed: 1 });
+      const hints = await advisor.rankMoves(info.position, { timeMs: 15_000, timeoutMs: 1500 });
+      assert.equal(hints.partial, true);
+      assert.ok(hints.elapsedMs < 1500);
+    });
+
+    test("analyze: partial updates, then exactly one final", async () => {
+      const advisor = client();
+      const info = await advisor.newGame("botanik", { seed: 1 });
+      const updates = [];
+      for await (const update of advisor.analyze(info.position, { timeMs: 400, intervalMs: 50, maxMoves: 2 })) {
+        updates.push(update);
+      }
+      assert.ok(updates.length >= 2);
+      assert.equal(updates.filter((u) => u.final).length, 1);
+      assert.equal(updates.at(-1).final, true);
+    });
+
+    test("evaluate: every position answered exactly once, errors as answers", async () => {
+      const advisor = client();
+      const items = [];
+      for (let i = 0; i < 5; i++) {
+        const info = await advisor.newGame("botanik", { seed: 10 + i });
+        items.push({ id: `p${i}`, position: info.position, iterations: 40 + 30 * i });
+      }
+      items.push({ id: "bad", position: makePosition("nope", new Uint8Array()) });
+      const answers = [];
+      for await (const answer of advisor.evaluate(items, { seed: 1, maxMoves: 1 })) answers.push(answer);
+      assert.deepEqual(answers.map((a) => a.id).sort(), ["bad", "p0", "p1", "p2", "p3", "p4"]);
+      const bad = answers.find((a) => a.id === "bad");
+      assert.equal(bad.result.case, "error");
+      assert.equal(bad.result.value.field, "position.game");
+      assert.ok(answers.filter((a) => a.id !== "bad").every((a) => a.result.case === "analysis"));
+      const tooMany = Array.from({ length: 9 }, (_, i) => ({ ...items[0], id: String(i) }));
+      await assert.rejects(
+        (async () => { for await (const _ of advisor.evaluate(tooMany)) { /* none */ } })(),
+        (e) => e instanceof InvalidArgumentError && e.field === "positions",
+      );
+    });
+  });
+}
+
+describe("capacity and cancellation", () => {
+  // Whether a search slot is free: a tiny RankMoves is admitted (RESOURCE_EXHAUSTED otherwise).
+  async function slotFree(advisor, position) {
+    try {
+      await advisor.rankMoves(position, { iterations: 1 });
+      return true;
+    } catch (e) {
+      if (e instanceof ResourceExhaustedError) return false;
+      throw e;
+    }
+  }
+
+  test("leaving an analysis frees its search slot at once; RESOURCE_EXHAUSTED carries its details", async (t) => {
+    const advisor = new AdvisorClient(url);
+    const info = await advisor.newGame("botanik", { seed: 1 });
+    const holder = new AbortController();
+    // Fill the other slots with long searches that send nothing until the end.
+    const holders = [];
+    for (let i = 0; i < SEARCHES - 1; i++) {
+      holders.push((async () => {
+        try {
+          for await (const _ of advisor.analyze(info.position, { timeMs: 15_000, intervalMs: 0, signal: holder.signal })) { /* none */ }
+        } catch (e) {
+          assert.ok(e instanceof CancelledError, String(e));
+        }
+      })());
+    }
+    try {
+      const stream = advisor.analyze(info.position, { timeMs: 15_000, intervalMs: 50 });
+      const first = await stream.next();
+      assert.equal(first.value.final, false);
+      // Every slot is busy now: the next search is refused with QuotaFailure and RetryInfo.
+      await assert.rejects(
+        advisor.rankMoves(info.position, { iterations: 10 }),
+        (e) => e instanceof ResourceExhaustedError && e.violations[0].subject === "max_concurrent_searches"
+          && e.retryDelayMs > 0,
+      );
+      const left = performance.now();
+      await stream.return(undefined); // leave the loop: the call is cancelled
+      while (!(await slotFree(advisor, info.position))) {
+        assert.ok(performance.now() - left < 10_000, "the search slot was never freed");
+        await sleep(2);
+      }
+      const ms = performance.now() - left;
+      t.diagnostic(`analyze cancel -> slot free again: ${ms.toFixed(1)} ms (includes the probe's round trip)`);
+      assert.ok(ms < 5_000, `${ms} ms: freed by the cancel, not by the 15 s budget`);
+    } finally {
+      holder.abort();
+      await Promise.all(holders);
+    }
+  });
+});
