@@ -7,11 +7,14 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,6 +70,16 @@ try {
 """
 
 
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_page() -> str:
+    """The page of the README's "From a web page" section, as a user pastes it."""
+    found = re.search(r"<!-- web-page-example -->\s*```html\n(.*?)```", README.read_text(), re.S)
+    assert found, "README.md lost its web page example"
+    return found.group(1)
+
+
 @pytest.fixture(scope="module")
 def bundle() -> Path:
     if NPM is None or node_major() < 20:
@@ -103,20 +116,34 @@ def api(page_site: str) -> Iterator[RunningServer]:
     server.stop(0)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install -y chromium (.ci/run does)")
-def test_page_on_another_origin_ranks_and_streams(page_site: str, api: RunningServer) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if CHROMIUM is None:
+        pytest.skip("no chromium: apt-get install -y chromium (.ci/run does)")
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield launched
+        launched.close()
+
+
+def settled(api: RunningServer) -> bool:
+    end = time.monotonic() + 10.0
+    while api.servicer.searches_in_flight and time.monotonic() < end:
+        time.sleep(0.01)
+    return api.servicer.searches_in_flight == 0
+
+
+def test_page_on_another_origin_ranks_and_streams(browser: Any, page_site: str, api: RunningServer) -> None:
     assert api.web is not None
     api_url = f"http://127.0.0.1:{api.web.port}"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(f"{page_site}/index.html#{api_url}")
-            page.wait_for_selector("body[data-done]", state="attached", timeout=120_000)
-            done = page.evaluate("document.body.dataset.done")
-            text = page.inner_text("#out")
-        finally:
-            browser.close()
+    page = browser.new_page()
+    try:
+        page.goto(f"{page_site}/index.html#{api_url}")
+        page.wait_for_selector("body[data-done]", state="attached", timeout=120_000)
+        done = page.evaluate("document.body.dataset.done")
+        text = page.inner_text("#out")
+    finally:
+        page.close()
     assert done == "1", text
     results = json.loads(text)
     assert set(results) == {"connect", "grpc-web"}
@@ -126,10 +153,35 @@ def test_page_on_another_origin_ranks_and_streams(page_site: str, api: RunningSe
         assert result["updates"][-1]["final"], protocol
         assert result["left"] == 1, protocol
     assert results["connect"]["best"] == results["grpc-web"]["best"]  # same seed, same hint
-    limit = 10.0
-    import time
+    assert settled(api)  # the analyses the page left were cancelled
 
-    end = time.monotonic() + limit
-    while api.servicer.searches_in_flight and time.monotonic() < end:
-        time.sleep(0.01)
-    assert api.servicer.searches_in_flight == 0  # the analyses the page left were cancelled
+
+def test_the_readme_page_works_as_pasted(browser: Any, page_site: str, api: RunningServer) -> None:
+    """Its Hint, Analyze and Stop buttons, against the API on another origin (the README's
+    address replaced by this test server's)."""
+    assert api.web is not None
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route(
+        "**/readme.html",
+        lambda route: route.fulfill(
+            content_type="text/html",
+            body=readme_page().replace("http://127.0.0.1:8080", f"http://127.0.0.1:{api.web.port}"),  # type: ignore[union-attr]
+        ),
+    )
+    try:
+        page.goto(f"{page_site}/readme.html")
+        page.wait_for_function("document.getElementById('out').textContent !== 'starting...'", timeout=60_000)
+        page.click("#hint")
+        page.wait_for_function("document.getElementById('out').textContent.includes('%')", timeout=60_000)
+        assert re.search(r"\d+%", page.inner_text("#out")), page.inner_text("#out")
+        page.click("#analyze")
+        page.wait_for_function("document.getElementById('out').textContent.startsWith('so far')", timeout=60_000)
+        assert api.servicer.searches_in_flight == 1
+        page.click("#stop")
+        assert settled(api), "Stop did not stop the search"
+        assert page.inner_text("#out").startswith("so far")  # cancelled, so no final update
+    finally:
+        page.close()
+    assert not errors, errors
