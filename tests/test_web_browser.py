@@ -91,9 +91,14 @@ def bundle() -> Path:
 
 
 @pytest.fixture(scope="module")
-def page_site(tmp_path_factory: pytest.TempPathFactory, bundle: Path) -> Iterator[str]:
+def page_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("page")
+
+
+@pytest.fixture(scope="module")
+def page_site(page_folder: Path, bundle: Path) -> Iterator[str]:
     """The page's own origin: a plain static server on another port."""
-    folder = tmp_path_factory.mktemp("page")
+    folder = page_folder
     (folder / "index.html").write_text(PAGE)
     shutil.copy(bundle, folder / "hortus-client.js")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
@@ -156,20 +161,17 @@ def test_page_on_another_origin_ranks_and_streams(browser: Any, page_site: str, 
     assert settled(api)  # the analyses the page left were cancelled
 
 
-def test_the_readme_page_works_as_pasted(browser: Any, page_site: str, api: RunningServer) -> None:
+def test_the_readme_page_works_as_pasted(browser: Any, page_folder: Path, page_site: str, api: RunningServer) -> None:
     """Its Hint, Analyze and Stop buttons, against the API on another origin (the README's
-    address replaced by this test server's)."""
+    address replaced by this test server's). Served from the loopback site like a user's
+    `python3 -m http.server`: chromium lets a loopback page call a loopback API."""
     assert api.web is not None
+    (page_folder / "readme.html").write_text(
+        readme_page().replace("http://127.0.0.1:8080", f"http://127.0.0.1:{api.web.port}")
+    )
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.route(
-        "**/readme.html",
-        lambda route: route.fulfill(
-            content_type="text/html",
-            body=readme_page().replace("http://127.0.0.1:8080", f"http://127.0.0.1:{api.web.port}"),  # type: ignore[union-attr]
-        ),
-    )
     try:
         page.goto(f"{page_site}/readme.html")
         page.wait_for_function("document.getElementById('out').textContent !== 'starting...'", timeout=60_000)
