@@ -9,3 +9,4 @@ cdef class KernelState:
     cdef GameKernel* kernel
     cdef uint8_t* buf
     cdef object capsule        # keeps the game's module (and its static kernel) alive
+    cdef list _actions(self, bint searched)

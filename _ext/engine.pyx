@@ -85,23 +85,15 @@ cdef class KernelState:
         return self.kernel.current_player(self.buf)
 
     def legal_actions(self):
-        cdef int32_t[4096] small
-        cdef int32_t* out = small
-        cdef int n, i
-        if self.kernel.max_legal_actions > 4096:
-            out = <int32_t*>malloc(self.kernel.max_legal_actions * sizeof(int32_t))
-            if out == NULL:
-                raise MemoryError()
-        try:
-            n = self.kernel.legal_actions(self.buf, out)
-            return [out[i] for i in range(n)]
-        finally:
-            if out != small:
-                free(out)
+        """Every rule-legal decision, ascending."""
+        return self._actions(False)
 
     def search_actions(self):
         """The canonical subset of legal_actions that the search expands (all of them when
         the game prunes nothing)."""
+        return self._actions(True)
+
+    cdef list _actions(self, bint searched):
         cdef int32_t[4096] small
         cdef int32_t* out = small
         cdef int n, i
@@ -110,7 +102,10 @@ cdef class KernelState:
             if out == NULL:
                 raise MemoryError()
         try:
-            n = searched_actions(self.kernel, self.buf, out)
+            if searched:
+                n = searched_actions(self.kernel, self.buf, out)
+            else:
+                n = self.kernel.legal_actions(self.buf, out)
             return [out[i] for i in range(n)]
         finally:
             if out != small:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import random
 import statistics
 import sys
 from typing import Any
@@ -38,3 +39,20 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
     return str(v)
+
+
+def random_decision(game: Any, players: int | None, seed: int, moves: int, rng: random.Random) -> Any | None:
+    """A decision position after up to `moves` random moves from the opening dealt with `seed`
+    (`players` None: the game's default), chance drawn with `rng`; None when the game ended
+    first. The positions every benchmark measures on."""
+    state = game.new_game(seed=seed) if players is None else game.new_game(players=players, seed=seed)
+    for _ in range(moves):
+        if state.is_terminal():
+            break
+        if state.is_chance():
+            state.resolve_chance(rng)
+        else:
+            state.apply(rng.choice(state.legal_actions()))
+    while state.is_chance():
+        state.resolve_chance(rng)
+    return None if state.is_terminal() else state

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import report
+from _common import random_decision, report
 
 # Ray on loopback only (it otherwise advertises the machine's outward address).
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -34,18 +34,9 @@ def _positions(path: Path, count: int, game: str) -> None:
     g = games.get(game)
     with path.open("w") as f:
         for i in range(count):
-            state = g.new_game(players=g.min_players, seed=i)
             rng = random.Random(i)
-            for _ in range(rng.randrange(0, 12)):
-                if state.is_terminal():
-                    break
-                if state.is_chance():
-                    state.resolve_chance(rng)
-                else:
-                    state.apply(rng.choice(state.legal_actions()))
-            while state.is_chance():
-                state.resolve_chance(rng)
-            if state.is_terminal():
+            state = random_decision(g, g.min_players, i, rng.randrange(0, 12), rng)
+            if state is None:
                 state = g.new_game(players=g.min_players, seed=i)
             f.write(json.dumps({"id": f"p{i:05d}", "game": game, "position": state.encode().hex()}) + "\n")
 

@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import grpc  # noqa: E402
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: E402
 
-from _common import machine, table  # noqa: E402
+from _common import machine, random_decision, table  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
@@ -138,17 +138,8 @@ def samples(per_game: int, seed: int) -> list[Sample]:
         count = 0
         while count < per_game:
             players = rng.randint(game.min_players, game.max_players)
-            state = game.new_game(players=players, seed=rng.getrandbits(32))
-            for _ in range(rng.randrange(0, 40)):
-                if state.is_terminal():
-                    break
-                if state.is_chance():
-                    state.resolve_chance(rng)
-                else:
-                    state.apply(rng.choice(state.legal_actions()))
-            while state.is_chance():
-                state.resolve_chance(rng)
-            if state.is_terminal():
+            state = random_decision(game, players, rng.getrandbits(32), rng.randrange(0, 40), rng)
+            if state is None:
                 continue
             action = rng.choice(state.legal_actions())
             found.append(Sample(name, state.encode(), action, state.action_to_string(action)))

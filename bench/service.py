@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import median, report  # noqa: E402
+from _common import median, random_decision, report  # noqa: E402
 
 from hortus import games  # noqa: E402
 from hortus.clients import AdvisorClient, EvaluationItem, Position  # noqa: E402
@@ -97,17 +97,8 @@ def positions(count: int, seed: int = 1) -> list[games.State]:
     game = games.get(GAME)
     found: list[games.State] = []
     while len(found) < count:
-        state = game.new_game(seed=rng.getrandbits(32))
-        for _ in range(rng.randrange(0, 30)):
-            if state.is_terminal():
-                break
-            if state.is_chance():
-                state.resolve_chance(rng)
-            else:
-                state.apply(rng.choice(state.legal_actions()))
-        while state.is_chance():
-            state.resolve_chance(rng)
-        if not state.is_terminal():
+        state = random_decision(game, None, rng.getrandbits(32), rng.randrange(0, 30), rng)
+        if state is not None:
             found.append(state)
     return found
 

@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 
 from hortus.server.errors import CapacityError, ShuttingDownError, status_for
+from hortus.server.observe import rewrap
 
 __all__ = ["PROBE_CALLS", "AdmissionControl", "is_probe"]
 
@@ -158,16 +159,4 @@ class AdmissionControl(grpc.ServerInterceptor):
         if handler is None:
             return None
         method = str(getattr(handler_call_details, "method", ""))
-        common: dict[str, Any] = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(self._unary(method, handler.unary_unary), **common)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(self._streaming(method, handler.unary_stream), **common)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(self._unary(method, handler.stream_unary), **common)
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(self._streaming(method, handler.stream_stream), **common)
-        return handler
+        return rewrap(handler, lambda b: self._unary(method, b), lambda b: self._streaming(method, b))

@@ -71,19 +71,30 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         if handler is None or not self.observers:
             return handler
         method = str(getattr(handler_call_details, "method", "")).rsplit("/", 1)[-1]
-        common: dict[str, Any] = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(self._unary(method, handler.unary_unary), **common)
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(self._streaming(method, handler.unary_stream), **common)
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(self._unary(method, handler.stream_unary), **common)
-        if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(self._streaming(method, handler.stream_stream), **common)
-        return handler
+        return rewrap(handler, lambda b: self._unary(method, b), lambda b: self._streaming(method, b))
+
+
+def rewrap(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    single: Callable[[Any], Any],
+    streaming: Callable[[Any], Any],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """`handler` with its behaviour wrapped, serializers kept: by `single` for the kinds that
+    answer once (unary and client streaming), by `streaming` for those that stream answers.
+    The one place the interceptors (observing, admission) rebuild a method handler."""
+    common: dict[str, Any] = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(single(handler.unary_unary), **common)
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **common)
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(single(handler.stream_unary), **common)
+    if handler.stream_stream is not None:
+        return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **common)
+    return handler
 
 
 def access_logger(logger: logging.Logger | None = None) -> CallObserver:
