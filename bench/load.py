@@ -32,7 +32,19 @@ Target (issues 8 and 15): no status other than OK, RESOURCE_EXHAUSTED, the clien
 cancels and, for malformed bytes, INVALID_ARGUMENT; no deadline miss; memory after the run
 within 10% of memory after the warm-up.
 
+The web port (issue 17): ``--transport connect`` runs the same mix against the server's web
+port instead, the clients taking turns at Connect JSON, Connect binary and gRPC-Web (the
+official ``connectrpc`` client, one HTTP/1.1 connection pool each); ``--transport both`` makes
+every other client a gRPC one, so both ports load one server (and its one admission control)
+at once. Over HTTP/1.1 there is no client stream: a web client's batches are
+``EvaluateBatch`` (a server stream; every position checked to come back exactly once), its
+"malformed batch" is a batch holding one position whose bytes are not a position (that one
+answered ``INVALID_ARGUMENT`` inside its answer, the others analysed, the call OK), and its
+malformed bytes go through each protocol's own framing (for Connect JSON: invalid UTF-8, cut
+JSON, a field of the wrong type, random bytes). Everything is reported per transport.
+
     python bench/load.py [--clients 48] [--seconds 60] [--workers 2] [--warmup 10]
+                         [--transport grpc|connect|both]
                          [--seed 1] [--server-arg=--max-concurrent-searches=2 ...]
                          [--server-env MALLOC_ARENA_MAX=2 ...]
 
@@ -46,6 +58,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -64,6 +77,17 @@ from _common import machine, random_decision, table  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
+
+try:  # the web extra: only --transport connect|both needs it
+    from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
+    from connectrpc.errors import ConnectError
+    from connectrpc.protocol import ProtocolType
+    from pyqwest import Client as HTTPClient
+    from pyqwest import HTTPTransport
+
+    from hortus.v1.advisor_connect import AdvisorClient
+except ImportError:  # pragma: no cover - reported by main() when a web transport is asked for
+    AdvisorClient = None
 
 MAX_CLIENTS = 512
 MAX_SECONDS = 600.0
@@ -91,6 +115,15 @@ MIX = (
     ("Malformed", 2),
     ("EvaluatePositions(malformed)", 1),
 )
+
+
+WEB_KINDS = ("connect-json", "connect-proto", "grpc-web")
+TRANSPORTS = {
+    "grpc": ("grpc",),
+    "connect": WEB_KINDS,
+    # every other client on gRPC, the rest taking turns at the web protocols
+    "both": ("grpc", "connect-json", "grpc", "connect-proto", "grpc", "grpc-web"),
+}
 
 
 def expected(method: str) -> set[str]:
@@ -149,9 +182,12 @@ def samples(per_game: int, seed: int) -> list[Sample]:
 
 # --- the server -------------------------------------------------------------------------------
 class Server:
-    """``hortus serve --workers W`` on a free loopback port; knows its processes' pids."""
+    """``hortus serve --workers W`` on a free loopback port (and, with `web`, its web port's
+    URL); knows its processes' pids."""
 
-    def __init__(self, workers: int, extra: list[str], environment: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, workers: int, extra: list[str], environment: dict[str, str] | None = None, web: bool = False
+    ) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **(environment or {}))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0",
@@ -169,6 +205,13 @@ class Server:
             line = self.proc.stdout.readline()
             self.pids = [int(p) for p in line.rsplit("pids", 1)[1].split()]
         self.supervisor = self.proc.pid if workers > 1 else None
+        self.web: str | None = None
+        if web:  # the web port's line comes next (a free port, as --address has port 0)
+            line = self.proc.stdout.readline()
+            if "hortus web" not in line:
+                self.stop()
+                raise RuntimeError(f"the server has no web port (pip install 'hortus[web]'?): {line!r}")
+            self.web = line.rsplit(" on ", 1)[1].strip()
 
     def memory(self) -> dict[str, int]:
         """VmRSS and VmHWM (kB) summed over the serving processes."""
@@ -211,6 +254,7 @@ class Stats:
     deadline_misses: int = 0  # calls ended DEADLINE_EXCEEDED: no answer by the deadline
     late_seen_by_client: int = 0  # OK, but the client's event loop saw it after the deadline
     malformed_batch_answered_before: int = 0
+    bad_position_answers: Counter[str] = field(default_factory=Counter)  # web: the not-a-position one
 
     def record(self, method: str, code: str, started: float, detail: str = "", timeout: float | None = None) -> None:
         elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -257,7 +301,14 @@ class Client:
     def position(self, sample: Sample) -> pb.Position:
         return pb.Position(game=sample.game, encoded=sample.encoded)
 
-    async def unary(self, stats: Stats, method: str, call: Any, request: Any, timeout: float) -> Any:
+    kind = "grpc"
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def unary(self, stats: Stats, method: str, rpc: str, request: Any, timeout: float) -> Any:
+        """Call `rpc` (e.g. "ListGames"), counted as `method`; the answer, or None."""
+        call = getattr(self.stub, rpc)
         started = time.perf_counter()
         try:
             response = await call(request, timeout=timeout)
@@ -379,48 +430,47 @@ class Client:
         """One call of `op`, on `sample` (a random position if None)."""
         rng = self.rng
         sample = sample or rng.choice(self.pool)
-        s = self.stub
         request: Any  # one message type per branch
         if op == "ListGames":
-            await self.unary(stats, op, s.ListGames, pb.ListGamesRequest(), 10)
+            await self.unary(stats, op, "ListGames", pb.ListGamesRequest(), 10)
         elif op == "GetVersion":
-            await self.unary(stats, op, s.GetVersion, pb.GetVersionRequest(), 10)
+            await self.unary(stats, op, "GetVersion", pb.GetVersionRequest(), 10)
         elif op == "NewGame":
             game = games.get(sample.game)
             request = pb.NewGameRequest(
                 game=game.name, players=rng.randint(game.min_players, game.max_players), seed=rng.getrandbits(32)
             )
-            await self.unary(stats, op, s.NewGame, request, 10)
+            await self.unary(stats, op, "NewGame", request, 10)
         elif op == "LegalActions":
-            await self.unary(stats, op, s.LegalActions, pb.LegalActionsRequest(position=self.position(sample)), 10)
+            await self.unary(stats, op, "LegalActions", pb.LegalActionsRequest(position=self.position(sample)), 10)
         elif op == "ApplyActions":
             ref = pb.ActionRef(id=sample.action) if rng.random() < 0.5 else pb.ActionRef(notation=sample.notation)
             request = pb.ApplyActionsRequest(position=self.position(sample), actions=[ref])
-            await self.unary(stats, op, s.ApplyActions, request, 10)
+            await self.unary(stats, op, "ApplyActions", request, 10)
         elif op == "ViewPosition":
             request = pb.ViewPositionRequest(position=self.position(sample), seat=0)
-            await self.unary(stats, op, s.ViewPosition, request, 10)
+            await self.unary(stats, op, "ViewPosition", request, 10)
         elif op == "SuggestMove":
             limits = pb.SearchLimits(iterations=rng.choice((50, 100, 200)), seed=rng.getrandbits(32))
-            await self.unary(stats, op, s.SuggestMove, pb.SuggestMoveRequest(position=self.position(sample), limits=limits),
+            await self.unary(stats, op, "SuggestMove", pb.SuggestMoveRequest(position=self.position(sample), limits=limits),
                              CALL_TIMEOUT_S)
         elif op == "SuggestMove(level)":
             request = pb.SuggestMoveRequest(
                 position=self.position(sample), level=rng.choice((1, 2)), limits=pb.SearchLimits(seed=rng.getrandbits(32))
             )
-            await self.unary(stats, op, s.SuggestMove, request, CALL_TIMEOUT_S)
+            await self.unary(stats, op, "SuggestMove", request, CALL_TIMEOUT_S)
         elif op == "SuggestMove(deadline)":
             # far more iterations than fit: the deadline cuts the search, the answer is partial
             limits = pb.SearchLimits(iterations=10**6, seed=rng.getrandbits(32))
             response = await self.unary(
-                stats, op, s.SuggestMove, pb.SuggestMoveRequest(position=self.position(sample), limits=limits), 1.0
+                stats, op, "SuggestMove", pb.SuggestMoveRequest(position=self.position(sample), limits=limits), 1.0
             )
             if response is not None and response.analysis.partial:
                 stats.partial_by_deadline += 1
         elif op == "RankMoves":
             limits = pb.SearchLimits(iterations=rng.choice((50, 100)), seed=rng.getrandbits(32))
             request = pb.RankMovesRequest(position=self.position(sample), limits=limits, max_moves=5)
-            await self.unary(stats, op, s.RankMoves, request, CALL_TIMEOUT_S)
+            await self.unary(stats, op, "RankMoves", request, CALL_TIMEOUT_S)
         elif op == "Analyze":
             await self.analyze(stats, sample)
         elif op == "EvaluatePositions":
@@ -441,13 +491,222 @@ class Client:
             await self.step(stats, self.rng.choices(ops, weights)[0])
 
 
-async def sweep(target: str, pool: list[Sample], connections: int, seed: int) -> Stats:
+def connect_code(error: Any) -> str:
+    """The gRPC name of a ``ConnectError``'s code (Connect spells CANCELLED "canceled")."""
+    return "CANCELLED" if error.code.name == "CANCELED" else str(error.code.name)
+
+
+def connect_retry_delay(error: Any) -> float:
+    """The RetryInfo delay of a RESOURCE_EXHAUSTED ``ConnectError`` (seconds; 0.1 if none)."""
+    for detail in error.details:
+        if detail.type_name == "google.rpc.RetryInfo":
+            info = error_details_pb2.RetryInfo.FromString(detail.message_bytes)
+            return float(info.retry_delay.ToNanoseconds()) / 1e9
+    return 0.1
+
+
+class RawCodec:
+    """A connectrpc codec that sends ``bytes`` as they are (the malformed requests) and
+    encodes and decodes messages with `base` (JSON or binary)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def name(self) -> str:
+        return str(self.base.name())
+
+    def encode(self, message: Any) -> bytes:
+        return bytes(message) if isinstance(message, (bytes, bytearray)) else bytes(self.base.encode(message))
+
+    def decode(self, data: bytes | bytearray, message_class: Any) -> Any:
+        return self.base.decode(data, message_class)
+
+
+def malformed_json(rng: random.Random, sample: Sample) -> tuple[str, bytes]:
+    """(kind, bytes) that no request type's JSON form accepts."""
+    kind = rng.choice(("utf8", "truncated", "type", "random"))
+    if kind == "utf8":
+        return kind, b'{"game": "\xff\xfe"}'
+    if kind == "truncated":
+        text = json.dumps({"position": {"game": sample.game, "encoded": sample.encoded.hex()}}).encode()
+        return kind, text[: rng.randrange(1, len(text) - 1)]
+    if kind == "type":
+        return kind, b'{"position": 5}'  # every request with a position: an object expected
+    while True:
+        data = rng.randbytes(64)
+        try:
+            json.loads(data)
+        except ValueError:
+            return kind, data
+
+
+class WebClient(Client):
+    """The same mix on the web port through connectrpc's client: Connect JSON, Connect binary
+    (``connect-proto``) or gRPC-Web, over a connection pool of its own (one connection at a
+    time, as the client waits for each answer)."""
+
+    def __init__(self, index: int, url: str, pool: list[Sample], seed: int, kind: str) -> None:
+        if AdvisorClient is None:
+            raise RuntimeError("--transport connect|both needs the web extra: pip install 'hortus[web]'")
+        self.kind = kind
+        self.http = HTTPClient(HTTPTransport())
+        base = google_protobuf_json_codec() if kind == "connect-json" else google_protobuf_binary_codec()
+        protocol = ProtocolType.GRPC_WEB if kind == "grpc-web" else ProtocolType.CONNECT
+        self.web: Any = AdvisorClient(url, codec=RawCodec(base), protocol=protocol, http_client=self.http,
+                                      send_compression=None)
+        self.pool = pool
+        self.rng = random.Random(seed)
+        self.index = index
+        self.batches = 0
+
+    async def close(self) -> None:
+        await self.web.close()
+
+    def _method(self, rpc: str) -> Any:
+        return getattr(self.web, re.sub(r"(?<!^)(?=[A-Z])", "_", rpc).lower())
+
+    async def _refused(self, stats: Stats, method: str, started: float, exc: BaseException, timeout: float | None) -> None:
+        """Count a call that ended in an error; wait the RetryInfo delay if refused."""
+        if isinstance(exc, ConnectError):
+            code = connect_code(exc)
+            stats.record(method, code, started, exc.message or "", timeout)
+            if code == "RESOURCE_EXHAUSTED":
+                await asyncio.sleep(connect_retry_delay(exc))
+        else:  # the HTTP client's own failure (connection reset...): never designed
+            stats.record(method, f"CLIENT_{type(exc).__name__}", started, str(exc), timeout)
+
+    async def unary(self, stats: Stats, method: str, rpc: str, request: Any, timeout: float) -> Any:
+        started = time.perf_counter()
+        try:
+            response = await self._method(rpc)(request, timeout_ms=int(timeout * 1000))
+        except Exception as exc:  # noqa: BLE001 - counted by code
+            await self._refused(stats, method, started, exc, timeout)
+            return None
+        stats.record(method, "OK", started, timeout=timeout)
+        return response
+
+    async def malformed(self, stats: Stats) -> None:
+        """Bytes the request type cannot parse, in the protocol's own framing, to a random RPC
+        (Analyze and EvaluateBatch, the server streams, too)."""
+        rpc = self.rng.choice(UNARY_METHODS + ("Analyze", "EvaluateBatch"))
+        if self.kind == "connect-json":
+            kind, data = malformed_json(self.rng, self.rng.choice(self.pool))
+        else:
+            kind, data = malformed_bytes(self.rng, "Evaluate" if rpc == "EvaluateBatch" else rpc)
+        label = f"Malformed({kind})"
+        started = time.perf_counter()
+        try:
+            if rpc in ("Analyze", "EvaluateBatch"):
+                async for _ in self._method(rpc)(data, timeout_ms=10_000):
+                    pass
+            else:
+                await self._method(rpc)(data, timeout_ms=10_000)
+        except Exception as exc:  # noqa: BLE001 - counted by code
+            await self._refused(stats, label, started, exc, 10)
+            return
+        stats.record(label, "OK", started, f"{rpc} accepted malformed bytes", 10)
+
+    async def analyze(self, stats: Stats, sample: Sample | None = None) -> None:
+        sample = sample or self.rng.choice(self.pool)
+        cancel_after = self.rng.choice((1, 2, 3, None))  # None: read to the final result
+        request = pb.AnalyzeRequest(
+            position=self.position(sample), limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
+            interval_ms=50, max_moves=3,
+        )
+        started = time.perf_counter()
+        stream = self.web.analyze(request, timeout_ms=int(CALL_TIMEOUT_S * 1000))
+        seen = finals = 0
+        left = False
+        try:
+            async for response in stream:
+                seen += 1
+                finals += int(response.final)
+                if cancel_after is not None and seen >= cancel_after and not response.final:
+                    left = True
+                    break  # leaving the stream: closing it drops the connection, the server cancels
+        except Exception as exc:  # noqa: BLE001 - counted by code
+            await self._refused(stats, "Analyze", started, exc, None)
+            return
+        finally:
+            await stream.aclose()
+        if left:
+            stats.record("Analyze", "CANCELLED_BY_CLIENT", started)
+            return
+        stats.analyze_finals[finals] += 1
+        stats.record("Analyze", "OK" if finals == 1 else "NO_SINGLE_FINAL", started)
+
+    async def evaluate(self, stats: Stats, kind: str = "") -> None:
+        """``EvaluateBatch`` of 3-8 positions (no client stream over HTTP/1.1). `kind`
+        "deadline": as for gRPC, 2 s per position under a 1.5 s deadline; "malformed": one more
+        position whose bytes are not a position, answered INVALID_ARGUMENT inside its answer
+        while the others are analysed and the call ends OK."""
+        self.batches += 1
+        size = self.rng.randint(3, 8)
+        ids = [f"c{self.index}b{self.batches}p{i}" for i in range(size)]
+        method = {"": "EvaluateBatch", "deadline": "EvaluateBatch(deadline)", "malformed": "EvaluateBatch(bad position)"}[kind]
+        if kind == "deadline":
+            limits = [pb.SearchLimits(time_ms=2000, seed=n) for n in range(size)]
+            timeout = 1.5
+        else:
+            limits = [pb.SearchLimits(iterations=self.rng.choice((20, 50, 100)), seed=n) for n in range(size)]
+            timeout = CALL_TIMEOUT_S * 2
+        requests = [
+            pb.EvaluateRequest(id=i, position=self.position(self.rng.choice(self.pool)), limits=limits[n], max_moves=1)
+            for n, i in enumerate(ids)
+        ]
+        bad = ""
+        if kind == "malformed":
+            bad = f"c{self.index}b{self.batches}bad"
+            garbage = pb.Position(game=self.rng.choice(self.pool).game, encoded=self.rng.randbytes(12))
+            requests.insert(self.rng.randint(0, size), pb.EvaluateRequest(id=bad, position=garbage, max_moves=1))
+            ids.append(bad)
+        started = time.perf_counter()
+        answered: Counter[str] = Counter()
+        error: Exception | None = None
+        stream = self.web.evaluate_batch(pb.EvaluateBatchRequest(positions=requests), timeout_ms=int(timeout * 1000))
+        try:
+            async for answer in stream:
+                answered[answer.id] += 1
+                code = "OK" if answer.WhichOneof("result") == "analysis" else answer.error.code
+                if answer.id == bad:
+                    stats.bad_position_answers[code] += 1
+                else:
+                    stats.batch_answers[code] += 1
+        except Exception as exc:  # noqa: BLE001 - counted by code
+            error = exc
+        finally:
+            await stream.aclose()
+        if isinstance(error, ConnectError) and connect_code(error) == "RESOURCE_EXHAUSTED":  # before any position
+            await self._refused(stats, method, started, error, timeout)
+            return
+        lost = sum(1 for i in ids if answered[i] == 0)
+        stats.batch_lost += lost
+        if lost:
+            stats.error_samples[f"{method}: {lost} position(s) unanswered, call {error!r}"[:300]] += 1
+        stats.batch_duplicated += sum(n - 1 for n in answered.values() if n > 1)
+        if error is None:
+            stats.record(method, "OK", started, timeout=timeout)
+        else:
+            await self._refused(stats, method, started, error, timeout)
+
+
+def make_client(index: int, server: "Server", pool: list[Sample], seed: int, kinds: tuple[str, ...]) -> Client:
+    """Client `index`: a gRPC client or a web one, taking turns over `kinds`."""
+    kind = kinds[index % len(kinds)]
+    if kind == "grpc":
+        return Client(index, server.target, pool, seed)
+    assert server.web is not None
+    return WebClient(index, server.web, pool, seed, kind)
+
+
+async def sweep(server: "Server", pool: list[Sample], connections: int, seed: int, kinds: tuple[str, ...]) -> Stats:
     """Every operation of the mix on a position of every game, from `connections` connections
-    at once; a search refused RESOURCE_EXHAUSTED is retried (after its RetryInfo delay) until
-    it runs, at most 50 times."""
+    at once (of every transport of `kinds`); a search refused RESOURCE_EXHAUSTED is retried
+    (after its RetryInfo delay) until it runs, at most 50 times."""
     stats = Stats()
     firsts = {s.game: s for s in reversed(pool)}  # the first position of each game
-    runners = [Client(MAX_CLIENTS + i, target, pool, seed * 100_003 + i) for i in range(connections)]
+    connections = max(connections, len(kinds))
+    runners = [make_client(MAX_CLIENTS + i, server, pool, seed * 100_003 + i, kinds) for i in range(connections)]
 
     async def run(client: Client) -> None:
         for sample in firsts.values():
@@ -463,31 +722,83 @@ async def sweep(target: str, pool: list[Sample], connections: int, seed: int) ->
     try:
         await asyncio.gather(*(run(c) for c in runners))
     finally:
-        await asyncio.gather(*(c.channel.close() for c in runners))
+        await asyncio.gather(*(c.close() for c in runners))
     return stats
 
 
 async def drive(
-    target: str, pool: list[Sample], clients: int, seconds: float, seed: int, server: "Server | None" = None
-) -> Stats:
-    stats = Stats()
-    runners = [Client(i, target, pool, seed * 100_003 + i) for i in range(clients)]
+    server: "Server", pool: list[Sample], clients: int, seconds: float, seed: int, kinds: tuple[str, ...],
+    memory: bool = False,
+) -> dict[str, Stats]:
+    """`clients` clients over `kinds` for `seconds`: the statistics per transport (the
+    servers' memory timeline, with `memory`, in the first transport's)."""
+    by_kind = {kind: Stats() for kind in kinds}
+    stats = by_kind[kinds[0]]
+    runners = [make_client(i, server, pool, seed * 100_003 + i, kinds) for i in range(clients)]
     started = time.monotonic()
     until = started + seconds
 
     async def sample_memory() -> None:  # the servers' RSS every 5 s: a leak shows as a slope
-        while server is not None and time.monotonic() < until:
+        while memory and time.monotonic() < until:
             stats.timeline.append((round(time.monotonic() - started, 1), round(server.memory()["rss_kb"] / 1024, 1)))
             await asyncio.sleep(5.0)
 
     try:
-        await asyncio.gather(sample_memory(), *(c.run(stats, until) for c in runners))
+        await asyncio.gather(sample_memory(), *(c.run(by_kind[c.kind], until) for c in runners))
     finally:
-        await asyncio.gather(*(c.channel.close() for c in runners))
-    return stats
+        await asyncio.gather(*(c.close() for c in runners))
+    return by_kind
 
 
 # --- main -------------------------------------------------------------------------------------
+def merge(parts: list[Stats]) -> Stats:
+    """The statistics of every transport together."""
+    total = Stats()
+    for part in parts:
+        for method, codes in part.codes.items():
+            total.codes[method].update(codes)
+        for method, values in part.latency_ms.items():
+            total.latency_ms[method].extend(values)
+        total.batch_answers.update(part.batch_answers)
+        total.bad_position_answers.update(part.bad_position_answers)
+        total.analyze_finals.update(part.analyze_finals)
+        total.error_samples.update(part.error_samples)
+        total.timeline.extend(part.timeline)
+        total.batch_lost += part.batch_lost
+        total.batch_duplicated += part.batch_duplicated
+        total.partial_by_deadline += part.partial_by_deadline
+        total.deadline_misses += part.deadline_misses
+        total.late_seen_by_client += part.late_seen_by_client
+        total.malformed_batch_answered_before += part.malformed_batch_answered_before
+    return total
+
+
+def verdict(stats: Stats) -> dict[str, Any]:
+    """What the target looks at, for one transport or all: codes, unexpected answers (call
+    codes outside the designed ones, batch positions' codes but DEADLINE_EXCEEDED, the web's
+    not-a-position answers but INVALID_ARGUMENT), INTERNAL/UNKNOWN, deadline misses, lost and
+    duplicated batch positions."""
+    codes: Counter[str] = sum(stats.codes.values(), Counter())
+    unexpected: Counter[str] = Counter()
+    for method, counts in stats.codes.items():
+        unexpected.update({f"{method}:{c}": n for c, n in counts.items() if c not in expected(method)})
+    # a position's answer may be DEADLINE_EXCEEDED in a deadline batch: still an answer in time
+    unexpected.update({f"batch position:{c}": n for c, n in stats.batch_answers.items() if c not in ("OK", "DEADLINE_EXCEEDED")})
+    unexpected.update({f"bad position:{c}": n for c, n in stats.bad_position_answers.items() if c != "INVALID_ARGUMENT"})
+    return {
+        "calls": sum(codes.values()),
+        "codes": dict(sorted(codes.items())),
+        "unexpected_codes": dict(unexpected),
+        "internal_or_unknown": codes["INTERNAL"] + codes["UNKNOWN"],
+        "deadline_misses": stats.deadline_misses,
+        "ok_seen_late_by_the_clients_event_loop": stats.late_seen_by_client,
+        "batch_positions": dict(sorted(stats.batch_answers.items())),
+        "batch_lost": stats.batch_lost,
+        "batch_duplicated": stats.batch_duplicated,
+        "ok": not unexpected and not stats.batch_lost and not stats.batch_duplicated and not stats.deadline_misses,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=48, help="concurrent clients (default 48)")
@@ -495,6 +806,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured load first (default 10 s)")
     parser.add_argument("--workers", type=int, default=2, help="server processes (default 2)")
     parser.add_argument("--positions", type=int, default=12, help="positions per game (default 12)")
+    parser.add_argument("--transport", choices=sorted(TRANSPORTS), default="grpc",
+                        help="grpc: the gRPC port (default); connect: the web port (Connect JSON, Connect "
+                        "binary, gRPC-Web in turns); both: every other client on each port")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server-arg", action="append", default=[], help="extra argument of hortus serve")
     parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
@@ -506,21 +820,25 @@ def main() -> int:
         parser.error(f"--seconds must be in (0, {MAX_SECONDS:g}] and --warmup in [0, {MAX_SECONDS:g}]")
     if not 1 <= args.workers <= 16:
         parser.error("--workers must be in 1..16")
+    kinds = TRANSPORTS[args.transport]
+    if args.transport != "grpc" and AdvisorClient is None:
+        parser.error(f"--transport {args.transport} needs the web extra: pip install 'hortus[web]'")
+    used = tuple(dict.fromkeys(kinds[i % len(kinds)] for i in range(args.clients)))  # kinds with a client
 
     environment = dict(item.split("=", 1) for item in args.server_env)
     pool = samples(args.positions, args.seed)
-    server = Server(args.workers, args.server_arg, environment)
+    server = Server(args.workers, args.server_arg, environment, web=args.transport != "grpc")
     try:
         time.sleep(1.0)
         memory_start = server.memory()
-        warm = asyncio.run(sweep(server.target, pool, min(args.clients, 8), args.seed + 2))
+        warm = asyncio.run(sweep(server, pool, min(args.clients, 8), args.seed + 2, kinds))
         if args.warmup:
-            asyncio.run(drive(server.target, pool, args.clients, args.warmup, args.seed + 1))
+            asyncio.run(drive(server, pool, args.clients, args.warmup, args.seed + 1, kinds))
         time.sleep(0.5)
         memory_warm = server.memory()
         load_before = os.getloadavg()[0]
         started = time.monotonic()
-        stats = asyncio.run(drive(server.target, pool, args.clients, args.seconds, args.seed, server))
+        by_kind = asyncio.run(drive(server, pool, args.clients, args.seconds, args.seed, kinds, memory=True))
         elapsed = time.monotonic() - started
         time.sleep(0.5)
         memory_end = server.memory()
@@ -529,47 +847,51 @@ def main() -> int:
     finally:
         exit_code = server.stop()
 
+    stats = merge([by_kind[kind] for kind in used])
     rows: list[dict[str, Any]] = []
-    all_codes: Counter[str] = Counter()
-    for method in sorted(stats.codes):
-        codes = stats.codes[method]
-        all_codes.update(codes)
-        values = stats.latency_ms[method]
-        rows.append({
-            "method": method,
-            "calls": sum(codes.values()),
-            "codes": " ".join(f"{c}={n}" for c, n in sorted(codes.items())),
-            "p50_ms": percentile(values, 0.50),
-            "p90_ms": percentile(values, 0.90),
-            "p99_ms": percentile(values, 0.99),
-            "max_ms": max(values) if values else float("nan"),
-        })
-    calls = sum(all_codes.values())
-    unexpected: Counter[str] = Counter()
-    for method, codes in stats.codes.items():
-        unexpected.update({f"{method}:{c}": n for c, n in codes.items() if c not in expected(method)})
-    # a position's answer may be DEADLINE_EXCEEDED in a deadline batch: still an answer in time
-    unexpected_batch = {c: n for c, n in stats.batch_answers.items() if c not in ("OK", "DEADLINE_EXCEEDED")}
-    internal = all_codes["INTERNAL"] + all_codes["UNKNOWN"]
+    for kind in used:
+        part = by_kind[kind]
+        for method in sorted(part.codes):
+            codes = part.codes[method]
+            values = part.latency_ms[method]
+            rows.append({
+                "transport": kind,
+                "method": method,
+                "calls": sum(codes.values()),
+                "codes": " ".join(f"{c}={n}" for c, n in sorted(codes.items())),
+                "p50_ms": percentile(values, 0.50),
+                "p90_ms": percentile(values, 0.90),
+                "p99_ms": percentile(values, 0.99),
+                "max_ms": max(values) if values else float("nan"),
+            })
+    total = verdict(stats)
+    per_transport = {kind: verdict(by_kind[kind]) for kind in used}
+    calls = total["calls"]
+    all_codes = Counter(total["codes"])
+    internal = total["internal_or_unknown"]
     growth = memory_end["rss_kb"] / memory_warm["rss_kb"] - 1.0
     summary = {
         "clients": args.clients,
+        "transport": args.transport,
+        "clients_per_transport": dict(Counter(kinds[i % len(kinds)] for i in range(args.clients))),
         "seconds": round(elapsed, 1),
         "workers": args.workers,
         "server_env": environment,
         "calls": calls,
         "calls_per_s": calls / elapsed,
-        "codes": dict(sorted(all_codes.items())),
-        "unexpected_codes": dict(unexpected),
+        "codes": total["codes"],
+        "unexpected_codes": total["unexpected_codes"],
         "internal_or_unknown": internal,
         "deadline_misses": stats.deadline_misses,
         "ok_seen_late_by_the_clients_event_loop": stats.late_seen_by_client,
         "malformed_batch_positions_answered_before_the_bad_message": stats.malformed_batch_answered_before,
-        "batch_positions": dict(stats.batch_answers),
+        "batch_positions": total["batch_positions"],
         "batch_lost": stats.batch_lost,
         "batch_duplicated": stats.batch_duplicated,
+        "bad_position_answers": dict(stats.bad_position_answers),
         "deadline_partial_answers": stats.partial_by_deadline,
         "analyze_final_counts": {str(k): v for k, v in stats.analyze_finals.items()},
+        "per_transport": per_transport,
         "warmup_sweep_codes": {m: dict(sorted(c.items())) for m, c in sorted(warm.codes.items())},
         "rss_start_mb": memory_start["rss_kb"] / 1024,
         "rss_after_warmup_mb": memory_warm["rss_kb"] / 1024,
@@ -580,16 +902,24 @@ def main() -> int:
         "server_alive_at_end": alive,
         "server_exit_code": exit_code,
         "load_avg_1min": [load_before, load_after],
-        "target_met": not unexpected and not unexpected_batch and not stats.batch_lost
-        and not stats.batch_duplicated and not stats.deadline_misses and not internal
-        and growth <= 0.10 and alive and exit_code == 0,
+        "target_met": total["ok"] and not internal and growth <= 0.10 and alive and exit_code == 0,
     }
-    table(f"load: {args.clients} clients x {elapsed:.0f} s, {args.workers} server processes "
+    table(f"load: {args.clients} clients ({args.transport}) x {elapsed:.0f} s, {args.workers} server processes "
           f"({calls} calls, {calls / elapsed:.0f}/s)", rows,
-          ["method", "calls", "p50_ms", "p90_ms", "p99_ms", "max_ms", "codes"])
+          ["transport", "method", "calls", "p50_ms", "p90_ms", "p99_ms", "max_ms", "codes"])
+    if len(used) > 1:
+        table("load: per transport", [
+            {"transport": kind, "calls": v["calls"], "internal_unknown": v["internal_or_unknown"],
+             "deadline_misses": v["deadline_misses"], "batch_lost_dup": f"{v['batch_lost']}/{v['batch_duplicated']}",
+             "unexpected": sum(v["unexpected_codes"].values()),
+             "codes": " ".join(f"{c}={n}" for c, n in v["codes"].items())}
+            for kind, v in per_transport.items()
+        ], ["transport", "calls", "internal_unknown", "deadline_misses", "batch_lost_dup", "unexpected", "codes"])
     table("load: batch positions, deadlines, memory (server processes, MB)", [
         {"what": "batch position answers", "value": " ".join(f"{c}={n}" for c, n in sorted(stats.batch_answers.items()))},
         {"what": "batch ids lost / duplicated", "value": f"{stats.batch_lost} / {stats.batch_duplicated}"},
+        {"what": "web: not-a-position answers in batches", "value": " ".join(
+            f"{c}={n}" for c, n in sorted(stats.bad_position_answers.items())) or "-"},
         {"what": "answers per code (all calls)", "value": " ".join(f"{c}={n}" for c, n in sorted(all_codes.items()))},
         {"what": "INTERNAL + UNKNOWN", "value": internal},
         {"what": "deadline misses (DEADLINE_EXCEEDED calls)", "value": stats.deadline_misses},

@@ -92,9 +92,10 @@ class AdmissionControl(grpc.ServerInterceptor):
                     return False
                 self._changed.wait(min(limit, calm_at if not busy else limit) - now)
 
-    def _admit(self, method: str) -> tuple[bool, BaseException | None]:
-        """(probe, refusal): whether the call counts as a probe, and why it is refused (None:
-        admitted and counted)."""
+    def admit(self, method: str) -> tuple[bool, BaseException | None]:
+        """(probe, refusal): whether the call `method` (``/package.Service/Method``) counts as
+        a probe, and why it is refused (None: admitted and counted; ``release(probe)`` when it
+        ends). The web front door admits its calls here too: one budget for both ports."""
         probe = is_probe(method)
         with self._changed:
             self._last_arrival = time.monotonic()
@@ -118,7 +119,8 @@ class AdmissionControl(grpc.ServerInterceptor):
                 self._work += 1
         return probe, None
 
-    def _done(self, probe: bool) -> None:
+    def release(self, probe: bool) -> None:
+        """An admitted call (of kind `probe`) ended."""
         with self._changed:
             if probe:
                 self._probes -= 1
@@ -128,25 +130,25 @@ class AdmissionControl(grpc.ServerInterceptor):
 
     def _unary(self, method: str, behavior: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[..., Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Any:
-            probe, refusal = self._admit(method)
+            probe, refusal = self.admit(method)
             if refusal is not None:
                 context.abort_with_status(status_for(refusal, method))
             try:
                 return behavior(request, context)
             finally:
-                self._done(probe)
+                self.release(probe)
 
         return handle
 
     def _streaming(self, method: str, behavior: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[..., Any]:
         def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-            probe, refusal = self._admit(method)
+            probe, refusal = self.admit(method)
             if refusal is not None:
                 context.abort_with_status(status_for(refusal, method))
             try:
                 yield from behavior(request, context)
             finally:
-                self._done(probe)
+                self.release(probe)
 
         return handle
 

@@ -213,7 +213,7 @@ def build_server(
 
         web = replace(web, reuse_port=config.reuse_port, grace_seconds=config.grace_seconds, observers=observer.observers)
         try:
-            web_server = start_web(servicer, web)
+            web_server = start_web(servicer, web, admission)  # one admission control for both ports
         except BaseException:
             server.stop(None)
             raise

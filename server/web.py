@@ -11,7 +11,10 @@ Why this shape (issue 17):
   ``grpc-timeout``), ``add_callback`` (run when the call ends) and ``abort_with_status`` (a
   ``ConnectError`` with the same code and the same ``google.rpc`` details, which Connect puts
   in its error JSON and gRPC-Web in its trailers). No RPC logic is written twice: caps,
-  deadlines, search slots, drain and the metrics listeners are the servicer's.
+  deadlines, search slots, drain and the metrics listeners are the servicer's, and calls are
+  admitted by the gRPC port's ``AdmissionControl``: one budget of ``rpc_limit`` work calls
+  over both ports, so overload is RESOURCE_EXHAUSTED with the same details on either, and
+  the drain waits for the web calls too.
 * ASGI under uvicorn rather than WSGI: the ASGI app watches ``receive()`` for the client's
   disconnect while a handler runs and cancels it at once; the bridge then runs the call's
   callbacks, which cancel the search. Under WSGI a disconnect is only seen at the next write,
@@ -52,7 +55,8 @@ from connectrpc.errors import ConnectError, ErrorDetail
 from google.rpc import status_pb2  # type: ignore[import-untyped, unused-ignore]
 from protobuf.wkt import Any as WireAny
 
-from hortus.server.errors import CapacityError, status_for
+from hortus.server.admission import AdmissionControl
+from hortus.server.errors import status_for
 from hortus.server.service import AdvisorServicer
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1.advisor_connect import AdvisorASGIApplication
@@ -208,15 +212,20 @@ def _snake(name: str) -> str:
 
 class _Bridge:
     """The async ``Advisor`` the generated ASGI app calls: every method is the servicer's
-    own, run in `pool`; calls over ``rpc_limit`` at once are RESOURCE_EXHAUSTED, as on gRPC."""
+    own, run in `pool`, admitted by the gRPC port's ``AdmissionControl`` (calls over
+    ``rpc_limit`` on both ports together are RESOURCE_EXHAUSTED, as on gRPC)."""
 
-    def __init__(self, servicer: AdvisorServicer, pool: futures.ThreadPoolExecutor, observers: list[Observer]) -> None:
+    def __init__(
+        self,
+        servicer: AdvisorServicer,
+        pool: futures.ThreadPoolExecutor,
+        observers: list[Observer],
+        admission: AdmissionControl,
+    ) -> None:
         self._servicer = servicer
         self._pool = pool
         self._observers = observers
-        self._limit = servicer.config.rpc_limit
-        self._calls = 0
-        self._calls_lock = threading.Lock()
+        self._admission = admission
         self._methods: dict[str, Callable[..., Any]] = {}
         for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
             if method.client_streaming:
@@ -233,20 +242,18 @@ class _Bridge:
         except KeyError:
             raise AttributeError(name) from None
 
-    def _admit(self) -> None:
-        with self._calls_lock:
-            if self._calls >= self._limit:
-                over = CapacityError(
-                    "max_concurrent_rpcs",
-                    f"the server is handling as many calls as it allows (max_concurrent_rpcs={self._limit}); retry later",
-                    self._servicer.config.retry_after_ms / 1000.0,
-                )
-                raise connect_error(status_for(over))
-            self._calls += 1
+    def _admit(self, name: str) -> bool:
+        """Admission control shared with the gRPC port (``AdmissionControl``): the same work
+        budget (``rpc_limit`` calls over both ports at once), probes (GetVersion) never refused
+        for load, UNAVAILABLE while draining. Whether the call counts as a probe."""
+        method = RPC_PREFIX + name
+        probe, refusal = self._admission.admit(method)
+        if refusal is not None:
+            raise connect_error(status_for(refusal, method))
+        return probe
 
-    def _done(self, method: str, started: float, error: BaseException | None, context: _WebContext) -> None:
-        with self._calls_lock:
-            self._calls -= 1
+    def _done(self, method: str, probe: bool, started: float, error: BaseException | None, context: _WebContext) -> None:
+        self._admission.release(probe)
         code = _code_name(error)
         seconds = time.perf_counter() - started
         for observer in self._observers:
@@ -260,7 +267,7 @@ class _Bridge:
 
         async def call(request: Any, ctx: Any) -> Any:
             started = time.perf_counter()
-            self._admit()
+            probe = self._admit(name)
             context = _WebContext(ctx)
             error: BaseException | None = None
             try:
@@ -273,7 +280,7 @@ class _Bridge:
                 raise ConnectError(Code.INTERNAL, "internal error") from None
             finally:
                 context.end()  # after a disconnect or the deadline: stops the search now
-                self._done(name, started, error, context)
+                self._done(name, probe, started, error, context)
 
         return call
 
@@ -282,7 +289,7 @@ class _Bridge:
 
         async def call(request: Any, ctx: Any) -> AsyncIterator[Any]:
             started = time.perf_counter()
-            self._admit()
+            probe = self._admit(name)
             context = _WebContext(ctx)
             generator = target(request, context)
             pending: futures.Future[Any] | None = None
@@ -310,7 +317,7 @@ class _Bridge:
                     _close(generator)
                 else:
                     pending.add_done_callback(lambda _: _close(generator))
-                self._done(name, started, error, context)
+                self._done(name, probe, started, error, context)
 
         return call
 
@@ -481,12 +488,19 @@ class WebServer:
             self.socket.close()
 
 
-def start_web(servicer: AdvisorServicer, options: WebOptions) -> WebServer:
-    """Serve `servicer` over Connect and gRPC-Web on ``options.address`` (port 0: a free one)."""
+def start_web(servicer: AdvisorServicer, options: WebOptions, admission: AdmissionControl | None = None) -> WebServer:
+    """Serve `servicer` over Connect and gRPC-Web on ``options.address`` (port 0: a free one).
+    `admission`: the gRPC port's admission control, so that both ports share one budget of
+    calls (None: one of this port's own, as the servicer's config sets it)."""
     logging.getLogger("uvicorn.error").setLevel(max(logging.WARNING, logging.getLogger().level))
-    pool = futures.ThreadPoolExecutor(max_workers=servicer.config.pool_size, thread_name_prefix="hortus-web")
+    if admission is None:
+        admission = AdmissionControl(servicer.config.rpc_limit, servicer.draining, servicer.config.retry_after_ms / 1000.0)
+    # a thread for every call admitted, as on the gRPC port: an admitted call never queues
+    pool = futures.ThreadPoolExecutor(
+        max_workers=max(servicer.config.pool_size, admission.threads), thread_name_prefix="hortus-web"
+    )
     rpc_app = AdvisorASGIApplication(
-        _Bridge(servicer, pool, options.observers),
+        _Bridge(servicer, pool, options.observers, admission),
         read_max_bytes=servicer.config.receive_limit,
     )
     static = options.static_dir if options.static_dir is not None else default_static_dir()

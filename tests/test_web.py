@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -316,6 +317,94 @@ def test_static_files_never_outside_their_folder(url: str) -> None:
 
 
 # --- life cycle and the CLI ---------------------------------------------------------------------
+def _quota_subject(details: Any) -> tuple[str, float]:
+    """(QuotaFailure subject, RetryInfo delay in s) of a refusal's ``google.rpc`` details,
+    given as (type name, serialized message) pairs."""
+    subject, delay = "", -1.0
+    for name, data in details:
+        if name == "google.rpc.QuotaFailure":
+            subject = error_details_pb2.QuotaFailure.FromString(data).violations[0].subject
+        elif name == "google.rpc.RetryInfo":
+            delay = error_details_pb2.RetryInfo.FromString(data).retry_delay.ToNanoseconds() / 1e9
+    return subject, delay
+
+
+def _grpc_details(error: grpc.RpcError) -> list[tuple[str, bytes]]:
+    from google.rpc import status_pb2  # type: ignore[import-untyped, unused-ignore]
+
+    for key, value in error.trailing_metadata() or ():  # type: ignore[attr-defined]
+        if key == "grpc-status-details-bin":
+            return [(d.type_url.rsplit("/", 1)[1], d.value) for d in status_pb2.Status.FromString(value).details]
+    return []
+
+
+def test_both_ports_share_one_admission_control() -> None:
+    """max_concurrent_rpcs=2 over both ports together: a gRPC Analyze and a web Analyze
+    in flight fill it, so a third work call is RESOURCE_EXHAUSTED (QuotaFailure subject
+    max_concurrent_rpcs, RetryInfo) on either port, a probe (GetVersion) is still answered on
+    both, and the budget is back once the two calls end. (With a count of its own, the web
+    port admitted 2 calls beside gRPC's 2.)"""
+    config = replace(CONFIG, max_concurrent_rpcs=2, max_concurrent_searches=4, retry_after_ms=250)
+    server = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
+    channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
+    sock: socket.socket | None = None
+    held: Any = None
+    try:
+        assert server.web is not None and server.admission is not None
+        url = f"http://127.0.0.1:{server.web.port}"
+        grpc_stub: Any = advisor_pb2_grpc.AdvisorStub(channel)  # type: ignore[no-untyped-call, unused-ignore]
+        position = new_position(grpc_stub)
+        long = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(time_ms=15_000, threads=1), interval_ms=0)
+        held = grpc_stub.Analyze(long, timeout=30)
+        sock = socket.create_connection(("127.0.0.1", server.web.port))
+        payload = _enveloped({
+            "position": {"game": GAME, "encoded": base64.b64encode(position.encoded).decode()},
+            "limits": {"time_ms": 15_000, "threads": 1},
+            "interval_ms": 0,
+        })
+        sock.sendall(
+            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/connect+json\r\n"
+            + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+        )
+        limit = time.monotonic() + 10
+        while server.servicer.searches_in_flight < 2 and time.monotonic() < limit:
+            time.sleep(0.005)
+        assert server.servicer.searches_in_flight == 2
+        assert server.admission.in_flight == 2
+
+        with pytest.raises(grpc.RpcError) as refused:
+            grpc_stub.ListGames(pb.ListGamesRequest(), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+        assert _quota_subject(_grpc_details(refused.value)) == ("max_concurrent_rpcs", 0.25)
+        for protocol in (ProtocolType.CONNECT, ProtocolType.GRPC_WEB):
+            with web_client(url, protocol) as client:
+                with pytest.raises(ConnectError) as info:
+                    client.list_games(pb.ListGamesRequest())
+                assert info.value.code == Code.RESOURCE_EXHAUSTED
+                pairs = [(d.type_name, d.message_bytes) for d in info.value.details]
+                assert _quota_subject(pairs) == ("max_concurrent_rpcs", 0.25)
+                assert client.get_version(pb.GetVersionRequest()).version  # a probe: never refused for load
+        status, _, body = post_json(url, "ListGames", {})
+        assert (status, body["code"]) == (429, "resource_exhausted")  # Connect JSON, as a page sees it
+        assert grpc_stub.GetVersion(pb.GetVersionRequest(), timeout=10).version
+    finally:
+        if held is not None:
+            held.cancel()
+        if sock is not None:
+            sock.close()
+    try:
+        limit = time.monotonic() + 10
+        while server.admission.in_flight and time.monotonic() < limit:
+            time.sleep(0.005)
+        assert server.admission.in_flight == 0
+        assert grpc_stub.ListGames(pb.ListGamesRequest(), timeout=10).games
+        with web_client(url) as client:
+            assert client.list_games(pb.ListGamesRequest()).games
+    finally:
+        channel.close()
+        server.stop(0)
+
+
 def test_stop_closes_the_web_port() -> None:
     server = build_server("127.0.0.1:0", ServerConfig(default_iterations=20), web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
