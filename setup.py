@@ -35,6 +35,9 @@ PACKAGE_DIRS: dict[str, str] = {
     "hortus.clients": "clients",
     "hortus.training": "training",
     "hortus.distributed": "distributed",
+    # the web page's built assets (web/ -> esbuild), data only: a package of its own so that
+    # setuptools ships them without "importable package absent from packages" warnings
+    "hortus.static": "src/hortus/static",
 }
 for game_dir in sorted((ROOT / "games").iterdir()):
     if (game_dir / "__init__.py").exists():
@@ -189,8 +192,9 @@ setup(
     packages=list(PACKAGE_DIRS),
     package_dir=PACKAGE_DIRS,
     package_data={
-        # static/: the web page served at / of the web port (hortus.server.web), if any
-        "hortus": ["py.typed", "static/*", "static/**/*"],
+        "hortus": ["py.typed"],
+        # the web page served at / of the web port (hortus.server.web)
+        "hortus.static": ["*"],
         "hortus.v1": ["*.pyi", "py.typed"],
         "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],
