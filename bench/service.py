@@ -12,6 +12,10 @@
    (searches release the GIL) for comparison. Scaling needs idle cores: the 1-minute load
    average is printed beside each figure (other work on the machine makes the ratio ~1).
 
+4. The answer cache (issue 20): ``SuggestMove`` and ``RankMoves`` through gRPC, each request
+   sent twice in a row: the first is a miss (searched, then stored), the second a hit (the
+   stored answer); hits and misses side by side in one run (target: a hit <= 1 ms at p50).
+
 3. ``Analyze`` cancel latency from the TypeScript client (clients/typescript/bench/cancel.mjs,
    needs node and ``npm run build`` there): from the client leaving its loop (aborting the
    fetch) to the server's search stopping (the servicer's search listener, same clock), and to
@@ -19,7 +23,7 @@
 
     python bench/service.py [--calls 300] [--iterations 200] [--positions 600]
                             [--batch-iterations 2000] [--repeats 3] [--streams 6] [--window 4]
-                            [--skip-latency] [--skip-throughput] [--cancel-trials 20]
+                            [--skip-latency] [--skip-throughput] [--skip-cache] [--cancel-trials 20]
 """
 
 from __future__ import annotations
@@ -164,6 +168,26 @@ def latency(calls: int, iterations: int) -> list[dict[str, object]]:
     return rows
 
 
+def cache_latency(calls: int, iterations: int) -> list[dict[str, object]]:
+    """Cache misses and hits of SuggestMove and RankMoves through gRPC, alternately: each
+    seed's request is sent twice, the first a miss (a search), the second a hit."""
+    state = positions(1)[0]
+    position = Position(GAME, state.encode())
+    times: dict[tuple[str, str], list[float]] = {}
+    with Server("--workers", "1") as server, AdvisorClient(server.target, timeout=30) as client:
+        methods = (("SuggestMove", client.suggest_move), ("RankMoves", client.rank_moves))
+        for i in range(calls + 30):  # the first 30 warm every path up
+            for name, call in methods:
+                for kind in ("miss", "hit"):
+                    started = time.perf_counter()
+                    call(position, iterations=iterations, seed=1_000_000 + i)
+                    if i >= 30:
+                        times.setdefault((name, kind), []).append((time.perf_counter() - started) * 1000.0)
+    return [{"what": f"{name} cache {kind}", "iterations": iterations, "calls": len(values),
+             "p50_ms": median(values), "p99_ms": percentile(values, 0.99), "load_avg_1min": os.getloadavg()[0]}
+            for (name, kind), values in times.items()]
+
+
 def throughput(count: int, iterations: int, repeats: int, streams: int = 6, window: int = 4) -> list[dict[str, object]]:
     """Positions per second of one batch of `count` positions through `streams` calls (one
     connection each) with `window` positions in flight per call. ``slots_busy`` is the share
@@ -255,10 +279,14 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=4, help="positions in flight per call")
     parser.add_argument("--skip-latency", action="store_true", help="skip the SuggestMove latency")
     parser.add_argument("--skip-throughput", action="store_true", help="skip the EvaluatePositions throughput")
+    parser.add_argument("--skip-cache", action="store_true", help="skip the answer cache's hits and misses")
     parser.add_argument("--cancel-trials", type=int, default=20, help="Analyze cancels from the TypeScript client (0: skip)")
     args = parser.parse_args()
     if not args.skip_latency:
         report("service: SuggestMove latency, gRPC and Connect JSON vs in-process (ms)", latency(args.calls, args.iterations),
+               ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+    if not args.skip_cache:
+        report("service: answer cache, a miss (search) then a hit, through gRPC (ms)", cache_latency(args.calls, args.iterations),
                ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
     if args.cancel_trials:
         rows = cancel_latency(args.cancel_trials)

@@ -474,6 +474,7 @@ _CAPS = (
     ("min_interval_ms", float, "smallest Analyze interval_ms (ms)"),
     ("retry_after_ms", float, "retry delay suggested with RESOURCE_EXHAUSTED (ms)"),
     ("max_concurrent_rpcs", int, "calls admitted at once (0 = 4 x gRPC threads); more are RESOURCE_EXHAUSTED"),
+    ("cache_bytes", int, "memory of the cache of deterministic answers (bytes, 0 = off; default 64 MiB)"),
 )
 
 

@@ -65,6 +65,9 @@ class ServerConfig:
         of ``hortus serve --workers N`` sets it, so a second accidental server fails to bind.
     draw_worlds: hints (``RankMoves``, ``Analyze``) measure how much their top moves depend on
         the draw over this many sampled worlds (``MoveAnalysis.draw_share``); 0 = off.
+    cache_bytes: memory of the answer cache (``hortus.server.cache``): a ``SuggestMove`` or
+        ``RankMoves`` request identical to an earlier one with an iteration budget (no time
+        budget) is answered from it, as the search is deterministic; 0 = off.
     """
 
     default_iterations: int = 2000
@@ -85,6 +88,7 @@ class ServerConfig:
     max_concurrent_rpcs: int = 0
     access_log: bool = False
     reuse_port: bool = False
+    cache_bytes: int = 64 * 1024 * 1024
     draw_worlds: int = 32
 
     def __post_init__(self) -> None:
@@ -124,6 +128,8 @@ class ServerConfig:
             raise ValueError(f"ServerConfig.batch_window must be an integer >= 0, not {self.batch_window!r}")
         if self.workers < 0:
             raise ValueError("ServerConfig.workers must be >= 0 (0 = automatic)")
+        if isinstance(self.cache_bytes, bool) or not isinstance(self.cache_bytes, int) or self.cache_bytes < 0:
+            raise ValueError(f"ServerConfig.cache_bytes must be an integer >= 0 (0 = off), not {self.cache_bytes!r}")
         if isinstance(self.draw_worlds, bool) or not isinstance(self.draw_worlds, int) or not (
             self.draw_worlds == 0 or 2 <= self.draw_worlds <= 4096
         ):

@@ -7,23 +7,46 @@ Exported, per server process:
 * ``hortus_searches_in_flight``: searches running now;
 * ``hortus_search_iterations_total`` and ``hortus_search_seconds_total``: ISMCTS iterations and
   wall-clock search seconds, so ``rate(iterations) / rate(seconds)`` is iterations per second;
-* ``hortus_search_iterations_per_second``: histogram of each search's own rate.
+* ``hortus_search_iterations_per_second``: histogram of each search's own rate;
+* ``hortus_answer_cache_hits_total`` / ``hortus_answer_cache_misses_total``: requests answered
+  from the answer cache (issue 20 item 3), and cacheable requests that were not;
+  ``hortus_answer_cache_bytes`` / ``hortus_answer_cache_entries``: what it holds now.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from hortus.search import Analysis
+from hortus.server.cache import AnswerCache
 from hortus.server.service import AdvisorServicer
 
 __all__ = ["Metrics", "start_metrics"]
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _RATE_BUCKETS = (1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6)
+
+
+class _CacheCollector(Collector):
+    """The answer cache's counts, read when scraped (the cache keeps them itself)."""
+
+    def __init__(self, cache: AnswerCache) -> None:
+        self._cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        cache = self._cache
+        yield CounterMetricFamily("hortus_answer_cache_hits", "Requests answered from the answer cache", value=cache.hits)
+        yield CounterMetricFamily(
+            "hortus_answer_cache_misses", "Cacheable requests not found in the answer cache", value=cache.misses
+        )
+        yield GaugeMetricFamily("hortus_answer_cache_bytes", "Memory held by the answer cache (bytes)", value=cache.bytes)
+        yield GaugeMetricFamily("hortus_answer_cache_entries", "Answers held by the answer cache", value=len(cache))
 
 
 class Metrics:
@@ -50,6 +73,7 @@ class Metrics:
             buckets=_RATE_BUCKETS,
             registry=registry,
         )
+        registry.register(_CacheCollector(servicer.cache))
         servicer.listeners.append(self._on_search)
 
     def _on_search(self, method: str, analysis: Analysis, cancelled: bool) -> None:

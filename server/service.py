@@ -27,7 +27,8 @@ from hortus.clients.views import ViewError, structured_to_view, view_to_structur
 from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, InvalidPositionError, State, UnknownGameError
 from hortus.search import Analysis, ConstraintError, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
 from hortus.search.analysis import root_actions
-from hortus.search.levels import LEVELS, choose, elo_level
+from hortus.search.levels import LEVELS, Level, choose, elo_level
+from hortus.server.cache import AnswerCache
 from hortus.server.config import ServerConfig
 from hortus.server.errors import (
     CapacityError,
@@ -87,6 +88,7 @@ def _check_bytes(field: str, value: str | bytes, cap: int, what: str) -> None:
 
 _Request = TypeVar("_Request", bound=Message)
 _Response = TypeVar("_Response")
+_Answer = TypeVar("_Answer", bound=Message)
 
 
 def _unary(
@@ -235,6 +237,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         self._lock = threading.Lock()
         self.searches_in_flight = 0
         self.listeners: list[SearchListener] = []
+        self.cache = AnswerCache(self.config.cache_bytes)
+        """Answers of deterministic requests (``_cache_key``)."""
         self.draining = threading.Event()
         """Set when the server starts shutting down: batch calls accept no new position."""
 
@@ -480,24 +484,73 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     def _search(
         self,
-        position: pb.Position,
-        limits: pb.SearchLimits,
+        method: str,
+        state: State,
+        budget: _Budget,
         context: grpc.ServicerContext,
-        method: str = "",
         max_moves: int = 0,
-        hints: bool = False,
-    ) -> tuple[State, Analysis, bool]:
-        """Decode, validate, search within the caps; returns the state, analysis and the
-        partial flag (cut short by the deadline, a cap or cancellation). `hints`: also
-        measure the draw dependence of the top moves (see ``_hint_budget``)."""
-        state, budget = self._prepare(position, limits, context)
-        if hints:
-            budget = self._hint_budget(budget, context)
+    ) -> tuple[Analysis, bool]:
+        """Search a validated request (``_prepare``) within the caps, stopped when the call
+        ends; returns the analysis and the partial flag (cut short by the deadline, a cap or
+        cancellation)."""
         handle = SearchHandle()
         if not context.add_callback(handle.cancel):  # the call already ended
             handle.cancel()
-        analysis, partial = self._run(method, state, budget, handle, max_moves=max_moves)
-        return state, analysis, partial
+        return self._run(method, state, budget, handle, max_moves=max_moves)
+
+    # --- the answer cache (issue 20 item 3) ----------------------------------------------
+    @staticmethod
+    def _draws_possible(context: grpc.ServicerContext) -> bool:
+        """Whether a hint's draw measurement can happen at all within the call's deadline:
+        ``_hint_budget`` skips it once less than ``_DRAW_RESERVE_MS`` is left."""
+        remaining_s = context.time_remaining()
+        return remaining_s is None or remaining_s >= _NO_DEADLINE_S or remaining_s * 1000.0 > _DRAW_RESERVE_MS
+
+    def _cache_key(
+        self, method: str, request: Message, limits: pb.SearchLimits, draws: bool | None = None
+    ) -> bytes | None:
+        """The answer cache's key of a validated request; None when it is not cacheable.
+
+        Only iteration budgets are cached: a time budget makes the answer depend on the
+        machine's speed and load. The request's bytes hold everything else the answer depends
+        on (position, iterations, seed, threads, allow/avoid actions, level, target Elo,
+        max_moves); the engine version and the server's configuration (fixed for the cache's
+        life) the rest. A hint's draw measurement (``draw_share``) also depends on the call's
+        deadline: it is taken when the deadline leaves time for it after the search. So the key
+        says whether the deadline leaves that time at all (``_draws_possible``), and only
+        answers that have it when it was possible are stored (``_cache_put``): a caller whose
+        deadline is too short for it never gets it from the cache either, and one whose deadline
+        allows it gets the answer the search gives when it finishes in time, which is
+        deterministic. (Not caching hints whose measurement depends on the deadline would
+        leave every hint uncached: the clients always send a deadline.) `draws`: for hints,
+        ``_hint_draws``; None for other answers."""
+        if not self.cache.enabled or limits.time_ms:
+            return None
+        parts: list[bytes | str] = [method, hortus.__version__, request.SerializeToString(deterministic=True)]
+        if draws is not None:
+            parts.append("draws" if draws else "no draws")
+        return AnswerCache.key(*parts)
+
+    def _hint_draws(self, context: grpc.ServicerContext) -> bool:
+        """Whether a hint answered now can carry the draw measurement (see ``_cache_key``)."""
+        return self.config.draw_worlds > 0 and self._draws_possible(context)
+
+    def _cache_put(self, key: bytes | None, response: Message, analysis: pb.Analysis, draws: bool = False) -> None:
+        """Store a complete answer: not one cut short (``partial``: a deadline, a cap), nor a
+        hint (`draws` True) whose draw measurement the deadline skipped after the search
+        although the key allows it (a call with more time measures it)."""
+        if key is None or analysis.partial:
+            return
+        if draws and analysis.moves and not analysis.moves[0].HasField("draw_share"):
+            return
+        self.cache.put(key, response.SerializeToString(deterministic=True))
+
+    def _cached(self, key: bytes | None, kind: type[_Answer]) -> _Answer | None:
+        """The stored answer under `key` as a new message, or None."""
+        if key is None:
+            return None
+        stored = self.cache.get(key)
+        return None if stored is None else kind.FromString(stored)
 
     # --- RPCs ----------------------------------------------------------------------------
     @_unary
@@ -606,17 +659,32 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     @_unary
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
+        limits, level = self._suggest_limits(request)
+        state, budget = self._prepare(request.position, limits, context)  # validated before the cache
+        key = self._cache_key("SuggestMove", request, request.limits)
+        if (cached := self._cached(key, pb.SuggestMoveResponse)) is not None:
+            return cached
+        analysis, partial = self._search("SuggestMove", state, budget, context)
+        if level is None:
+            chosen = analysis.best
+        else:
+            chosen = choose(analysis, level.temperature, random.Random(int(request.limits.seed)))
+        response = pb.SuggestMoveResponse(
+            action=pb.Action(id=chosen.action, notation=chosen.notation),
+            turn=_principal_variation(state, chosen),
+            analysis=analysis_message(state, analysis, partial),
+        )
+        self._cache_put(key, response, response.analysis)
+        return response
+
+    def _suggest_limits(self, request: pb.SuggestMoveRequest) -> tuple[pb.SearchLimits, Level | None]:
+        """The search limits of a ``SuggestMove`` and the difficulty level it plays at (None:
+        the best move of ``request.limits``): ``level``, or ``target_elo`` (strength by rating:
+        a budget interpolated between the levels on the game's scale)."""
         by_elo = request.HasField("target_elo")
         if not request.level and not by_elo:
-            state, analysis, partial = self._search(request.position, request.limits, context, "SuggestMove")
-            best = analysis.best
-            return pb.SuggestMoveResponse(
-                action=pb.Action(id=best.action, notation=best.notation),
-                turn=_principal_variation(state, best),
-                analysis=analysis_message(state, analysis, partial),
-            )
+            return request.limits, None
         if by_elo:
-            # Strength by rating: a budget interpolated between the levels on the game's scale.
             if request.level:
                 raise RequestError("target_elo", "give a difficulty level or a target Elo, not both")
             game = self._decode(request.position).game.name
@@ -641,13 +709,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         limits = pb.SearchLimits()
         limits.CopyFrom(request.limits)
         limits.iterations = level.iterations
-        state, analysis, partial = self._search(request.position, limits, context, "SuggestMove")
-        chosen = choose(analysis, level.temperature, random.Random(int(request.limits.seed)))
-        return pb.SuggestMoveResponse(
-            action=pb.Action(id=chosen.action, notation=chosen.notation),
-            turn=_principal_variation(state, chosen),
-            analysis=analysis_message(state, analysis, partial),
-        )
+        return limits, level
 
     def _hint_budget(self, budget: _Budget, context: grpc.ServicerContext) -> _Budget:
         """A hint's budget also measures how much the top moves depend on the draw, when the
@@ -661,10 +723,16 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     @_unary
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
-        state, analysis, partial = self._search(
-            request.position, request.limits, context, "RankMoves", request.max_moves, hints=True
-        )
-        return pb.RankMovesResponse(analysis=analysis_message(state, analysis, partial, request.max_moves))
+        state, budget = self._prepare(request.position, request.limits, context)  # validated before the cache
+        draws = self._hint_draws(context)
+        key = self._cache_key("RankMoves", request, request.limits, draws=draws)
+        if (cached := self._cached(key, pb.RankMovesResponse)) is not None:
+            return cached
+        budget = self._hint_budget(budget, context)
+        analysis, partial = self._search("RankMoves", state, budget, context, request.max_moves)
+        response = pb.RankMovesResponse(analysis=analysis_message(state, analysis, partial, request.max_moves))
+        self._cache_put(key, response, response.analysis, draws=draws)
+        return response
 
     def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
         """Partial analyses every ``interval_ms`` of search, then exactly one final one."""
