@@ -92,6 +92,7 @@ except ImportError:  # pragma: no cover - reported by main() when a web transpor
 MAX_CLIENTS = 512
 MAX_SECONDS = 600.0
 CALL_TIMEOUT_S = 30.0
+CLIENT_GRACE_S = 5.0  # a web call unanswered this long after its deadline: the client gives up
 EXPECTED = {"OK", "RESOURCE_EXHAUSTED", "CANCELLED_BY_CLIENT"}
 EXPECTED_MALFORMED = {"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"}  # the answer to bytes that do not parse
 UNARY_METHODS = ("ListGames", "GetVersion", "NewGame", "LegalActions", "ApplyActions", "SuggestMove", "RankMoves",
@@ -522,16 +523,20 @@ class RawCodec:
         return self.base.decode(data, message_class)
 
 
-def malformed_json(rng: random.Random, sample: Sample) -> tuple[str, bytes]:
-    """(kind, bytes) that no request type's JSON form accepts."""
-    kind = rng.choice(("utf8", "truncated", "type", "random"))
+def malformed_json(rng: random.Random, rpc: str, sample: Sample) -> tuple[str, bytes]:
+    """(kind, bytes) that `rpc`'s request type cannot take as JSON. (Unknown fields are ignored
+    by the protobuf JSON mapping, so a field of the wrong type must be one the request has: the
+    empty requests of ListGames and GetVersion get the other kinds.)"""
+    wrong_type = {"NewGame": b'{"players": "many"}', "EvaluateBatch": b'{"positions": 5}',
+                  "ListGames": b"", "GetVersion": b""}.get(rpc, b'{"position": 5}')
+    kind = rng.choice(("utf8", "truncated", "type", "random") if wrong_type else ("utf8", "truncated", "random"))
     if kind == "utf8":
         return kind, b'{"game": "\xff\xfe"}'
     if kind == "truncated":
         text = json.dumps({"position": {"game": sample.game, "encoded": sample.encoded.hex()}}).encode()
         return kind, text[: rng.randrange(1, len(text) - 1)]
     if kind == "type":
-        return kind, b'{"position": 5}'  # every request with a position: an object expected
+        return kind, wrong_type
     while True:
         data = rng.randbytes(64)
         try:
@@ -565,6 +570,16 @@ class WebClient(Client):
     def _method(self, rpc: str) -> Any:
         return getattr(self.web, re.sub(r"(?<!^)(?=[A-Z])", "_", rpc).lower())
 
+    def _deadline(self, seconds: float) -> dict[str, str]:
+        """The call's deadline as the server reads it (``Connect-Timeout-Ms``, gRPC-Web's
+        ``grpc-timeout``). The client does not enforce it itself: its timer runs on this
+        process's event loop, shared by every client, which under load looks at an answer that
+        came in time only after the deadline. The server ends a call at its deadline
+        (DEADLINE_EXCEEDED, a miss); an OK the loop saw late is counted apart, as for gRPC,
+        and a call still unanswered ``CLIENT_GRACE_S`` after its deadline ends here."""
+        ms = int(seconds * 1000)
+        return {"grpc-timeout": f"{ms}m"} if self.kind == "grpc-web" else {"connect-timeout-ms": str(ms)}
+
     async def _refused(self, stats: Stats, method: str, started: float, exc: BaseException, timeout: float | None) -> None:
         """Count a call that ended in an error; wait the RetryInfo delay if refused."""
         if isinstance(exc, ConnectError):
@@ -572,13 +587,16 @@ class WebClient(Client):
             stats.record(method, code, started, exc.message or "", timeout)
             if code == "RESOURCE_EXHAUSTED":
                 await asyncio.sleep(connect_retry_delay(exc))
+        elif isinstance(exc, TimeoutError):  # nothing from the server CLIENT_GRACE_S after the deadline
+            stats.record(method, "DEADLINE_EXCEEDED", started, "no answer from the server", timeout)
         else:  # the HTTP client's own failure (connection reset...): never designed
             stats.record(method, f"CLIENT_{type(exc).__name__}", started, str(exc), timeout)
 
     async def unary(self, stats: Stats, method: str, rpc: str, request: Any, timeout: float) -> Any:
         started = time.perf_counter()
         try:
-            response = await self._method(rpc)(request, timeout_ms=int(timeout * 1000))
+            response = await asyncio.wait_for(self._method(rpc)(request, headers=self._deadline(timeout)),
+                                              timeout + CLIENT_GRACE_S)
         except Exception as exc:  # noqa: BLE001 - counted by code
             await self._refused(stats, method, started, exc, timeout)
             return None
@@ -590,17 +608,18 @@ class WebClient(Client):
         (Analyze and EvaluateBatch, the server streams, too)."""
         rpc = self.rng.choice(UNARY_METHODS + ("Analyze", "EvaluateBatch"))
         if self.kind == "connect-json":
-            kind, data = malformed_json(self.rng, self.rng.choice(self.pool))
+            kind, data = malformed_json(self.rng, rpc, self.rng.choice(self.pool))
         else:
             kind, data = malformed_bytes(self.rng, "Evaluate" if rpc == "EvaluateBatch" else rpc)
         label = f"Malformed({kind})"
         started = time.perf_counter()
         try:
-            if rpc in ("Analyze", "EvaluateBatch"):
-                async for _ in self._method(rpc)(data, timeout_ms=10_000):
-                    pass
-            else:
-                await self._method(rpc)(data, timeout_ms=10_000)
+            async with asyncio.timeout(10 + CLIENT_GRACE_S):
+                if rpc in ("Analyze", "EvaluateBatch"):
+                    async for _ in self._method(rpc)(data, headers=self._deadline(10)):
+                        pass
+                else:
+                    await self._method(rpc)(data, headers=self._deadline(10))
         except Exception as exc:  # noqa: BLE001 - counted by code
             await self._refused(stats, label, started, exc, 10)
             return
@@ -614,16 +633,17 @@ class WebClient(Client):
             interval_ms=50, max_moves=3,
         )
         started = time.perf_counter()
-        stream = self.web.analyze(request, timeout_ms=int(CALL_TIMEOUT_S * 1000))
+        stream = self.web.analyze(request, headers=self._deadline(CALL_TIMEOUT_S))
         seen = finals = 0
         left = False
         try:
-            async for response in stream:
-                seen += 1
-                finals += int(response.final)
-                if cancel_after is not None and seen >= cancel_after and not response.final:
-                    left = True
-                    break  # leaving the stream: closing it drops the connection, the server cancels
+            async with asyncio.timeout(CALL_TIMEOUT_S + CLIENT_GRACE_S):
+                async for response in stream:
+                    seen += 1
+                    finals += int(response.final)
+                    if cancel_after is not None and seen >= cancel_after and not response.final:
+                        left = True
+                        break  # leaving the stream: closing it drops the connection, the server cancels
         except Exception as exc:  # noqa: BLE001 - counted by code
             await self._refused(stats, "Analyze", started, exc, None)
             return
@@ -663,15 +683,16 @@ class WebClient(Client):
         started = time.perf_counter()
         answered: Counter[str] = Counter()
         error: Exception | None = None
-        stream = self.web.evaluate_batch(pb.EvaluateBatchRequest(positions=requests), timeout_ms=int(timeout * 1000))
+        stream = self.web.evaluate_batch(pb.EvaluateBatchRequest(positions=requests), headers=self._deadline(timeout))
         try:
-            async for answer in stream:
-                answered[answer.id] += 1
-                code = "OK" if answer.WhichOneof("result") == "analysis" else answer.error.code
-                if answer.id == bad:
-                    stats.bad_position_answers[code] += 1
-                else:
-                    stats.batch_answers[code] += 1
+            async with asyncio.timeout(timeout + CLIENT_GRACE_S):
+                async for answer in stream:
+                    answered[answer.id] += 1
+                    code = "OK" if answer.WhichOneof("result") == "analysis" else answer.error.code
+                    if answer.id == bad:
+                        stats.bad_position_answers[code] += 1
+                    else:
+                        stats.batch_answers[code] += 1
         except Exception as exc:  # noqa: BLE001 - counted by code
             error = exc
         finally:

@@ -166,3 +166,113 @@ def test_legal_actions_answers_with_the_picture_of_for_seat() -> None:
                 client.legal_actions(info.position, picture=True)
     finally:
         server.stop(0)
+
+
+# --- Botanists: the market from the viewing seat's side (A15) ----------------------------------
+# A15 (botanists.decisions.md): a card offset (dr, dc), dr toward the player and dc to the
+# player's right, lands on the board offset s0 (dr, dc), s1 (dc, -dr), s2 (-dr, -dc), s3 (-dc, dr);
+# default sides: 2 players {0, 2}, 3 players {0, 1, 2}, 4 players {0, 1, 2, 3}.
+A15_SIDES = {1: (0,), 2: (0, 2), 3: (0, 1, 2), 4: (0, 1, 2, 3)}
+
+
+def _a15(side: int, dr: int, dc: int) -> tuple[int, int]:
+    return ((dr, dc), (dc, -dr), (-dr, -dc), (-dc, dr))[side]
+
+
+def _market_on_screen(svg: str) -> dict[int, tuple[int, int]]:
+    """Market cell -> its (screen row, screen column) in the picture, from the clickable
+    cell elements (``<title>market c3</title>``)."""
+    at: dict[int, tuple[float, float]] = {}
+    for group in ET.fromstring(svg).iter(f"{NS}g"):
+        title = group.find(f"{NS}title")
+        if title is None or not (title.text or "").startswith("market "):
+            continue
+        name = (title.text or "").split()[1]
+        rect = group.find(f"{NS}rect")
+        assert rect is not None
+        at[(int(name[1]) - 1) * 5 + "abcde".index(name[0])] = (float(rect.get("y", 0)), float(rect.get("x", 0)))
+    rows = sorted({y for y, _ in at.values()})
+    columns = sorted({x for _, x in at.values()})
+    assert len(at) == 25 and len(rows) == 5 and len(columns) == 5, "a 5x5 market grid"
+    return {cell: (rows.index(y), columns.index(x)) for cell, (y, x) in at.items()}
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_botanists_market_is_drawn_from_the_viewing_seats_side(players: int) -> None:
+    """Seat s's picture is the market turned to its side: one step toward the player (dr) is
+    one row down on the screen and one step to its right (dc) one column right, as A15 maps
+    card offsets onto the board; with orientation_mode=absolute every seat sees side 0."""
+    game = games.get("botanists")
+    for mode, sides in (("seat", A15_SIDES[players]), ("absolute", (0,) * players)):
+        state = game.new_game(players=players, seed=5, options={"orientation_mode": mode})
+        for seat, side in enumerate(sides):
+            screen = _market_on_screen(state.picture(seat))
+            for cell, (row, column) in screen.items():
+                r, c = divmod(cell, 5)
+                for (dr, dc), step in (((1, 0), (1, 0)), ((0, 1), (0, 1))):
+                    br, bc = _a15(side, dr, dc)
+                    if 0 <= r + br < 5 and 0 <= c + bc < 5:
+                        assert screen[(r + br) * 5 + c + bc] == (row + step[0], column + step[1]), (
+                            f"{players} players, {mode}, seat {seat} (side {side}): market cell {cell}"
+                        )
+
+
+def _hand_cards(svg: str) -> dict[int, tuple[tuple[int, int], set[tuple[int, int]]]]:
+    """Action id -> the card drawn for it in the hand: (highlighted box, boxes) as (row,
+    column) on the screen."""
+    cards: dict[int, tuple[tuple[int, int], set[tuple[int, int]]]] = {}
+    for group in ET.fromstring(svg).iter(f"{NS}g"):
+        title = group.find(f"{NS}title")
+        if title is None or not (title.text or "").startswith("card ") or not group.get("data-action"):
+            continue
+        boxes = [r for r in group.iter(f"{NS}rect") if r.get("fill") in ("#2f6b3a", "#cfe3c8")]
+        size = float(boxes[0].get("width", 0))
+        x0 = min(float(b.get("x", 0)) for b in boxes)
+        y0 = min(float(b.get("y", 0)) for b in boxes)
+        place = {b: (round((float(b.get("y", 0)) - y0) / size), round((float(b.get("x", 0)) - x0) / size)) for b in boxes}
+        high = [place[b] for b in boxes if b.get("fill") == "#2f6b3a"]
+        assert len(high) == 1
+        for action in group.get("data-action", "").split():
+            cards[int(action)] = (high[0], set(place.values()))
+    return cards
+
+
+def test_botanists_hand_cards_collect_what_the_picture_shows_for_every_side() -> None:
+    """Clicking a hand card in seat s's picture plays that card, and it collects the tiles the
+    picture shows: the card as drawn, its highlighted box on the pawn's cell of the turned
+    market, less cells under other pawns and empty ones (P4) — for a seat on every side."""
+    game = games.get("botanists")
+    seen: set[tuple[int, int]] = set()  # (players, side) checked
+    for players in (2, 3, 4):
+        for seed in range(30):
+            if all((players, side) in seen for side in A15_SIDES[players]):
+                break
+            rng = random.Random(seed)
+            state = game.new_game(players=players, seed=seed)
+            for _ in range(60):
+                if state.is_terminal():
+                    break
+                if state.is_chance():
+                    state.resolve_chance(rng)
+                    continue
+                seat = state.current_player
+                svg = state.picture(seat)
+                cards = {a: drawn for a, drawn in _hand_cards(svg).items()
+                         if state.action_to_string(a).startswith("card ")}  # not "discard card"
+                if cards:
+                    screen = _market_on_screen(svg)
+                    cell_at = {place: cell for cell, place in screen.items()}
+                    view = state.view(seat)
+                    pawn = view["pawn"][seat]
+                    others = {c for p, c in enumerate(view["pawn"]) if p != seat}
+                    for action, (high, boxes) in cards.items():
+                        origin = screen[pawn]
+                        drawn = {cell_at[(origin[0] + r - high[0], origin[1] + c - high[1])] for r, c in boxes}
+                        after = state.clone()
+                        after.apply(action)
+                        taken = {c for c in range(25) if after.view(seat)["market"][c] != view["market"][c]}
+                        expected = {c for c in drawn if c == pawn or (c not in others and view["market"][c] < 5)}
+                        assert taken == expected, (players, seed, seat, state.action_to_string(action))
+                    seen.add((players, A15_SIDES[players][seat]))
+                state.apply(rng.choice(state.legal_actions()))
+    assert seen == {(n, side) for n in (2, 3, 4) for side in A15_SIDES[n]}
