@@ -34,6 +34,15 @@ from hortus.clients.errors import (
     UnavailableError,
     error_from_rpc,
 )
+from hortus.clients.record import (
+    GameRecord,
+    RecordedAction,
+    RecordError,
+    ReviewedMove,
+    ReviewSummary,
+    ReviewThresholds,
+    SeatReview,
+)
 from hortus.clients.types import (
     CHANCE,
     TERMINAL,
@@ -79,6 +88,13 @@ __all__ = [
     "DeadlineExceededError",
     "FieldViolation",
     "GameInfo",
+    "GameRecord",
+    "RecordError",
+    "RecordedAction",
+    "ReviewSummary",
+    "ReviewThresholds",
+    "ReviewedMove",
+    "SeatReview",
     "InvalidArgumentError",
     "LegalActions",
     "MoveHint",

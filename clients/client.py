@@ -28,6 +28,7 @@ import grpc
 import grpc.aio
 
 from hortus.clients.errors import UnavailableError, error_from_rpc
+from hortus.clients.record import GameRecord, ReviewedMove, ReviewSummary, review_answer
 from hortus.clients.types import (
     Action,
     Analysis,
@@ -533,6 +534,9 @@ class AdvisorClient:
         self._analyze = ch.unary_stream(
             path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString
         )
+        self._review_game = ch.unary_stream(
+            path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
+        )
         self._view_position = ch.unary_unary(
             path("ViewPosition"), pb.ViewPositionRequest.SerializeToString, pb.ViewPositionResponse.FromString
         )
@@ -725,6 +729,33 @@ class AdvisorClient:
         finally:
             call.cancel()
 
+    def review(
+        self,
+        record: GameRecord,
+        *,
+        iterations: int = 0,
+        time_ms: float = 0.0,
+        seed: int = 0,
+        threads: int = 0,
+        timeout: float | None = None,
+    ) -> Iterator[ReviewedMove | ReviewSummary]:
+        """Review a game record (``ReviewGame``): one :class:`ReviewedMove` per decision, in move
+        order, then one :class:`ReviewSummary`. The budget is per decision (``iterations`` 0 =
+        the server's default); ``timeout`` is the deadline of the whole review (None = none):
+        past it the moves analysed so far arrive, then DeadlineExceededError. A bad record
+        raises InvalidArgumentError naming the field (``moves[17].action``) before any search.
+        Closing the iterator early cancels the call."""
+        request = record.to_proto()
+        request.limits.CopyFrom(_limits(iterations, time_ms, seed, threads))
+        call = self._review_game(request, timeout=timeout)
+        try:
+            for response in call:
+                yield review_answer(response)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from None
+        finally:
+            call.cancel()
+
     def evaluate(
         self,
         positions: Iterable[EvaluationInput],
@@ -821,6 +852,9 @@ class AsyncAdvisorClient:
         )
         self._analyze = ch.unary_stream(
             path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString
+        )
+        self._review_game = ch.unary_stream(
+            path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
         )
         self._view_position = ch.unary_unary(
             path("ViewPosition"), pb.ViewPositionRequest.SerializeToString, pb.ViewPositionResponse.FromString
@@ -963,6 +997,28 @@ class AsyncAdvisorClient:
         try:
             async for response in call:
                 yield AnalysisUpdate.from_proto(response)
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_rpc(exc) from None
+        finally:
+            call.cancel()
+
+    async def review(
+        self,
+        record: GameRecord,
+        *,
+        iterations: int = 0,
+        time_ms: float = 0.0,
+        seed: int = 0,
+        threads: int = 0,
+        timeout: float | None = None,
+    ) -> AsyncIterator[ReviewedMove | ReviewSummary]:
+        """A game review as an async iterator (see ``AdvisorClient.review``)."""
+        request = record.to_proto()
+        request.limits.CopyFrom(_limits(iterations, time_ms, seed, threads))
+        call = self._review_game(request, timeout=timeout)
+        try:
+            async for response in call:
+                yield review_answer(response)
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc) from None
         finally:

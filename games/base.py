@@ -55,6 +55,30 @@ class RuleOption:
     doc: str
 
 
+@dataclass(frozen=True)
+class ReviewThresholds:
+    """Game review (``ReviewGame``): a played move that loses at least ``inaccuracy`` against
+    the search's best move is an inaccuracy, at least ``mistake`` a mistake, at least
+    ``blunder`` a blunder. ``unit``: ``"win_probability"`` (loss of the mover's win
+    probability, in [0, 1]) or ``"points"`` (loss of the mover's expected final points, for
+    games played solo, where the win share is always 1)."""
+
+    inaccuracy: float
+    mistake: float
+    blunder: float
+    unit: str = "win_probability"
+
+    def label(self, loss: float) -> str:
+        """The label of a move that is not the best one and loses `loss` (in ``unit``)."""
+        if loss >= self.blunder:
+            return "blunder"
+        if loss >= self.mistake:
+            return "mistake"
+        if loss >= self.inaccuracy:
+            return "inaccuracy"
+        return "good"
+
+
 class Game(ABC):
     """A registered game: metadata plus the constructors of its states."""
 
@@ -128,6 +152,16 @@ class Game(ABC):
         ``weight * tanh(margin / scale)``: scale should be a typical winning margin in points.
         The weight stays small where a win share exists, so the margin never outweighs it."""
         return (0.1, 10.0)
+
+    def review_thresholds(self, players: int) -> ReviewThresholds:
+        """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10
+        and 15 win-probability points for an inaccuracy, a mistake, a blunder) for 2 seats,
+        scaled by 2 / seats for more: a fair share of the win is 1 / seats, so the same error
+        moves a seat's win probability by fewer points. Solo: 3, 8 and 15 expected points."""
+        if players < 2:
+            return ReviewThresholds(3.0, 8.0, 15.0, unit="points")
+        scale = 2.0 / players
+        return ReviewThresholds(0.05 * scale, 0.10 * scale, 0.15 * scale)
 
     def action_effects(self, state: "State", action: int) -> list[str]:
         """Visible, immediate effects of a legal action, in a few words each (for hint

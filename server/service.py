@@ -24,10 +24,20 @@ from google.protobuf.message import Message
 import hortus
 from hortus import games
 from hortus.clients.views import ViewError, structured_to_view, view_to_structured
-from hortus.games import CHANCE, TERMINAL, Game, IllegalActionError, InvalidPositionError, State, UnknownGameError
+from hortus.games import (
+    CHANCE,
+    TERMINAL,
+    Game,
+    IllegalActionError,
+    InvalidPositionError,
+    ReviewThresholds,
+    State,
+    UnknownGameError,
+)
 from hortus.search import Analysis, ConstraintError, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
 from hortus.search.analysis import root_actions
 from hortus.search.levels import LEVELS, Level, choose, elo_level
+from hortus.server import review
 from hortus.server.cache import AnswerCache
 from hortus.server.config import ServerConfig
 from hortus.server.errors import (
@@ -559,22 +569,31 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
 
     @_unary
     def NewGame(self, request: pb.NewGameRequest, context: grpc.ServicerContext) -> pb.NewGameResponse:
-        game = self._game(request.game, "game")
-        players = request.players or game.min_players
+        seed = int(request.seed) if request.HasField("seed") else None
+        state = self._new_state(request.game, request.players, request.variant, request.options, seed)
+        return pb.NewGameResponse(info=position_info(state))
+
+    def _new_state(
+        self, name: str, players: int, variant_name: str, request_options: Mapping[str, str], seed: int | None
+    ) -> State:
+        """A new game from the fields of a request (NewGame, ReviewGame), each checked and
+        named (game, players, variant, options[NAME]) when wrong."""
+        game = self._game(name, "game")
+        players = players or game.min_players
         if not game.min_players <= players <= game.max_players:
             raise RequestError(
                 "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"
             )
-        _check_bytes("variant", request.variant, MAX_NAME_BYTES, "MAX_NAME_BYTES")
-        if len(request.options) > MAX_OPTIONS:
-            raise RequestError("options", f"{len(request.options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
-        for name, value in request.options.items():
+        _check_bytes("variant", variant_name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+        if len(request_options) > MAX_OPTIONS:
+            raise RequestError("options", f"{len(request_options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
+        for name, value in request_options.items():
             _check_bytes("options", name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
             _check_bytes(f"options[{name}]", value, MAX_NAME_BYTES, "MAX_NAME_BYTES")
-        variant = request.variant or None
+        variant = variant_name or None
         if variant is not None and variant not in game.variants:
             raise RequestError("variant", f"unknown variant {variant!r} for {game.name}; known: {list(game.variants)}")
-        options: Mapping[str, str] = dict(request.options)
+        options: Mapping[str, str] = dict(request_options)
         for name, value in options.items():
             if name not in game.options:
                 raise RequestError(
@@ -584,9 +603,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 raise RequestError(
                     f"options[{name}]", f"{value!r} is not one of {list(game.options[name].choices)}"
                 )
-        seed = int(request.seed) if request.HasField("seed") else None
-        state = game.new_game(players=players, seed=seed, variant=variant, options=options)
-        return pb.NewGameResponse(info=position_info(state))
+        return game.new_game(players=players, seed=seed, variant=variant, options=options)
 
     @_unary
     def LegalActions(self, request: pb.LegalActionsRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:
@@ -930,6 +947,152 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             context.abort_with_status(status_for(exc, "EvaluateBatch"))
         yield from self.EvaluatePositions(iter(request.positions), context)
+
+    # --- ReviewGame ------------------------------------------------------------------------
+    def _review_start(self, request: pb.ReviewGameRequest) -> State:
+        """The record's first position: the game set up with its seed (or waiting at the setup
+        chance node), or the given position's bytes, checked against the other fields."""
+        if not request.position:
+            seed = int(request.seed) if request.HasField("seed") else None
+            return self._new_state(request.game, request.players, request.variant, request.options, seed)
+        if request.HasField("seed"):
+            raise RequestError("position", "give the setup seed or the first position, not both")
+        if request.options:
+            raise RequestError("options", "a position carries its rules: give options only with a seed")
+        game = self._game(request.game, "game")
+        _check_bytes("position", request.position, MAX_POSITION_BYTES, "MAX_POSITION_BYTES")
+        try:
+            state = game.decode(request.position)
+        except InvalidPositionError as exc:
+            part = exc.field.removeprefix("position.").removeprefix("position")
+            raise RequestError("position", f"{part}: {exc.reason}" if part else exc.reason) from exc
+        if request.players and request.players != state.num_players:
+            raise RequestError("players", f"the position has {state.num_players} seats, not {request.players}")
+        if request.variant:
+            _check_bytes("variant", request.variant, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+            if request.variant not in game.variants:
+                raise RequestError("variant", f"unknown variant {request.variant!r} for {game.name}; known: {list(game.variants)}")
+            if game.variant_code(request.variant) != state.variant_code:
+                raise RequestError("variant", f"the position is not of variant {request.variant!r}")
+        return state
+
+    def _review_one(
+        self, decision: review.Decision, request: pb.ReviewGameRequest, context: grpc.ServicerContext,
+        call: "_BatchCall", thresholds: ReviewThresholds,
+    ) -> review.DecisionReview | None:
+        """One decision of a review, in a batch slot (waited for, like a batch position); None
+        when the call ended or its deadline came before a search got anywhere."""
+        while not self._slots.acquire_batch(timeout=0.02):
+            if call.stop.is_set():
+                return None
+        try:
+            if call.stop.is_set():
+                return None
+            try:
+                budget = self._budget(request.limits, context, reserve_ms=call.reserve_ms)
+            except NoAnswerError:
+                return None
+            handle = SearchHandle()
+            call.track(handle)
+            self._searching(+1)
+            try:
+                result, analyses = review.review_decision(
+                    decision, budget.limits, thresholds, handle, comparison_limits=budget.limits
+                )
+            finally:
+                self._searching(-1)
+                call.untrack(handle)
+        finally:
+            self._slots.release(batch=True)
+        for analysis in analyses:
+            self._notify("ReviewGame", analysis, handle.cancelled)
+        if result is None:
+            return None
+        # Partial as for any search: a time-only budget run to its end is complete.
+        return replace(result, partial=any(budget.partial(a, handle.cancelled) for a in analyses))
+
+    def ReviewGame(self, request: pb.ReviewGameRequest, context: grpc.ServicerContext) -> Iterator[pb.ReviewGameResponse]:
+        """Replay a game record and review every decision (see the proto): the whole record
+        is checked first; then the decisions are searched in parallel in the batch slots (at
+        most ``window`` ahead of the one to send next) and sent in move order, then the
+        summary. At the deadline, what was analysed is sent and the call ends
+        DEADLINE_EXCEEDED."""
+        started = time.perf_counter()
+        try:
+            self.check_accepting()
+            self.check_size(request)
+            state = self._review_start(request)
+            for name in ("allow_actions", "avoid_actions"):
+                if getattr(request.limits, name):
+                    raise RequestError(f"limits.{name}", "a review searches every move of each decision: no constraints")
+            self._budget(request.limits, context)  # the caps, before anything is replayed
+            decisions = review.replay(state, request.moves)
+            thresholds = state.game.review_thresholds(state.num_players)
+        except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            context.abort_with_status(status_for(exc, "ReviewGame"))
+        remaining_s = context.time_remaining()
+        reserve_ms = self._give_up_ms(remaining_s)
+        give_up_at = None
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
+        call = _BatchCall(self.config.window, reserve_ms)
+        if not context.add_callback(call.end):
+            call.end()
+        window = self.config.window
+        pending: dict[int, futures.Future[review.DecisionReview | None]] = {}
+        reviews: list[review.DecisionReview] = []
+        submitted = 0
+        expired = False
+        unanswered = 0
+        try:
+            for k in range(len(decisions)):
+                while not expired and submitted < len(decisions) and submitted < k + window:
+                    try:
+                        pending[submitted] = self._batch_pool.submit(
+                            self._review_one, decisions[submitted], request, context, call, thresholds
+                        )
+                    except RuntimeError:  # the pool is shut down
+                        raise ShuttingDownError("the server is shutting down: send the review again") from None
+                    submitted += 1
+                if k >= submitted:  # expired before this decision was started: never answered
+                    unanswered += len(decisions) - k
+                    break
+                future = pending.pop(k)
+                while True:
+                    timeout = None if give_up_at is None or expired else max(0.0, give_up_at - time.monotonic())
+                    try:
+                        result = future.result(timeout=timeout)
+                        break
+                    except futures.TimeoutError:
+                        expired = True  # stop: the running searches answer with what they found
+                        call.end()
+                    except futures.CancelledError:
+                        raise ShuttingDownError("the server is shutting down: send the review again") from None
+                if result is None:
+                    unanswered += 1
+                    continue
+                reviews.append(result)
+                yield pb.ReviewGameResponse(move=result.message())
+            if call.stop.is_set() and not context.is_active():
+                return  # the client went away
+            if expired or unanswered:
+                raise NoAnswerError(
+                    f"the call's deadline came before every decision was analysed: "
+                    f"{len(reviews)} of {len(decisions)} were"
+                )
+            elapsed_ms = (time.perf_counter() - started) * 1000.0
+            yield pb.ReviewGameResponse(
+                summary=review.summary(reviews, state.num_players, thresholds, elapsed_ms)
+            )
+        except GeneratorExit:  # the call ended while an answer was being sent
+            call.end()
+            raise
+        except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            context.abort_with_status(status_for(exc, "ReviewGame"))
+        finally:
+            call.end()
+            for future in pending.values():
+                future.cancel()
 
     @_unary
     def ViewPosition(self, request: pb.ViewPositionRequest, context: grpc.ServicerContext) -> pb.ViewPositionResponse:

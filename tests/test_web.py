@@ -475,3 +475,31 @@ def test_static_dir_default_is_the_package_folder() -> None:
 
 def test_threads_left_behind_are_daemon() -> None:
     assert all(t.daemon for t in threading.enumerate() if t.name.startswith("hortus-web"))
+
+
+@pytest.mark.parametrize("protocol", [ProtocolType.CONNECT, ProtocolType.GRPC_WEB])
+def test_review_game_streams_the_same_review(url: str, stub: Any, protocol: ProtocolType) -> None:
+    """ReviewGame (a server stream) over the web port: the same answers as the gRPC port, and
+    a bad move named by its index."""
+    from hortus import games
+
+    state = games.get(GAME).new_game(seed=2)
+    moves = []
+    while not state.is_terminal() and len(moves) < 30:
+        action = state.chance_outcomes()[0][0] if state.is_chance() else state.legal_actions()[-1]
+        moves.append(pb.RecordedMove(action=pb.ActionRef(id=action)))
+        state.apply(action)
+    request = pb.ReviewGameRequest(game=GAME, seed=2, moves=moves, limits=pb.SearchLimits(iterations=100, seed=3))
+    with web_client(url, protocol) as client:
+        answers = list(client.review_game(request))
+    native = list(stub.ReviewGame(request, timeout=60))
+    assert answers[-1].HasField("summary") and all(a.HasField("move") for a in answers[:-1])
+    assert [a.move for a in answers[:-1]] == [a.move for a in native[:-1]]
+    assert answers[-1].summary.seats == native[-1].summary.seats
+    bad = pb.ReviewGameRequest()
+    bad.CopyFrom(request)
+    bad.moves[7].action.id = 9999
+    with web_client(url, protocol) as client:
+        with pytest.raises(ConnectError) as info:
+            list(client.review_game(bad))
+    assert info.value.code == Code.INVALID_ARGUMENT and bad_request_field(info.value) == "moves[7].action"
