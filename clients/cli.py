@@ -8,6 +8,7 @@ engine lazily, so importing this module stays thin (grpc, protobuf, ``hortus.v1`
     hortus play botanik [--players 2] [--seat 0] [--seed N] [--iterations N | --time-ms MS]
     hortus suggest --game botanik --seed 1 [--json]
     hortus hints --game botanik --position-hex 4852... [--max-moves 5] [--json]
+    hortus play botanik --record game.jsonl; hortus review game.jsonl [--iterations 2000] [--json]
     hortus evaluate positions.jsonl -o results.jsonl [--iterations N] [--streams 2]
     hortus arena --game botanik --bots mcts:200 random --games 20 --seed 1 [--jobs 2] [--json]
 """
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from hortus.clients.client import ActionLike, AdvisorClient
 from hortus.clients.errors import AdvisorError, InvalidArgumentError
+from hortus.clients.record import GameRecord, RecordError, ReviewedMove, ReviewSummary, record_moves
 from hortus.clients.types import Action, Analysis, ChanceDraw, LegalActions, Position, PositionInfo
 
 if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
@@ -210,12 +212,36 @@ def _cmd_play(args: argparse.Namespace) -> int:
     and never named, and another seat's options are never listed."""
     options = _parse_options(args.option)
     seed = args.seed if args.seed is not None else random.SystemRandom().getrandbits(32)
+    transcript = _Transcript()
+    try:
+        return _play(args, options, seed, transcript)
+    finally:
+        # --record: the game so far, also after 'quit' (a review of part of a game is useful)
+        if args.record and transcript.seats:
+            GameRecord(
+                args.game, transcript.seats, args.variant, options, seed, moves=record_moves(transcript.taken)
+            ).save(args.record)
+            _say(f"Game record written to {args.record} (review it with: hortus review {args.record})")
+
+
+class _Transcript:
+    """What ``play --record`` writes: the seat count and every action taken (seat, or -1 for a
+    chance outcome, with the action), chance outcomes the human could not see included."""
+
+    def __init__(self) -> None:
+        self.seats = 0
+        self.taken: list[tuple[int, Action]] = []
+
+
+def _play(args: argparse.Namespace, options: dict[str, str], seed: int, transcript: _Transcript) -> int:
     rng = random.Random(seed)
+    taken = transcript.taken
     with _advisor(args.target, args.timeout) as client:
         info = client.new_game(args.game, args.players, seed=seed, variant=args.variant, options=options)
         seats = len(info.scores)
         if not 0 <= args.seat < seats:
             raise CliError(f"--seat must be in 0..{seats - 1}")
+        transcript.seats = seats
         labels = ["you" if s == args.seat else "AI" for s in range(seats)]
         _say(f"hortus: {args.game}, {seats} players, you are seat {args.seat}, seed {seed}")
         _say("Type a move's number or notation; '?' for hints, 'help' for commands, 'quit' to leave.")
@@ -238,6 +264,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
                     _say(f"that outcome cannot happen in this position: {error.message}")
                     continue
                 drawn = info.applied[-1] if info.applied else None
+                if drawn is not None:
+                    taken.append((-1, drawn))
                 visible = {o.action.id for o in legal.chance_outcomes}
                 # A draw the human's seat cannot see (into an AI's hand) is never named.
                 _say(f"Chance: {drawn.notation}" if drawn is not None and drawn.id in visible
@@ -272,6 +300,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 best = suggestion.analysis.best
                 _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
             info = client.apply_actions(position, [action.id])
+            taken.append((seat, action))
             position = info.position
         _say(_picture(info, args.seat))
         _final(info, labels)
@@ -336,6 +365,92 @@ def _ask_human(
         if picked is not None:
             return picked
         _say(_why_not(line, legal.actions))
+
+
+# --- review ----------------------------------------------------------------------------------
+_LABEL_MARKS = {"best": "", "good": "", "inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+
+
+def _review_rows(moves: Sequence[ReviewedMove]) -> list[str]:
+    """The per-move table of a review: index, seat, played, best, losses, label."""
+    headers = ["move", "seat", "played", "best", "win loss", "points loss", "label"]
+    rows = []
+    for m in moves:
+        label = m.label + _LABEL_MARKS.get(m.label, "")
+        if m.forced:
+            label += " (forced)"
+        if m.partial:
+            label += " (partial)"
+        rows.append([
+            str(m.index),
+            str(m.seat),
+            m.played.notation,
+            "" if m.best.id == m.played.id else m.best.notation,
+            f"{100.0 * m.win_probability_loss:.1f}",
+            f"{m.points_loss:.2f}",
+            label,
+        ])
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    right = {0, 1, 4, 5}
+
+    def fmt(row: Sequence[str]) -> str:
+        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)).rstrip()
+
+    return [fmt(headers), *(fmt(r) for r in rows)]
+
+
+def _summary_rows(summary: ReviewSummary) -> list[str]:
+    t = summary.thresholds
+    scale, unit = (1.0, " points") if t.unit == "points" else (100.0, " win-% points")
+    lines = [
+        f"Thresholds (loss in{unit}): inaccuracy {scale * t.inaccuracy:g}, mistake {scale * t.mistake:g}, "
+        f"blunder {scale * t.blunder:g}",
+        "seat  decisions  best  good  inaccuracies  mistakes  blunders  mean win loss  mean points loss  accuracy",
+    ]
+    for s in summary.seats:
+        lines.append(
+            f"{s.seat:>4}  {s.decisions:>9}  {s.best:>4}  {s.good:>4}  {s.inaccuracies:>12}  {s.mistakes:>8}  "
+            f"{s.blunders:>8}  {100.0 * s.mean_win_probability_loss:>13.1f}  {s.mean_points_loss:>16.2f}  "
+            f"{s.accuracy:>7.1f}%" + (f"  ({s.forced} forced)" if s.forced else "")
+        )
+    return lines
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    """Review a game record: one row per decision as it arrives (in move order), then the
+    per-seat summary. Past --timeout, the rows done so far and the error (exit status 1)."""
+    try:
+        record = GameRecord.load(args.record)
+    except OSError as exc:
+        raise CliError(f"cannot read {args.record}: {exc.strerror or exc}") from None
+    except RecordError as exc:
+        raise CliError(f"{args.record}: {exc}") from None
+    moves: list[ReviewedMove] = []
+    summary: ReviewSummary | None = None
+    with _advisor(args.target, None) as client:
+        answers = client.review(
+            record, iterations=args.iterations, time_ms=args.time_ms, seed=args.search_seed,
+            threads=args.threads, timeout=args.timeout,
+        )
+        try:
+            for answer in answers:
+                if isinstance(answer, ReviewSummary):
+                    summary = answer
+                else:
+                    moves.append(answer)
+        finally:
+            if args.json:
+                _json({"record": args.record, "moves": [m.to_dict() for m in moves],
+                       "summary": summary.to_dict() if summary is not None else None})
+            elif moves or summary is not None:
+                _say(f"Review of {args.record} ({record.game}): win loss in win-% points of the mover, "
+                     "points loss in expected final points; best is left empty when it was played")
+                for row in _review_rows(moves):
+                    _say(row)
+                if summary is not None:
+                    for row in _summary_rows(summary):
+                        _say(row)
+    return 0
 
 
 # --- suggest / hints -------------------------------------------------------------------------
@@ -1049,9 +1164,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seat", type=_non_negative_int, default=0, help="your seat (default 0)")
     p.add_argument("--seed", type=_non_negative_int, default=None, help="seed of the setup, chance draws and AI")
     p.add_argument("--manual-chance", action="store_true", help="type chance outcomes instead of drawing them")
+    p.add_argument("--record", default=None, metavar="FILE", help="write the game record (JSONL) here at the end, for 'hortus review'")
     _add_search(p)
     _add_connection(p)
     p.set_defaults(func=_cmd_play)
+
+    p = sub.add_parser("review", help="review a game record: every decision's loss and label, then accuracy per seat")
+    p.add_argument("record", help="game record (JSONL, as 'hortus play --record' writes it)")
+    _add_search(p)
+    p.add_argument("--search-seed", type=_non_negative_int, default=0, help="seed of the review's searches (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--target", help="HOST:PORT of a hortus server (default: an embedded server on a free port)")
+    p.add_argument("--timeout", type=float, default=None, help="deadline of the whole review, in seconds")
+    p.set_defaults(func=_cmd_review)
 
     for name, func, text in (
         ("suggest", _cmd_suggest, "the move (and whole turn) the AI would play"),

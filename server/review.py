@@ -11,7 +11,7 @@ on the mover's view (tests/test_review.py re-deals the rest and compares).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from hortus.games import CHANCE, TERMINAL, IllegalActionError, ReviewThresholds, State
@@ -165,17 +165,19 @@ def review_decision(
     limits: Limits,
     thresholds: ReviewThresholds,
     handle: SearchHandle,
-    comparison_limits: Limits | None = None,
+    comparison_limits: Callable[[], Limits | None] | None = None,
 ) -> tuple[DecisionReview | None, list[Analysis]]:
     """Search the decision (seeded by ``decision_seed``) and label the move played; returns
     the review (None: no search got an iteration in, e.g. the call's deadline) and the
     analyses run (for the servicer's listeners).
 
     A played move other than the best is compared in a second search with only the two moves
-    allowed (`comparison_limits`, default: the same budget): the first search's statistics for
-    a move it rarely visited are few and pessimistic, and comparing two moves on visits of the
-    same order is what makes the loss a fair measure. The comparison is skipped when
-    `comparison_limits` is None and ``limits`` left no time, or the call was cancelled."""
+    allowed: the first search's statistics for a move it rarely visited are few and
+    pessimistic, and comparing two moves on visits of the same order is what makes the loss a
+    fair measure. `comparison_limits` gives that search's budget when it starts (a call's
+    deadline is nearer by then; None from it, or no callable: no comparison, the first search's
+    statistics are used if it visited the move); no comparison either once `handle` is
+    cancelled."""
     seat = decision.seat
     limits = replace(limits, seed=decision_seed(limits.seed, decision.index))
     main = analyze(decision.state, limits, handle, detail=1)
@@ -191,9 +193,10 @@ def review_decision(
     best_value = _value(best, seat)
     played = _find(main, decision.played)
     played_value = _value(played, seat) if played is not None else None
-    if comparison_limits is not None and not handle.cancelled:
+    budget = comparison_limits() if comparison_limits is not None and not handle.cancelled else None
+    if budget is not None:
         pair = replace(
-            comparison_limits,
+            budget,
             seed=(limits.seed ^ _COMPARISON_SALT) & _MASK,
             allow_actions=(best.action, decision.played),
             avoid_actions=(),

@@ -994,10 +994,17 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 return None
             handle = SearchHandle()
             call.track(handle)
+
+            def comparison() -> Limits | None:  # its time budget as the deadline stands then
+                try:
+                    return self._budget(request.limits, context, reserve_ms=call.reserve_ms).limits
+                except NoAnswerError:
+                    return None
+
             self._searching(+1)
             try:
                 result, analyses = review.review_decision(
-                    decision, budget.limits, thresholds, handle, comparison_limits=budget.limits
+                    decision, budget.limits, thresholds, handle, comparison_limits=comparison
                 )
             finally:
                 self._searching(-1)

@@ -5,8 +5,12 @@ a seat's decision is the same across re-deals of what that seat cannot see."""
 
 from __future__ import annotations
 
+import io
+import json
 import random
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +25,7 @@ from hortus.clients import (
     ReviewedMove,
     ReviewSummary,
 )
+from hortus.clients.cli import main
 from hortus.search import Limits, analyze
 from hortus.server import ServerConfig, create_server
 
@@ -281,7 +286,7 @@ def test_no_leak_a_decision_is_reviewed_the_same_across_redeals(client: AdvisorC
     assert compared >= 4 and differing > 0
 
 
-def test_record_files_round_trip_and_bad_lines_are_named(tmp_path: object, record: GameRecord) -> None:
+def test_record_files_round_trip_and_bad_lines_are_named(record: GameRecord) -> None:
     assert GameRecord.from_jsonl(record.to_jsonl()) == record
     with pytest.raises(RecordError) as caught:
         GameRecord.from_jsonl(record.to_jsonl() + '{"seat": 0}\n')
@@ -289,3 +294,67 @@ def test_record_files_round_trip_and_bad_lines_are_named(tmp_path: object, recor
     with pytest.raises(RecordError) as caught:
         GameRecord.from_jsonl("not json\n")
     assert caught.value.line == 1
+
+
+# --- hortus play --record, hortus review -----------------------------------------------------
+@pytest.fixture(scope="module")
+def target() -> Iterator[str]:
+    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_concurrent_searches=2))
+    yield f"127.0.0.1:{port}"
+    server.stop(0)
+
+
+def test_play_record_then_review_round_trip(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str, tmp_path: Path
+) -> None:
+    """A game played in the terminal (stdin scripted) is written as a record that replays to
+    the same end, and ``hortus review`` prints a row per decision and the summary."""
+    path = tmp_path / "game.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 5000))
+    assert main(["play", GAME, "--seed", "3", "--iterations", "20", "--target", target, "--record", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Final scores:" in out and f"Game record written to {path}" in out
+    record = GameRecord.load(path)
+    assert record.game == GAME and record.players == 2 and record.seed == 3
+    state = games.get(GAME).new_game(players=2, seed=3)
+    for move in record.moves:
+        assert move.action is not None and move.seat == state.current_player
+        assert state.action_to_string(move.action) == move.notation
+        state.apply(move.action)
+    assert state.is_terminal()
+    final = out.split("Final scores:")[1]
+    for seat, score in enumerate(state.scores()):
+        assert f"seat {seat} ({'you' if seat == 0 else 'AI'}): {score:g}" in final
+
+    assert main(["review", str(path), "--iterations", "60", "--target", target]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if re.match(r"^\s*\d+\s+[01]\s", line)]
+    assert len(rows) == len(decisions_of(record))
+    assert "accuracy" in table and "Thresholds (loss in win-% points): inaccuracy 5, mistake 10, blunder 15" in table
+
+    assert main(["review", str(path), "--iterations", "60", "--target", target, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [m["index"] for m in data["moves"]] == decisions_of(record)
+    assert {m["label"] for m in data["moves"]} <= {"best", "good", "inaccuracy", "mistake", "blunder"}
+    assert len(data["summary"]["seats"]) == 2
+
+
+def test_play_record_after_quit_and_review_errors(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "part.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n1\nquit\n"))
+    assert main(["play", GAME, "--seed", "4", "--iterations", "20", "--target", target, "--record", str(path)]) == 0
+    record = GameRecord.load(path)
+    assert 2 <= len(decisions_of(record)) < 10
+    capsys.readouterr()
+    # an illegal move: exit 1 and the field named; a malformed file: exit 2 and the line named
+    lines = path.read_text().splitlines()
+    k = decisions_of(record)[1]
+    lines[k + 1] = json.dumps({"seat": 0, "action": 10_000})
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["review", str(path), "--target", target]) == 1
+    assert f"moves[{k}].action" in capsys.readouterr().err
+    path.write_text(lines[0] + "\n{oops\n")
+    assert main(["review", str(path), "--target", target]) == 2
+    assert "line 2" in capsys.readouterr().err

@@ -24,6 +24,7 @@ import {
   type LegalActionsResponse,
   type Position,
   type PositionInfo,
+  type ReviewGameResponse,
   type SearchLimitsSchema,
   type SuggestMoveResponse,
 } from "./gen/hortus/v1/advisor_pb.js";
@@ -166,6 +167,19 @@ export interface EvaluateItem extends Budget {
   id: string;
   position: Position;
   maxMoves?: number;
+}
+
+/** A game record to review (ReviewGame): the setup, then every action in order, chance
+ * outcomes included (ids or notations), as `hortus play --record` writes them. */
+export interface GameRecord {
+  game: string;
+  players?: number;
+  variant?: string;
+  options?: Record<string, string>;
+  /** The setup seed (as newGame's); or `position`, the first position's encoded bytes. */
+  seed?: number | bigint;
+  position?: Uint8Array;
+  moves: ActionLike[];
 }
 
 function limits(budget: Budget): MessageInitShape<typeof SearchLimitsSchema> {
@@ -326,6 +340,41 @@ export class AdvisorClient {
       throw toAdvisorError(error);
     } finally {
       controller.abort();
+      opts.signal?.removeEventListener("abort", stop);
+    }
+  }
+
+  /** Review a game record (ReviewGame): one `move` answer per decision, in move order
+   * (`response.item.case === "move"`: index, seat, played, best, losses, label), then one
+   * `summary` (per seat: counts per label, mean losses, accuracy). The budget is per decision;
+   * `timeoutMs` bounds the whole review (past it: the moves analysed so far, then
+   * DeadlineExceededError). A bad record is InvalidArgumentError naming the field
+   * (`moves[17].action`) before any search. Leaving the loop early cancels the call. */
+  async *reviewGame(
+    record: GameRecord,
+    opts: Budget & CallOptions = {},
+  ): AsyncGenerator<ReviewGameResponse, void, undefined> {
+    const request = {
+      game: record.game,
+      players: record.players ?? 0,
+      variant: record.variant ?? "",
+      options: record.options ?? {},
+      seed: record.seed === undefined ? undefined : BigInt(record.seed),
+      position: record.position ?? new Uint8Array(),
+      moves: record.moves.map((action) => ({ action: actionRef(action) })),
+      limits: limits(opts),
+    };
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    opts.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const response of this.rpc.reviewGame(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
+        yield response;
+      }
+    } catch (error) {
+      throw toAdvisorError(error);
+    } finally {
+      controller.abort(); // left early: close the connection, which stops the searches
       opts.signal?.removeEventListener("abort", stop);
     }
   }

@@ -152,6 +152,35 @@ for (const [name, options] of [
         (e) => e instanceof InvalidArgumentError && e.field === "positions",
       );
     });
+
+    test("reviewGame: one answer per decision in move order, then the summary; a bad move named", async () => {
+      const advisor = client();
+      // a short game record: the first actions of a seeded game (the last legal move each time)
+      let info = await advisor.newGame("botanik", { seed: 4 });
+      const moves = [];
+      const decisions = [];
+      while (moves.length < 24 && !info.terminal) {
+        const legal = await advisor.legalActions(info.position);
+        const action = legal.actions.length ? legal.actions.at(-1).id : legal.chanceOutcomes[0].action.id;
+        if (legal.actions.length) decisions.push(moves.length);
+        moves.push(action);
+        info = (await advisor.applyActions(info.position, [action])).info;
+      }
+      const record = { game: "botanik", players: 2, seed: 4, moves };
+      const answers = [];
+      for await (const answer of advisor.reviewGame(record, { iterations: 80, seed: 2 })) answers.push(answer);
+      const reviewed = answers.filter((a) => a.item.case === "move").map((a) => a.item.value);
+      assert.deepEqual(reviewed.map((m) => m.index), decisions);
+      assert.ok(reviewed.every((m) => ["best", "good", "inaccuracy", "mistake", "blunder"].includes(m.label)));
+      assert.ok(reviewed.every((m) => m.winProbabilityLoss >= 0 && (m.played.id !== m.best.id || m.label === "best")));
+      assert.equal(answers.at(-1).item.case, "summary");
+      assert.equal(answers.at(-1).item.value.seats.length, 2);
+      const bad = { ...record, moves: moves.map((m, i) => (i === decisions[3] ? 9999 : m)) };
+      await assert.rejects(
+        (async () => { for await (const _ of advisor.reviewGame(bad)) { /* none */ } })(),
+        (e) => e instanceof InvalidArgumentError && e.field === `moves[${decisions[3]}].action`,
+      );
+    });
   });
 }
 
