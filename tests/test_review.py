@@ -358,3 +358,32 @@ def test_play_record_after_quit_and_review_errors(
     path.write_text(lines[0] + "\n{oops\n")
     assert main(["review", str(path), "--target", target]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_a_solo_game_is_labelled_by_points(client: AdvisorClient) -> None:
+    """Botanists solo: the win share is always 1, so the labels follow the points lost."""
+    record = self_play("botanists", seed=3, players=1)
+    record = GameRecord(record.game, 1, seed=record.seed, moves=record.moves[:80])
+    *moves, summary = client.review(record, iterations=100, seed=1)
+    assert isinstance(summary, ReviewSummary)
+    t = summary.thresholds
+    assert t.unit == "points" and (t.inaccuracy, t.mistake, t.blunder) == (3.0, 8.0, 15.0)
+    for m in moves:
+        assert isinstance(m, ReviewedMove) and m.win_probability_loss == 0
+        if m.played.id != m.best.id:
+            loss = m.points_loss
+            assert m.label == ("blunder" if loss >= 15 else "mistake" if loss >= 8 else "inaccuracy" if loss >= 3 else "good")
+    assert summary.seats[0].decisions + summary.seats[0].forced == len(moves)
+
+
+def test_the_asyncio_client_reviews_too(client: AdvisorClient, record: GameRecord,
+                                        reviewed: list[ReviewedMove | ReviewSummary]) -> None:
+    import asyncio
+
+    from hortus.clients import AsyncAdvisorClient
+
+    async def collect() -> list[ReviewedMove | ReviewSummary]:
+        async with AsyncAdvisorClient(client.target, timeout=120) as c:
+            return [a async for a in c.review(record, iterations=ITERATIONS, seed=4)]
+
+    assert asyncio.run(collect())[:-1] == reviewed[:-1]
