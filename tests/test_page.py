@@ -174,3 +174,25 @@ def test_keyboard_and_phone_width(page: Any, url: str) -> None:
     _wait_human_turn(page)
     page.locator("body").press("h")
     page.wait_for_selector("#hints tr.best")
+
+
+def test_a_seats_view_exported_as_json_loads_back(page: Any, url: str) -> None:
+    """Export view as JSON (ViewPosition, the StructuredPosition's protobuf JSON) and load it
+    back: the server fills in what that seat cannot see, and the seat's picture is the same."""
+    page.goto(f"{url}/?game=botanists&players=3&level=1&seed=9")
+    _wait_human_turn(page)
+    before = page.locator("#picture svg").inner_html()
+    page.locator("#export-view").click()
+    page.wait_for_function("() => document.getElementById('position-hex').value.startsWith('{')")
+    view = json.loads(page.locator("#position-hex").input_value())
+    assert "botanists" in view
+    page.locator("#load").click()
+    page.wait_for_function("() => !document.getElementById('position-hex').value.startsWith('{')")
+    _wait_human_turn(page)
+    assert page.locator("#error").is_hidden()
+    assert page.locator("#picture svg").inner_html() == before
+    # Not JSON of a view: a readable error naming the position, nothing else changes.
+    page.locator("#position-hex").fill('{"botanists": {"no_such_field": 1}}')
+    page.locator("#load").click()
+    page.wait_for_selector("#error:not([hidden])")
+    assert "position" in page.locator("#error").inner_text()

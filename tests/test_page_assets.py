@@ -1,8 +1,10 @@
 """The page's built assets (src/hortus/static, shipped in the Python package so that
-`pip install .` serves the page without node) are up to date with their sources in web/:
-the bundle's banner records a hash of the sources (web/build.mjs), recomputed here; when node
-and esbuild are installed (cd web && npm ci), the bundle is also rebuilt and compared byte
-for byte."""
+`pip install .` serves the page without node) are up to date with their sources: web/ and the
+TypeScript client it bundles (clients/typescript's wrapper, the protos its messages are
+generated from, both lock files). The bundle's banner records a hash of the sources
+(web/build.mjs), recomputed here; with node (``npm ci`` in web/, and in clients/typescript,
+done here when missing) the bundle is also rebuilt and compared byte for byte, and the page's
+TypeScript is type-checked (``tsc --noEmit``, pinned in web/package.json)."""
 
 from __future__ import annotations
 
@@ -16,25 +18,53 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
+TS = ROOT / "clients" / "typescript"
 STATIC = ROOT / "src" / "hortus" / "static"
+NODE = shutil.which("node")
+NPM = shutil.which("npm")
+REBUILD = "run (cd clients/typescript && npm ci) && (cd web && npm ci && node build.mjs)"
 
 
 def source_hash() -> str:
-    """The same hash as web/build.mjs: sorted names, each name and content NUL-terminated."""
-    names = sorted(["index.html", "style.css"] + [f"src/{p.name}" for p in (WEB / "src").iterdir() if p.is_file()])
+    """The same hash as web/build.mjs: the sources' paths from the repository's root, sorted,
+    each path and content NUL-terminated."""
+    names = ["web/index.html", "web/style.css", "web/package-lock.json"]
+    names += [f"web/src/{p.name}" for p in (WEB / "src").iterdir()]
+    names += ["clients/typescript/src/index.ts", "clients/typescript/package-lock.json", "clients/typescript/buf.gen.yaml"]
+    for folder in ("proto", "clients/typescript/proto"):
+        names += [p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*.proto")]
     h = hashlib.sha256()
-    for name in names:
-        h.update(name.encode() + b"\0" + (WEB / name).read_bytes() + b"\0")
+    for name in sorted(names):
+        h.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def ensure_node_modules(folder: Path) -> None:
+    """``npm ci`` in `folder` when its node_modules is missing or older than package-lock.json."""
+    assert NPM is not None
+    marker = folder / "node_modules" / ".package-lock.json"
+    if marker.exists() and marker.stat().st_mtime >= (folder / "package-lock.json").stat().st_mtime:
+        return
+    result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def node_tools() -> None:
+    """node with the page's and the client's packages installed (the page bundles the client)."""
+    if NODE is None or NPM is None:
+        pytest.skip("node and npm rebuild and type-check the page (cd web && npm ci)")
+    ensure_node_modules(TS)
+    ensure_node_modules(WEB)
 
 
 def test_shipped_bundle_was_built_from_these_sources() -> None:
     first = (STATIC / "app.js").read_text(encoding="utf-8").splitlines()[0]
     found = re.search(r"sources sha256 ([0-9a-f]{64})", first)
     assert found, "app.js has no source hash banner: build it with node web/build.mjs"
-    assert found.group(1) == source_hash(), "src/hortus/static is older than web/: run node web/build.mjs"
+    assert found.group(1) == source_hash(), f"src/hortus/static is older than its sources (web/, the TypeScript client, proto/): {REBUILD}"
     for name in ("index.html", "style.css"):
-        assert (STATIC / name).read_bytes() == (WEB / name).read_bytes(), f"{name}: run node web/build.mjs"
+        assert (STATIC / name).read_bytes() == (WEB / name).read_bytes(), f"{name}: {REBUILD}"
 
 
 def test_page_loads_only_its_own_assets() -> None:
@@ -45,8 +75,19 @@ def test_page_loads_only_its_own_assets() -> None:
     assert not re.search(r"fetch\(\s*[\"'`]https?:", bundle)
 
 
-@pytest.mark.skipif(shutil.which("node") is None or not (WEB / "node_modules" / "esbuild").is_dir(),
-                    reason="node and esbuild (cd web && npm ci) rebuild the bundle to compare it")
-def test_rebuilding_gives_the_shipped_bytes() -> None:
-    result = subprocess.run(["node", str(WEB / "build.mjs"), "--check"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
+def test_rebuilding_gives_the_shipped_bytes(node_tools: None) -> None:
+    assert NODE is not None
+    result = subprocess.run([NODE, str(WEB / "build.mjs"), "--check"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr + f"\n{REBUILD}"
+
+
+def test_page_sources_type_check(node_tools: None) -> None:
+    """The page's TypeScript against the client's types (strict, no unused locals): a changed
+    message or wrapper signature fails here, not in a player's browser. The client's messages
+    are generated by the rebuild above (buf generate); generated again here in case it ran alone."""
+    assert NODE is not None and NPM is not None
+    generated = subprocess.run([NPM, "run", "generate"], cwd=TS, capture_output=True, text=True, timeout=300)
+    assert generated.returncode == 0, generated.stdout + generated.stderr
+    tsc = WEB / "node_modules" / "typescript" / "bin" / "tsc"
+    result = subprocess.run([NODE, str(tsc), "-p", str(WEB / "tsconfig.json")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr

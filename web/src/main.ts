@@ -1,11 +1,35 @@
 // The hortus page: play any of the games against the AI, with hints and a live analysis.
 // The position lives in the page (the service is stateless); every picture is the server's
 // SVG of the viewing seat (LegalActions picture), whose move elements carry data-action.
+// It talks to the server through the TypeScript client (clients/typescript: Connect JSON over
+// fetch, typed errors), bundled in by web/build.mjs.
 
 import {
-  Analysis, GameInfo, HortusError, LegalActions, MoveAnalysis, Position, PositionInfo,
-  base64ToHex, call, hexToBase64, stream,
-} from "./api";
+  AdvisorClient, AdvisorError, CancelledError, InvalidArgumentError, PositionSchema, StructuredPositionSchema,
+  create, fromJson, toJson,
+  type ActionLike, type Analysis, type GameInfo, type LegalActionsResponse, type MoveAnalysis, type Position,
+  type PositionInfo,
+} from "../../clients/typescript/src/index.js";
+
+/** The web port that served this page (same origin: no CORS, no other host contacted). */
+const advisor = new AdvisorClient({ baseUrl: location.origin });
+
+/** A mistake found in the page before any call (a pasted text that is no position). */
+class PageError extends Error {
+  constructor(message: string, readonly field: string) {
+    super(message);
+  }
+}
+
+function hexToBytes(hex: string): Uint8Array {
+  const clean = hex.replace(/\s+/g, "");
+  if (!/^([0-9a-fA-F]{2})*$/.test(clean)) throw new PageError("not a hex string", "position");
+  return Uint8Array.from(clean.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+}
+
+function bytesToHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
@@ -23,7 +47,7 @@ const state = {
   games: [] as GameInfo[],
   position: null as Position | null,
   info: null as PositionInfo | null,
-  legal: null as LegalActions | null,
+  legal: null as LegalActionsResponse | null,
   ply: 0,
   generation: 0, // bumped by every new game: stale AI steps stop
   busy: false,
@@ -32,11 +56,23 @@ const state = {
 };
 
 // --- small helpers ----------------------------------------------------------------------
+/** What a person reads: the server's message, and the request field it is about (the
+ * BadRequest violation), never a stack trace. */
+function readable(e: unknown): string {
+  if (e instanceof InvalidArgumentError) {
+    const violation = e.violations[0];
+    const where = violation?.field ? ` (field: ${violation.field})` : "";
+    return `${violation?.description || e.rawMessage}${where}`;
+  }
+  if (e instanceof AdvisorError) return e.rawMessage || e.code;
+  if (e instanceof PageError) return `${e.message} (field: ${e.field})`;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}
+
 function showError(e: unknown): void {
   const box = $("error");
-  if (e instanceof HortusError) box.textContent = e.readable();
-  else if (e instanceof Error) box.textContent = e.message;
-  else box.textContent = String(e);
+  box.textContent = readable(e);
   box.hidden = false;
 }
 
@@ -47,15 +83,6 @@ function clearError(): void {
 
 function setStatus(text: string): void {
   $("status").textContent = text;
-}
-
-/** Deterministic draws for a given seed and ply (mulberry32). */
-function random(seed: number, ply: number): number {
-  let t = (seed * 0x9e3779b1 + ply * 0x85ebca6b) >>> 0;
-  t = (t + 0x6d2b79f5) >>> 0;
-  let r = Math.imul(t ^ (t >>> 15), 1 | t);
-  r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-  return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
 }
 
 function humanSeats(): number[] {
@@ -97,7 +124,7 @@ function link(withPosition: boolean): string {
     game: s.game, players: String(s.players), level: String(s.level), seed: String(s.seed), ai: s.ai.join(","),
   });
   if (s.manualChance) q.set("chance", "manual");
-  if (withPosition && state.position?.encoded) q.set("position", base64ToHex(state.position.encoded));
+  if (withPosition && state.position?.encoded.length) q.set("position", bytesToHex(state.position.encoded));
   return `${location.origin}${location.pathname}?${q.toString()}`;
 }
 
@@ -164,26 +191,22 @@ async function newGame(): Promise<void> {
   state.ply = 0;
   const s = state.setup;
   history.replaceState(null, "", link(false));
-  await advance(async () =>
-    (await call<{ info: PositionInfo }>("NewGame", { game: s.game, players: s.players, seed: s.seed })).info);
+  await advance(() => advisor.newGame(s.game, { players: s.players, seed: s.seed }));
 }
 
 async function openPosition(position: Position): Promise<void> {
   state.generation++;
-  await advance(async () => (await call<{ info: PositionInfo }>("ApplyActions", { position, actions: [] })).info);
+  await advance(async () => (await advisor.applyActions(position, [])).info!);
 }
 
 async function show(info: PositionInfo): Promise<void> {
   state.info = info;
-  state.position = info.position;
+  state.position = info.position!;
   state.hint = [];
   $("hints").innerHTML = "";
-  const hex = info.position.encoded ? base64ToHex(info.position.encoded) : "";
-  ($("position-hex") as HTMLTextAreaElement).value = hex;
+  ($("position-hex") as HTMLTextAreaElement).value = bytesToHex(state.position.encoded);
   ($("share") as HTMLInputElement).value = link(true);
-  state.legal = await call<LegalActions>("LegalActions", {
-    position: info.position, forSeat: viewSeat(), picture: true,
-  });
+  state.legal = await advisor.legalActions(state.position, { forSeat: viewSeat(), picture: true });
   render();
 }
 
@@ -240,11 +263,11 @@ function render(): void {
   list.innerHTML = "";
   const humansMove = !info.terminal && mover >= 0 && !state.setup.ai.includes(mover);
   if (humansMove) {
-    for (const a of legal.actions ?? []) list.append(moveButton(a.id ?? 0, a.notation ?? ""));
+    for (const a of legal.actions) list.append(moveButton(a.id, a.notation));
   } else if (mover === -1 && state.setup.manualChance) {
     // A physical table: enter what was drawn. Draws this seat cannot see are not listed
     // (LegalActions for_seat); the server deals those.
-    for (const c of legal.chanceOutcomes ?? []) {
+    for (const c of legal.chanceOutcomes) {
       list.append(moveButton(c.action?.id ?? 0, `${c.action?.notation} (${fmtPct(c.probability)})`));
     }
     const li = document.createElement("li");
@@ -272,27 +295,26 @@ function moveButton(id: number, label: string): HTMLElement {
 
 /** A chance outcome drawn by the server (ApplyActions draw_seed): same seed, same game. */
 async function draw(): Promise<void> {
-  await apply([{ drawSeed: String(state.setup.seed * 1000 + state.ply) }]);
+  await apply([{ drawSeed: state.setup.seed * 1000 + state.ply }]);
 }
 
 async function play(ids: number[]): Promise<void> {
-  await apply(ids.map((id) => ({ id })));
+  await apply(ids);
 }
 
-async function apply(actions: object[]): Promise<void> {
+async function apply(actions: ActionLike[]): Promise<void> {
   if (!state.position) return;
   const position = state.position;
   await advance(async () => {
-    const answer = await call<{ info: PositionInfo }>("ApplyActions", { position, actions });
+    const answer = await advisor.applyActions(position, actions);
     state.ply += actions.length;
-    return answer.info;
+    return answer.info!;
   });
 }
 
 /** After every change: draw chance, let the AI move, or wait for a human. */
 async function step(generation: number): Promise<void> {
   const info = state.info!;
-  const legal = state.legal!;
   if (info.terminal || generation !== state.generation) return;
   const mover = info.currentPlayer ?? 0;
   if (mover === -1) {
@@ -304,12 +326,11 @@ async function step(generation: number): Promise<void> {
   if (!state.setup.ai.includes(mover)) return;
   setStatus(`Seat ${mover} (AI, level ${state.setup.level}) is thinking...`);
   try {
-    const answer = await call<{ action: { id?: number } }>("SuggestMove", {
-      position: state.position, level: state.setup.level,
-      limits: { seed: String(state.setup.seed * 1000 + state.ply) },
+    const answer = await advisor.suggestMove(state.position!, {
+      level: state.setup.level, seed: state.setup.seed * 1000 + state.ply,
     });
     await delay(120);
-    if (generation === state.generation) await play([answer.action.id ?? 0]);
+    if (generation === state.generation) await play([answer.action?.id ?? 0]);
   } catch (e) {
     showError(e);
   }
@@ -332,7 +353,7 @@ function openChooser(ids: number[]): void {
   const box = $("chooser");
   const list = $("chooser-list");
   list.innerHTML = "";
-  const names = new Map((state.legal?.actions ?? []).map((a) => [a.id ?? 0, a.notation ?? ""]));
+  const names = new Map((state.legal?.actions ?? []).map((a) => [a.id, a.notation]));
   for (const id of ids) list.append(moveButton(id, names.get(id) ?? String(id)));
   box.hidden = false;
   (list.querySelector("button") as HTMLButtonElement | null)?.focus();
@@ -345,7 +366,7 @@ function closeChooser(): void {
 // --- hints and analysis ------------------------------------------------------------------
 function showAnalysis(analysis: Analysis, live: boolean): void {
   const table = $("hints");
-  const moves = analysis.moves ?? [];
+  const moves = analysis.moves;
   const players = state.setup.players;
   const head = `<caption>${live ? "Analysing" : "Hints"}: ${analysis.iterations ?? 0} iterations` +
     `${analysis.partial ? " (partial)" : ""}</caption><tr><th>move</th><th>win %</th>` +
@@ -353,11 +374,11 @@ function showAnalysis(analysis: Analysis, live: boolean): void {
   table.innerHTML = head;
   moves.slice(0, 8).forEach((m: MoveAnalysis, i) => {
     const tr = document.createElement("tr");
-    const pv = (m.principalVariation ?? []).slice(1).map((a) => a.notation).join(", ");
+    const pv = m.principalVariation.slice(1).map((a) => a.notation).join(", ");
     const cells = [
       m.action?.notation ?? "", fmtPct(m.winProbability),
-      (m.expectedScores ?? []).slice(0, players).map((v) => v.toFixed(1)).join(" / "),
-      String(m.visits ?? 0), m.reason ?? "", pv,
+      m.expectedScores.slice(0, players).map((v) => v.toFixed(1)).join(" / "),
+      String(m.visits), m.reason, pv,
     ];
     for (const text of cells) {
       const td = document.createElement("td");
@@ -376,7 +397,7 @@ function showAnalysis(analysis: Analysis, live: boolean): void {
     table.append(tr);
   });
   const best = moves[0];
-  state.hint = best ? (best.principalVariation ?? []).map((a) => a.id ?? 0) : [];
+  state.hint = best ? best.principalVariation.map((a) => a.id) : [];
   if (best && !state.hint.length) state.hint = [best.action?.id ?? 0];
   highlight();
 }
@@ -401,10 +422,8 @@ async function hint(): Promise<void> {
   button.disabled = true;
   try {
     const iterations = 3000; // about a second: enough to rank the moves that matter
-    const answer = await call<{ analysis: Analysis }>("RankMoves", {
-      position: state.position, maxMoves: 8, limits: { iterations: String(iterations), seed: String(state.setup.seed) },
-    });
-    showAnalysis(answer.analysis, false);
+    const analysis = await advisor.rankMoves(state.position, { maxMoves: 8, iterations, seed: state.setup.seed });
+    showAnalysis(analysis, false);
   } catch (e) {
     showError(e);
   } finally {
@@ -437,12 +456,15 @@ async function toggleAnalysis(): Promise<void> {
   b.setAttribute("aria-pressed", "true");
   $("analysis-state").textContent = "Analysing...";
   try {
-    await stream<{ analysis: Analysis; final?: boolean }>("Analyze", {
-      position: state.position, intervalMs: 300, maxMoves: 8, limits: { timeMs: 30000, seed: String(state.setup.seed) },
-    }, (m) => showAnalysis(m.analysis, !m.final), controller.signal);
+    const updates = advisor.analyze(state.position, {
+      intervalMs: 300, maxMoves: 8, timeMs: 30000, seed: state.setup.seed, signal: controller.signal,
+    });
+    for await (const update of updates) {
+      if (update.analysis) showAnalysis(update.analysis, !update.final);
+    }
     if (state.analysis === controller) $("analysis-state").textContent = "Analysis finished.";
   } catch (e) {
-    showError(e);
+    if (!(e instanceof CancelledError)) showError(e); // stopped: the server stopped the search
   } finally {
     if (state.analysis === controller) stopAnalysis();
   }
@@ -457,10 +479,10 @@ async function loadPasted(): Promise<void> {
     // A seat's view as JSON (StructuredPosition, as exported below: the server samples what
     // that seat cannot see), or the encoded position as hex.
     position = text.startsWith("{")
-      ? { game: state.setup.game, structured: JSON.parse(text) }
-      : { game: state.setup.game, encoded: hexToBase64(text) };
+      ? create(PositionSchema, { game: state.setup.game, structured: fromJson(StructuredPositionSchema, JSON.parse(text)) })
+      : create(PositionSchema, { game: state.setup.game, encoded: hexToBytes(text) });
   } catch (e) {
-    showError(e instanceof SyntaxError ? new HortusError("invalid_argument", `not JSON: ${e.message}`, "position") : e);
+    showError(e instanceof PageError ? e : new PageError(`not a position: ${(e as Error).message}`, "position"));
     return;
   }
   await openPosition(position);
@@ -469,8 +491,9 @@ async function loadPasted(): Promise<void> {
 async function exportView(): Promise<void> {
   if (!state.position) return;
   try {
-    const answer = await call<{ structured: object }>("ViewPosition", { position: state.position, seat: viewSeat() });
-    ($("position-hex") as HTMLTextAreaElement).value = JSON.stringify(answer.structured, null, 1);
+    const view = await advisor.viewPosition(state.position, viewSeat());
+    const json = toJson(StructuredPositionSchema, view.structured!);
+    ($("position-hex") as HTMLTextAreaElement).value = JSON.stringify(json, null, 1);
   } catch (e) {
     showError(e);
   }
@@ -480,8 +503,7 @@ async function exportView(): Promise<void> {
 async function main(): Promise<void> {
   const { position } = readUrl();
   try {
-    const list = await call<{ games: GameInfo[] }>("ListGames", {});
-    state.games = list.games ?? [];
+    state.games = await advisor.listGames();
   } catch (e) {
     showError(e);
     return;
@@ -523,7 +545,7 @@ async function main(): Promise<void> {
   });
   if (position) {
     try {
-      await openPosition({ game: state.setup.game, encoded: hexToBase64(position) });
+      await openPosition(create(PositionSchema, { game: state.setup.game, encoded: hexToBytes(position) }));
     } catch (e) {
       showError(e);
     }

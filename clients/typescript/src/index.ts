@@ -30,7 +30,11 @@ import {
 } from "./gen/hortus/v1/advisor_pb.js";
 
 export * from "./gen/hortus/v1/advisor_pb.js";
+export * from "./gen/hortus/v1/positions_pb.js";
 export { Code, ConnectError } from "@connectrpc/connect";
+// protobuf-es's message functions, e.g. toJson(StructuredPositionSchema, view) for a seat's view
+// as the JSON a person can keep and paste back (fromJson).
+export { create, fromJson, toJson } from "@bufbuild/protobuf";
 
 // --- errors --------------------------------------------------------------------------------
 /** A bad request field ("position.game", "actions[2]", "limits.iterations"). */
@@ -161,7 +165,9 @@ export interface Budget {
   threads?: number;
 }
 
-export type ActionLike = number | string | { id: number } | ActionRef;
+/** An action by id, by notation, or (at a chance node) `{ drawSeed }`: an outcome the server
+ * draws with the position's own odds from that seed (same position + seed = same outcome). */
+export type ActionLike = number | string | { id: number } | { drawSeed: number | bigint } | ActionRef;
 
 export interface EvaluateItem extends Budget {
   id: string;
@@ -195,6 +201,7 @@ function actionRef(action: ActionLike): MessageInitShape<typeof ActionRefSchema>
   if (typeof action === "number") return { kind: { case: "id", value: action } };
   if (typeof action === "string") return { kind: { case: "notation", value: action } };
   if ("kind" in action) return action;
+  if ("drawSeed" in action) return { kind: { case: "drawSeed", value: BigInt(action.drawSeed) } };
   return { kind: { case: "id", value: action.id } };
 }
 
