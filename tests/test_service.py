@@ -491,7 +491,12 @@ def test_capacity_and_cancellation() -> None:
             long = pb.SuggestMoveRequest(
                 position=position, limits=pb.SearchLimits(iterations=10**9, time_ms=15_000)
             )
-            short = pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=50))
+            seeds = iter(range(1, 10**6))
+
+            def short() -> pb.SuggestMoveRequest:
+                """A short search never asked before: the answer cache (issue 20) cannot answer it."""
+                return pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=50, seed=next(seeds)))
+
             future = stub.SuggestMove.future(long, timeout=30)
             # while the long search runs, another search is refused at once
             refused = None
@@ -501,7 +506,7 @@ def test_capacity_and_cancellation() -> None:
                     future = stub.SuggestMove.future(long, timeout=30)
                     time.sleep(0.05)
                 try:
-                    stub.SuggestMove(short, timeout=10)
+                    stub.SuggestMove(short(), timeout=10)
                 except grpc.RpcError as exc:
                     refused = exc
                 else:
@@ -517,7 +522,7 @@ def test_capacity_and_cancellation() -> None:
             answer = None
             while answer is None and time.monotonic() < cancelled_at + 10:
                 try:
-                    answer = stub.SuggestMove(short, timeout=10)
+                    answer = stub.SuggestMove(short(), timeout=10)
                 except grpc.RpcError as exc:
                     assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
                     time.sleep(0.02)
