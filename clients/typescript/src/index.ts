@@ -157,12 +157,18 @@ export interface CallOptions {
 }
 
 /** A search budget: iterations per thread (0 = server default), wall time in ms, a seed
- * (same seed + iterations + one thread = same analysis) and root-parallel threads. */
+ * (same seed + iterations + one thread = same analysis) and root-parallel threads; `allow` /
+ * `avoid`: what-if constraints at the root (ids or notations, as the Python client's `allow` /
+ * `avoid` and the CLI's `--only` / `--avoid`): only the allowed moves (none = all) minus the
+ * avoided ones are searched and ranked. Each must be legal there, else an InvalidArgumentError
+ * naming it (`limits.allow_actions[2]`). */
 export interface Budget {
   iterations?: number | bigint;
   timeMs?: number;
   seed?: number | bigint;
   threads?: number;
+  allow?: ActionLike[];
+  avoid?: ActionLike[];
 }
 
 /** An action by id, by notation, or (at a chance node) `{ drawSeed }`: an outcome the server
@@ -194,6 +200,8 @@ function limits(budget: Budget): MessageInitShape<typeof SearchLimitsSchema> {
     timeMs: budget.timeMs ?? 0,
     seed: BigInt(budget.seed ?? 0),
     threads: budget.threads ?? 0,
+    allowActions: (budget.allow ?? []).map(actionRef),
+    avoidActions: (budget.avoid ?? []).map(actionRef),
   };
 }
 
@@ -277,9 +285,14 @@ export class AdvisorClient {
   }
 
   /** The decision to play now and the whole turn it starts; `level` 1-8 plays at a difficulty
-   * level (then only `seed` and `threads` of the budget are used). */
-  async suggestMove(position: Position, opts: Budget & { level?: number } & CallOptions = {}): Promise<SuggestMoveResponse> {
-    const request = { position, limits: limits(opts), level: opts.level ?? 0 };
+   * level, `targetElo` at a rating on the game's Elo scale (level 1 = 0; the budget and
+   * temperature are interpolated between the levels around it, clamped to levels 1-8). With
+   * either, only `seed`, `threads`, `allow` and `avoid` of the budget are used. */
+  async suggestMove(
+    position: Position,
+    opts: Budget & { level?: number; targetElo?: number } & CallOptions = {},
+  ): Promise<SuggestMoveResponse> {
+    const request = { position, limits: limits(opts), level: opts.level ?? 0, targetElo: opts.targetElo };
     return this.call(() => this.rpc.suggestMove(request, this.options(opts)));
   }
 
@@ -333,6 +346,8 @@ export class AdvisorClient {
         timeMs: item.timeMs ?? opts.timeMs,
         seed: item.seed ?? opts.seed,
         threads: item.threads ?? opts.threads,
+        allow: item.allow ?? opts.allow,
+        avoid: item.avoid ?? opts.avoid,
       }),
       maxMoves: item.maxMoves ?? opts.maxMoves ?? 0,
     }));
@@ -359,7 +374,7 @@ export class AdvisorClient {
    * (`moves[17].action`) before any search. Leaving the loop early cancels the call. */
   async *reviewGame(
     record: GameRecord,
-    opts: Budget & CallOptions = {},
+    opts: Omit<Budget, "allow" | "avoid"> & CallOptions = {}, // a review compares the moves itself
   ): AsyncGenerator<ReviewGameResponse, void, undefined> {
     const request = {
       game: record.game,

@@ -236,3 +236,63 @@ describe("capacity and cancellation", () => {
     }
   });
 });
+
+describe("what-if constraints, target Elo and server draws (as the Python client)", () => {
+  test("allow / avoid: only the allowed moves minus the avoided ones are searched and ranked", async () => {
+    const advisor = new AdvisorClient(url);
+    const info = await advisor.newGame("botanik", { seed: 6 });
+    const legal = (await advisor.legalActions(info.position)).actions;
+    assert.ok(legal.length >= 3);
+    const [a, b, c] = legal;
+    // allow by id and by notation: the ranking holds exactly those moves
+    const ranked = await advisor.rankMoves(info.position, { iterations: 200, seed: 1, allow: [a.id, b.notation] });
+    assert.deepEqual(new Set(ranked.moves.map((m) => m.action.id)), new Set([a.id, b.id]));
+    // allow three, avoid one: never the avoided move
+    const narrowed = await advisor.rankMoves(info.position, { iterations: 200, seed: 1, allow: [a.id, b.id, c.id], avoid: [b.id] });
+    assert.deepEqual(new Set(narrowed.moves.map((m) => m.action.id)), new Set([a.id, c.id]));
+    // the AI's move under constraints: the only allowed one
+    const only = await advisor.suggestMove(info.position, { iterations: 100, seed: 1, allow: [c.notation] });
+    assert.equal(only.action.id, c.id);
+    const best = await advisor.suggestMove(info.position, { iterations: 200, seed: 2, threads: 1 });
+    const other = await advisor.suggestMove(info.position, { iterations: 200, seed: 2, threads: 1, avoid: [best.action.id] });
+    assert.notEqual(other.action.id, best.action.id);
+    // at a level, too (only the seed of the budget is used there)
+    const levelled = await advisor.suggestMove(info.position, { level: 2, seed: 3, allow: [a.id] });
+    assert.equal(levelled.action.id, a.id);
+    // a move that is not legal there names its place in the request
+    await assert.rejects(
+      advisor.rankMoves(info.position, { iterations: 50, allow: [a.id, "no such move"] }),
+      (e) => e instanceof InvalidArgumentError && e.field === "limits.allow_actions[1]",
+    );
+  });
+
+  test("targetElo: level 1 is Elo 0 on every game's scale; a bad rating names target_elo", async () => {
+    const advisor = new AdvisorClient(url);
+    const info = await advisor.newGame("botanik", { seed: 3 });
+    const byElo = await advisor.suggestMove(info.position, { targetElo: 0, seed: 9 });
+    const byLevel = await advisor.suggestMove(info.position, { level: 1, seed: 9 });
+    assert.equal(byElo.action.id, byLevel.action.id);
+    assert.equal(byElo.analysis.iterations, byLevel.analysis.iterations);
+    const strong = await advisor.suggestMove(info.position, { targetElo: 10_000, seed: 9, timeoutMs: 60_000 });
+    assert.ok(strong.analysis.iterations > byElo.analysis.iterations || strong.analysis.partial);
+    await assert.rejects(
+      advisor.suggestMove(info.position, { targetElo: Number.NaN }),
+      (e) => e instanceof InvalidArgumentError && e.field === "target_elo",
+    );
+  });
+
+  test("applyActions { drawSeed }: the server deals, the same seed deals the same", async () => {
+    const advisor = new AdvisorClient(url);
+    let info = await advisor.newGame("botanists", { players: 2, seed: 4 });
+    // play until a chance node (a draw) comes up
+    for (let i = 0; i < 200 && info.currentPlayer !== -1 && !info.terminal; i++) {
+      const move = await advisor.suggestMove(info.position, { iterations: 10, seed: i });
+      info = (await advisor.applyActions(info.position, [move.action.id])).info;
+    }
+    assert.equal(info.currentPlayer, -1, "no chance node reached");
+    const one = await advisor.applyActions(info.position, [{ drawSeed: 77 }]);
+    const two = await advisor.applyActions(info.position, [{ drawSeed: 77n }]);
+    assert.deepEqual(one.info.position.encoded, two.info.position.encoded);
+    assert.equal(one.applied.length, 1);
+  });
+});
