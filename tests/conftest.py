@@ -29,3 +29,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if not any(allowed in reason for allowed in ALLOWED_SKIPS):
             report.outcome = "failed"
             report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """The same for a whole module skipped while it is collected (``pytest.importorskip`` at
+    module level), which never reaches ``pytest_runtest_makereport``."""
+    outcome = yield
+    if os.environ.get("HORTUS_REQUIRE_EVERY_TEST") != "1":
+        return
+    report = outcome.get_result()
+    if report.skipped:
+        reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if not any(allowed in reason for allowed in ALLOWED_SKIPS):
+            report.outcome = "failed"
+            report.longrepr = f"skipped in CI, where every test must run: {reason}"
