@@ -138,6 +138,8 @@ cdef class Search:
     cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
     cdef public long iterations_done
     cdef public bint truncated
+    cdef Rng rng                   # the RNG of the runs (run(resume=True) goes on with it)
+    cdef bint seeded               # a run has seeded `rng`
     cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
     cdef char _guard_after[CACHE_LINE]
 
@@ -187,6 +189,7 @@ cdef class Search:
         self.model = NULL
         self.eval_plies = -1
         self.root_allowed = NULL
+        self.seeded = False
 
     def __dealloc__(self):
         free(self.root_allowed)
@@ -258,6 +261,11 @@ cdef class Search:
     def cancel(self):
         """Ask a running search to stop at its next iteration (safe from another thread)."""
         self.cancelled = 1
+
+    def clear_cancel(self):
+        """Let a cancelled search run again: a kept tree continued by a later call (the old
+        call's cancel must not stop the new one)."""
+        self.cancelled = 0
 
     cdef int32_t _new_child(self, int32_t parent, int32_t action, int mover) noexcept nogil:
         cdef Node* grown
@@ -437,11 +445,15 @@ cdef class Search:
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
-            bint playout_policy=True, int eval_plies=-1):
+            bint playout_policy=True, int eval_plies=-1, bint resume=False):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
-        iteration budget is deterministic. exploration: UCT constant. margin_weight and
+        iteration budget is deterministic. resume: go on with the RNG where the previous run
+        stopped (`seed` is then unused; the first run seeds it): a search run in pieces of
+        N and M iterations is then exactly one run of N + M (an iteration depends only on the
+        tree and the RNG), so a stream of snapshots or an analysis continued later (issue
+        20: continue_from) gives what one run would. exploration: UCT constant. margin_weight and
         margin_scale: the reward's score-margin term. paranoid: opponents minimise the
         searching seat's reward instead of maximising their own (max^n). widening_c > 0 turns
         on progressive widening with at most widening_c * visits^widening_alpha children.
@@ -464,10 +476,11 @@ cdef class Search:
         self.widening_c = widening_c
         self.widening_alpha = widening_alpha
         self.use_policy = playout_policy
-        cdef Rng rng
         cdef long done = 0
         cdef double deadline = 0.0
-        rng_seed(&rng, seed)
+        if not (resume and self.seeded):
+            rng_seed(&self.rng, seed)
+            self.seeded = True
         with nogil:
             if time_ms > 0.0:
                 deadline = _now() + time_ms / 1000.0
@@ -477,7 +490,7 @@ cdef class Search:
                 # Checking the clock every few iterations keeps its cost invisible.
                 if time_ms > 0.0 and (done & 7) == 0 and _now() >= deadline:
                     break
-                self._iterate(&rng)
+                self._iterate(&self.rng)
                 done += 1
         self.iterations_done += done
         return done
@@ -490,6 +503,20 @@ cdef class Search:
     @property
     def node_count(self):
         return self.n_nodes
+
+    @property
+    def memory_bytes(self):
+        """Bytes this search holds: its node arena (as allocated, guards included), its state
+        and scratch buffers and, when set, its value model and root mask."""
+        cdef GameKernel* k = self.kernel
+        cdef size_t total = (self.cap_nodes + 2 * _guard_nodes()) * sizeof(Node)
+        total += 2 * k.state_bytes + k.max_legal_actions * (sizeof(int32_t) + sizeof(double))
+        total += 2 * k.num_distinct_actions * sizeof(uint32_t)
+        if self.model != NULL:
+            total += sizeof(ValueModel)
+        if self.root_allowed != NULL:
+            total += k.num_distinct_actions
+        return total
 
     @property
     def observer(self):

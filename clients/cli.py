@@ -590,6 +590,9 @@ _CAPS = (
     ("retry_after_ms", float, "retry delay suggested with RESOURCE_EXHAUSTED (ms)"),
     ("max_concurrent_rpcs", int, "calls admitted at once (0 = 4 x gRPC threads); more are RESOURCE_EXHAUSTED"),
     ("cache_bytes", int, "memory of the cache of deterministic answers (bytes, 0 = off; default 64 MiB)"),
+    ("continue_trees", int, "Analyze trees kept for continue_from (0 = off; default 32)"),
+    ("continue_bytes", int, "memory of the kept Analyze trees (bytes; default 256 MiB)"),
+    ("continue_idle_s", float, "a kept Analyze tree is dropped after this long unused (s; default 300)"),
 )
 
 

@@ -710,15 +710,23 @@ class AdvisorClient:
         interval_ms: int = 100,
         max_moves: int = 0,
         timeout: float | None = None,
+        continue_from: str = "",
     ) -> Iterator[AnalysisUpdate]:
         """A streamed analysis: an update every `interval_ms` of search, the last one final.
         Closing the iterator early (``break``) cancels the call, which stops the search.
-        ``timeout`` None: no deadline (the search budget bounds the call)."""
+        ``timeout`` None: no deadline (the search budget bounds the call).
+
+        `continue_from`: an earlier stream's ``AnalysisUpdate.continuation`` (on this client,
+        for this position, with the same seed, threads, allow and avoid): its search goes on,
+        `iterations` / `time_ms` more, and the updates count every iteration. A token continues
+        once; ``NotFoundError`` (``field == "continue_from"``) when the server no longer keeps
+        it: analyse afresh then."""
         request = pb.AnalyzeRequest(
             position=position.to_proto(),
             limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
             interval_ms=interval_ms,
             max_moves=max_moves,
+            continue_from=continue_from,
         )
         call = self._analyze(request, timeout=timeout)
         try:
@@ -985,6 +993,7 @@ class AsyncAdvisorClient:
         interval_ms: int = 100,
         max_moves: int = 0,
         timeout: float | None = None,
+        continue_from: str = "",
     ) -> AsyncIterator[AnalysisUpdate]:
         """A streamed analysis as an async iterator (see ``AdvisorClient.analyze``)."""
         request = pb.AnalyzeRequest(
@@ -992,6 +1001,7 @@ class AsyncAdvisorClient:
             limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
             interval_ms=interval_ms,
             max_moves=max_moves,
+            continue_from=continue_from,
         )
         call = self._analyze(request, timeout=timeout)
         try:

@@ -11,8 +11,10 @@ from grpc_status import rpc_status
 __all__ = [
     "AdvisorError",
     "DeadlineExceededError",
+    "FailedPreconditionError",
     "FieldViolation",
     "InvalidArgumentError",
+    "NotFoundError",
     "QuotaViolation",
     "ResourceExhaustedError",
     "UnavailableError",
@@ -85,6 +87,26 @@ class UnavailableError(AdvisorError):
     """The server could not be reached."""
 
 
+class _StateError(AdvisorError):
+    """A request named state the server keeps, from its ``google.rpc.ErrorInfo``: ``reason``
+    (e.g. ``"CONTINUATION_UNKNOWN"``) and ``field`` (e.g. ``"continue_from"``)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "", field: str = "") -> None:
+        super().__init__(code, message)
+        self.reason = reason
+        self.field = field
+
+
+class NotFoundError(_StateError):
+    """What the request names is not kept (anymore), e.g. an ``analyze(continue_from=...)``
+    token that expired or was used: start afresh without it."""
+
+
+class FailedPreconditionError(_StateError):
+    """What the request names is busy, e.g. the analysis a ``continue_from`` token continues
+    is still running: retry after it ended."""
+
+
 def _rich_status(call: object) -> status_pb2.Status | None:
     """The ``google.rpc.Status`` a failed call carries in its trailers, if any.
 
@@ -128,6 +150,16 @@ def error_from_rpc(error: grpc.RpcError) -> AdvisorError:
                     detail.Unpack(retry)
                     delay = retry.retry_delay.ToNanoseconds() / 1e9
         return ResourceExhaustedError(code, message, tuple(quotas), delay)
+    if code in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION):
+        reason = field = ""
+        if status is not None:
+            for detail in status.details:
+                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                    info = error_details_pb2.ErrorInfo()
+                    detail.Unpack(info)
+                    reason, field = info.reason, info.metadata.get("field", "")
+        kind = NotFoundError if code == grpc.StatusCode.NOT_FOUND else FailedPreconditionError
+        return kind(code, message, reason, field)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return DeadlineExceededError(code, message)
     if code == grpc.StatusCode.UNAVAILABLE:

@@ -366,14 +366,17 @@ class VersionInfo:
 @dataclass(frozen=True)
 class AnalysisUpdate:
     """One message of a streamed analysis: the statistics so far, and whether it is the final
-    result (exactly one per stream, the last)."""
+    result (exactly one per stream, the last). ``continuation``: the token that continues this
+    analysis in a later ``analyze(..., continue_from=...)`` once this stream has ended (the
+    same in every update of a stream; "" when the server keeps no analyses)."""
 
     analysis: Analysis
     final: bool
+    continuation: str = ""
 
     @classmethod
     def from_proto(cls, msg: pb.AnalyzeResponse) -> "AnalysisUpdate":
-        return cls(Analysis.from_proto(msg.analysis), msg.final)
+        return cls(Analysis.from_proto(msg.analysis), msg.final, msg.continuation)
 
 
 @dataclass(frozen=True)

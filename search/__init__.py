@@ -23,6 +23,7 @@ from hortus.search.analysis import (
     Limits,
     MoveInfo,
     SearchHandle,
+    SearchTrees,
     analyze,
     analyze_stream,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "MoveInfo",
     "RandomBot",
     "SearchHandle",
+    "SearchTrees",
     "analyze",
     "analyze_stream",
     "make_bot",

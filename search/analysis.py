@@ -330,44 +330,108 @@ def analyze(
     )
 
 
+@dataclass
+class SearchTrees:
+    """The trees of a streamed analysis (one per thread), kept so that a later
+    :func:`analyze_stream` continues them (issue 20: ``Analyze.continue_from``).
+
+    They were grown from ``seat``'s information set at the position whose bytes are
+    ``position`` with ``limits`` (seed, threads, what-if constraints, search options); a
+    continuation must search the same position with the same limits but its budgets."""
+
+    position: bytes
+    seat: int
+    limits: Limits
+    searches: list[Search]
+    eval_plies: int
+
+    @classmethod
+    def start(cls, state: State, limits: Limits) -> "SearchTrees":
+        """Fresh trees for `state` (the seat to move searches) with `limits`."""
+        player = state.current_player
+        if player == TERMINAL:
+            raise ValueError("the game is over: nothing to analyse")
+        if player == CHANCE:
+            raise ValueError("chance node: apply the chance outcome first")
+        searches, eval_plies = _searches(state, limits)
+        return cls(state.encode(), player, limits, searches, eval_plies)
+
+    @property
+    def iterations(self) -> int:
+        """Iterations the trees hold (all threads, every call that grew them)."""
+        return sum(int(s.iterations_done) for s in self.searches)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes the trees hold (node arenas and buffers)."""
+        return sum(int(s.memory_bytes) for s in self.searches)
+
+    def continues(self, state: State, limits: Limits) -> bool:
+        """Whether searching `state` with `limits` continues these trees: the same position
+        (hence the same seat and view) and the same limits but for the budgets."""
+        return state.encode() == self.position and _same_search(limits, self.limits)
+
+
+def _same_search(a: Limits, b: Limits) -> bool:
+    """Limits that grow the same trees: equal but for the budgets, the node cap and the draw
+    measurement (which happen per call)."""
+    def tree(limits: Limits) -> Limits:
+        return replace(limits, iterations=1, time_ms=None, max_nodes=1, draw_worlds=0, draw_playouts=3,
+                       draw_deadline=None, allow_actions=tuple(sorted(set(limits.allow_actions))),
+                       avoid_actions=tuple(sorted(set(limits.avoid_actions))))
+    return tree(a) == tree(b)
+
+
 def analyze_stream(
     state: State,
     limits: Limits = Limits(),
     handle: SearchHandle | None = None,
     interval_ms: float = 100.0,
     detail: int = 0,
+    trees: SearchTrees | None = None,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
     (``final`` True, ``partial`` as :func:`analyze` reports it).
 
-    The search runs in slices of `interval_ms` that continue the same trees; each slice reseeds
-    the RNG from (seed, thread, slice), so a run is reproducible for a given slicing but not
-    identical to :func:`analyze`. The search is paused while the consumer holds a snapshot
-    (bounded: nothing is buffered). Cancelling `handle` ends the current slice at its next
-    iteration; the final analysis follows at once. `interval_ms` <= 0: only the final result.
-    `detail` as for :func:`analyze`, in every snapshot.
+    The search runs in slices of `interval_ms` that continue the same trees and the same RNG
+    streams, so the final analysis is the one :func:`analyze` gives for the same limits,
+    whatever the slicing (with an iteration budget). The search is paused while the consumer
+    holds a snapshot (bounded: nothing is buffered). Cancelling `handle` ends the current slice
+    at its next iteration; the final analysis follows at once. `interval_ms` <= 0: only the
+    final result. `detail` as for :func:`analyze`, in every snapshot.
+
+    `trees`: search these (``SearchTrees.start``, or kept from an earlier stream, which this
+    one continues: ``trees.continues(state, limits)`` must hold; ValueError otherwise). The
+    budgets are this call's: `limits.iterations` more iterations per thread; the analyses
+    count every iteration the trees hold (``Analysis.iterations``), and N iterations continued
+    by M give exactly the analysis of one stream of N + M (same seed), as the RNG goes on.
     """
-    player = state.current_player
-    if player == TERMINAL:
-        raise ValueError("the game is over: nothing to analyse")
-    if player == CHANCE:
-        raise ValueError("chance node: apply the chance outcome first")
     started = time.perf_counter()
-    searches, eval_plies = _searches(state, limits)
+    if trees is None:
+        trees = SearchTrees.start(state, limits)
+    elif not trees.continues(state, limits):
+        raise ValueError("these trees were grown for another position or other limits")
+    player = trees.seat
+    searches = trees.searches
+    for search in searches:
+        search.clear_cancel()  # kept trees: a cancel of the call that grew them is over
     if handle is not None:
         handle._attach(searches)
+    base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
     options = _search_options(state, limits)
-    options["eval_plies"] = eval_plies
+    options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
+    # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
+    seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
     def snapshot(partial: bool, draws: bool = False) -> Analysis:
         moves = _rank(state, searches, player, limits, detail)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits) if draws else moves),
-            iterations=sum(int(s.iterations_done) for s in searches),
+            iterations=trees.iterations,
             partial=partial,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             nodes=sum(int(s.node_count) for s in searches),
@@ -375,9 +439,10 @@ def analyze_stream(
         )
 
     def left(i: int) -> int:
-        return 0 if limits.iterations is None else max(0, limits.iterations - int(searches[i].iterations_done))
+        if limits.iterations is None:
+            return 0
+        return max(0, limits.iterations - (int(searches[i].iterations_done) - base[i]))
 
-    index = 0
     while True:
         now = time.perf_counter()
         cancelled = handle is not None and handle.cancelled
@@ -387,19 +452,14 @@ def analyze_stream(
             break
         span = slice_s if deadline is None else min(slice_s, deadline - now)
         time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
-        seeds = [
-            (limits.seed + i * _THREAD_SEED_STRIDE + index * 0xD1B54A32D192ED03) & 0xFFFFFFFFFFFFFFFF
-            for i in range(limits.threads)
-        ]
 
         def run(i: int) -> None:
             iterations = left(i) if limits.iterations is not None else 0
             if limits.iterations is not None and iterations == 0:
                 return
-            searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], **options)
+            searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], resume=True, **options)
 
         _in_parallel(run, limits.threads)
-        index += 1
         more = not (handle is not None and handle.cancelled)
         if more and limits.iterations is not None:
             more = any(left(i) > 0 for i in range(limits.threads))

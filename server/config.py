@@ -65,6 +65,9 @@ class ServerConfig:
         of ``hortus serve --workers N`` sets it, so a second accidental server fails to bind.
     draw_worlds: hints (``RankMoves``, ``Analyze``) measure how much their top moves depend on
         the draw over this many sampled worlds (``MoveAnalysis.draw_share``); 0 = off.
+    continue_trees, continue_bytes, continue_idle_s: the search trees of finished ``Analyze``
+        calls kept for ``continue_from`` (``hortus.server.continuation``): at most this many, this
+        many bytes of them, each dropped after this many seconds unused; 0 trees = off.
     cache_bytes: memory of the answer cache (``hortus.server.cache``): a ``SuggestMove`` or
         ``RankMoves`` request identical to an earlier one with an iteration budget (no time
         budget) is answered from it, as the search is deterministic; 0 = off.
@@ -89,6 +92,9 @@ class ServerConfig:
     access_log: bool = False
     reuse_port: bool = False
     cache_bytes: int = 64 * 1024 * 1024
+    continue_trees: int = 32
+    continue_bytes: int = 256 * 1024 * 1024
+    continue_idle_s: float = 300.0
     draw_worlds: int = 32
 
     def __post_init__(self) -> None:
@@ -128,6 +134,11 @@ class ServerConfig:
             raise ValueError(f"ServerConfig.batch_window must be an integer >= 0, not {self.batch_window!r}")
         if self.workers < 0:
             raise ValueError("ServerConfig.workers must be >= 0 (0 = automatic)")
+        for name, count in (("continue_trees", self.continue_trees), ("continue_bytes", self.continue_bytes)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ValueError(f"ServerConfig.{name} must be an integer >= 0 (0 = off), not {count!r}")
+        if not math.isfinite(self.continue_idle_s) or self.continue_idle_s <= 0:
+            raise ValueError(f"ServerConfig.continue_idle_s must be a finite number > 0, not {self.continue_idle_s!r}")
         if isinstance(self.cache_bytes, bool) or not isinstance(self.cache_bytes, int) or self.cache_bytes < 0:
             raise ValueError(f"ServerConfig.cache_bytes must be an integer >= 0 (0 = off), not {self.cache_bytes!r}")
         if isinstance(self.draw_worlds, bool) or not isinstance(self.draw_worlds, int) or not (

@@ -5,6 +5,9 @@
   ``google.rpc.BadRequest`` field violation naming the field;
 * :class:`CapacityError` → ``RESOURCE_EXHAUSTED`` with a ``google.rpc.QuotaFailure`` and a
   ``google.rpc.RetryInfo`` (when to try again);
+* :class:`ContinuationError` (``Analyze.continue_from`` names no kept analysis) →
+  ``NOT_FOUND`` (unknown, expired, used, another process) or ``FAILED_PRECONDITION`` (its call
+  still runs), with a ``google.rpc.ErrorInfo`` whose metadata ``field`` names the field;
 * :class:`NoAnswerError` → ``DEADLINE_EXCEEDED`` (not even a partial answer exists);
 * :class:`ShuttingDownError` → ``UNAVAILABLE`` (the server is draining: send elsewhere);
 * a request whose bytes are not a valid message (truncated, a string field holding invalid
@@ -36,6 +39,7 @@ from hortus.games import IllegalActionError, InvalidPositionError, UnknownGameEr
 
 __all__ = [
     "CapacityError",
+    "ContinuationError",
     "MalformedRequestGuard",
     "NoAnswerError",
     "RequestError",
@@ -69,6 +73,20 @@ class CapacityError(Exception):
         self.subject = subject
         self.description = description
         self.retry_after_s = retry_after_s
+
+
+class ContinuationError(Exception):
+    """A token in ``field`` names no state the server keeps. ``reason`` is the
+    ``google.rpc.ErrorInfo`` reason (UPPER_SNAKE_CASE); ``in_use``: the state exists but is
+    still busy (FAILED_PRECONDITION: retry after it ends), else it is gone (NOT_FOUND: start
+    afresh; retrying the same request cannot succeed)."""
+
+    def __init__(self, field: str, reason: str, description: str, in_use: bool = False) -> None:
+        super().__init__(f"{field}: {description}")
+        self.field = field
+        self.reason = reason
+        self.description = description
+        self.in_use = in_use
 
 
 class NoAnswerError(Exception):
@@ -110,6 +128,8 @@ _CODE_NUMBERS: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.DEADLINE_EXCEEDED: code_pb2.DEADLINE_EXCEEDED,
     grpc.StatusCode.INTERNAL: code_pb2.INTERNAL,
     grpc.StatusCode.UNAVAILABLE: code_pb2.UNAVAILABLE,
+    grpc.StatusCode.NOT_FOUND: code_pb2.NOT_FOUND,
+    grpc.StatusCode.FAILED_PRECONDITION: code_pb2.FAILED_PRECONDITION,
 }
 
 
@@ -133,6 +153,10 @@ def status_for(exc: BaseException, method: str = "") -> grpc.Status:
             error_details_pb2.QuotaFailure(violations=[violation]),
             error_details_pb2.RetryInfo(retry_delay=delay),
         )
+    if isinstance(exc, ContinuationError):
+        code = grpc.StatusCode.FAILED_PRECONDITION if exc.in_use else grpc.StatusCode.NOT_FOUND
+        info = error_details_pb2.ErrorInfo(reason=exc.reason, domain="hortus.v1", metadata={"field": exc.field})
+        return _with_details(code, f"{exc.field}: {exc.description}", info)
     if isinstance(exc, ShuttingDownError):
         return _with_details(grpc.StatusCode.UNAVAILABLE, str(exc) or "the server is shutting down")
     if isinstance(exc, NoAnswerError):

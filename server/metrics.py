@@ -10,7 +10,9 @@ Exported, per server process:
 * ``hortus_search_iterations_per_second``: histogram of each search's own rate;
 * ``hortus_answer_cache_hits_total`` / ``hortus_answer_cache_misses_total``: requests answered
   from the answer cache (issue 20 item 3), and cacheable requests that were not;
-  ``hortus_answer_cache_bytes`` / ``hortus_answer_cache_entries``: what it holds now.
+  ``hortus_answer_cache_bytes`` / ``hortus_answer_cache_entries``: what it holds now;
+* ``hortus_kept_analyses`` / ``hortus_kept_analyses_bytes``: ``Analyze`` trees kept for
+  ``continue_from`` and their memory.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from hortus.search import Analysis
-from hortus.server.cache import AnswerCache
 from hortus.server.service import AdvisorServicer
 
 __all__ = ["Metrics", "start_metrics"]
@@ -34,13 +35,18 @@ _RATE_BUCKETS = (1e3, 3e3, 1e4, 3e4, 1e5, 3e5, 1e6)
 
 
 class _CacheCollector(Collector):
-    """The answer cache's counts, read when scraped (the cache keeps them itself)."""
+    """The answer cache's counts and the kept analyses, read when scraped (the servicer
+    keeps them itself)."""
 
-    def __init__(self, cache: AnswerCache) -> None:
-        self._cache = cache
+    def __init__(self, servicer: AdvisorServicer) -> None:
+        self._servicer = servicer
 
     def collect(self) -> Iterator[Metric]:
-        cache = self._cache
+        cache = self._servicer.cache
+        kept = self._servicer.kept
+        kept.sweep()
+        yield GaugeMetricFamily("hortus_kept_analyses", "Analyze trees kept for continue_from", value=len(kept))
+        yield GaugeMetricFamily("hortus_kept_analyses_bytes", "Memory of the kept Analyze trees (bytes)", value=kept.bytes)
         yield CounterMetricFamily("hortus_answer_cache_hits", "Requests answered from the answer cache", value=cache.hits)
         yield CounterMetricFamily(
             "hortus_answer_cache_misses", "Cacheable requests not found in the answer cache", value=cache.misses
@@ -73,7 +79,7 @@ class Metrics:
             buckets=_RATE_BUCKETS,
             registry=registry,
         )
-        registry.register(_CacheCollector(servicer.cache))
+        registry.register(_CacheCollector(servicer))
         servicer.listeners.append(self._on_search)
 
     def _on_search(self, method: str, analysis: Analysis, cancelled: bool) -> None:

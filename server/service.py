@@ -34,14 +34,25 @@ from hortus.games import (
     State,
     UnknownGameError,
 )
-from hortus.search import Analysis, ConstraintError, Limits, MoveInfo, SearchHandle, analyze, analyze_stream
+from hortus.search import (
+    Analysis,
+    ConstraintError,
+    Limits,
+    MoveInfo,
+    SearchHandle,
+    SearchTrees,
+    analyze,
+    analyze_stream,
+)
 from hortus.search.analysis import root_actions
 from hortus.search.levels import LEVELS, Level, choose, elo_level
 from hortus.server import review
 from hortus.server.cache import AnswerCache
 from hortus.server.config import ServerConfig
+from hortus.server.continuation import MAX_TOKEN_BYTES, KeptAnalyses, TokenError
 from hortus.server.errors import (
     CapacityError,
+    ContinuationError,
     NoAnswerError,
     RequestError,
     ShuttingDownError,
@@ -60,6 +71,7 @@ _DEADLINE_SHARE = 0.15  # a search also stops this share of the time left before
 # (8% let 5% of 1 s-deadline answers arrive late under bench/load.py at a load average of
 # 11-18 on 2 cores: the answer waits for the GIL behind the other calls' threads)
 _GIVE_UP_SHARE = 0.2  # a batch call answers its unsearched positions this share of its time early
+_CONTINUE_WAIT_S = 1.0  # continue_from waits this long (at most) for the call it continues to end
 _DRAW_RESERVE_MS = 250.0  # the draw is measured only this long before the deadline (it takes ms)
 # Caps on the sizes a request controls, beyond those of ServerConfig (max_message_bytes,
 # max_actions_per_request, max_batch_size, ...). Each is checked before anything else reads
@@ -249,6 +261,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         self.listeners: list[SearchListener] = []
         self.cache = AnswerCache(self.config.cache_bytes)
         """Answers of deterministic requests (``_cache_key``)."""
+        self.kept = KeptAnalyses(self.config.continue_trees, self.config.continue_bytes, self.config.continue_idle_s)
+        """Trees of ended ``Analyze`` calls, for ``continue_from``."""
         self.draining = threading.Event()
         """Set when the server starts shutting down: batch calls accept no new position."""
 
@@ -752,7 +766,10 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         return response
 
     def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
-        """Partial analyses every ``interval_ms`` of search, then exactly one final one."""
+        """Partial analyses every ``interval_ms`` of search, then exactly one final one; each
+        carries the token that continues this analysis in a later call (``continue_from``:
+        ``_continued``), under which its trees are kept when the call ends."""
+        trees: SearchTrees | None = None
         try:
             self.check_accepting()
             self.check_size(request)
@@ -762,14 +779,26 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                     "interval_ms", f"{interval} is under the server cap min_interval_ms={self.config.min_interval_ms:g}"
                 )
             state, budget = self._prepare(request.position, request.limits, context)
+            if request.continue_from:
+                trees = self._continued(request.continue_from, state, budget.limits, context)
+                # again: waiting for the call it continues may have taken some of the deadline
+                budget = self._budget(request.limits, context, state=state)
+            else:
+                trees = SearchTrees.start(state, budget.limits)
             budget = self._hint_budget(budget, context)
             self._acquire_slot()
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            if trees is not None and request.continue_from:  # refused after all: the token keeps its trees
+                self.kept.keep(request.continue_from, trees)
             context.abort_with_status(status_for(exc, "Analyze"))
+        assert trees is not None
+        before = trees.iterations  # what the kept trees held: the metrics count this call's own
+        token = self.kept.issue() if self.kept.enabled else ""
         self._searching(+1)
         handle = SearchHandle()
         last: Analysis | None = None
         released = False
+        failed = False
 
         def release() -> None:
             nonlocal released
@@ -778,28 +807,76 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 self._searching(-1)
                 self._slots.release(batch=False)
                 if last is not None:
-                    self._notify("Analyze", last, handle.cancelled)
+                    self._notify("Analyze", replace(last, iterations=last.iterations - before), handle.cancelled)
 
         try:
             if not context.add_callback(handle.cancel):
                 handle.cancel()
             for analysis, final in analyze_stream(
-                state, budget.limits, handle, float(interval), detail=request.max_moves
+                state, budget.limits, handle, float(interval), detail=request.max_moves, trees=trees
             ):
                 last = analysis
                 if final:
                     release()
                 partial = budget.partial(analysis, handle.cancelled) if final else True
                 yield pb.AnalyzeResponse(
-                    analysis=analysis_message(state, analysis, partial, request.max_moves), final=final
+                    analysis=analysis_message(state, analysis, partial, request.max_moves),
+                    final=final,
+                    continuation=token,
                 )
         except GeneratorExit:  # the call ended (cancelled) while a partial result was being sent;
             handle.cancel()  # the search is paused during a send, so it stops right here
             raise
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+            failed = True
             context.abort_with_status(status_for(exc, "Analyze"))
         finally:
             release()
+            if token:
+                # Kept even when cancelled (a caller that stopped early continues from there:
+                # the trees are whole after every iteration); not after a failure.
+                if failed:
+                    self.kept.release(token)
+                else:
+                    self.kept.keep(token, trees)
+
+    def _continued(self, token: str, state: State, limits: Limits, context: grpc.ServicerContext) -> SearchTrees:
+        """The kept trees `token` names, checked to continue `state` with `limits`: the same
+        position bytes (so the same seat and view: the trees only know what that seat sees) and
+        the same seed, threads and constraints. ``ContinuationError`` when nothing is kept under
+        it (NOT_FOUND) or its call still runs past a short wait (FAILED_PRECONDITION);
+        INVALID_ARGUMENT for a token that is not one or continues something else (the trees
+        stay kept under the token then)."""
+        field = "continue_from"
+        if len(token.encode()) > MAX_TOKEN_BYTES:
+            raise RequestError(field, f"{len(token.encode())} bytes: not a token of this server (at most {MAX_TOKEN_BYTES})")
+        if not self.kept.enabled:
+            raise ContinuationError(field, "CONTINUATION_OFF", "this server keeps no analyses (continue_trees = 0); start afresh")
+        wait_s = _CONTINUE_WAIT_S
+        remaining_s = context.time_remaining()
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            wait_s = min(wait_s, remaining_s / 4.0)
+        try:
+            trees = self.kept.take(token, wait_s)
+        except TokenError as exc:
+            raise ContinuationError(field, f"CONTINUATION_{exc.reason.upper()}", exc.message, in_use=exc.reason == "in_use") from exc
+        problem: tuple[str, str] | None = None
+        if trees.position != state.encode():
+            problem = (field, "continues the analysis of another position (other position bytes); send that position, or start afresh")
+        else:
+            for name in ("seed", "threads", "allow_actions", "avoid_actions"):
+                mine, kept = getattr(limits, name), getattr(trees.limits, name)
+                if name.endswith("_actions"):  # the same root moves in any order
+                    mine, kept = sorted(set(mine)), sorted(set(kept))
+                if mine != kept:
+                    problem = (f"limits.{name}", f"{mine} differs from the analysis continue_from continues ({kept}): it goes on with the same trees")
+                    break
+            if problem is None and not trees.continues(state, limits):
+                problem = (field, "continues an analysis searched with other settings; start afresh")
+        if problem is not None:
+            self.kept.keep(token, trees)
+            raise RequestError(*problem)
+        return trees
 
     def _evaluate_one(
         self, request: pb.EvaluateRequest, context: grpc.ServicerContext, call: "_BatchCall", token: int

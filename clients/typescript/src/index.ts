@@ -8,7 +8,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 
-import { BadRequestSchema, QuotaFailureSchema, RetryInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+import { BadRequestSchema, ErrorInfoSchema, QuotaFailureSchema, RetryInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 import {
   Advisor,
   PositionSchema,
@@ -97,6 +97,28 @@ export class ResourceExhaustedError extends AdvisorError {
   }
 }
 
+/** A request named state the server keeps, from its google.rpc.ErrorInfo: `reason` (e.g.
+ * "CONTINUATION_UNKNOWN") and `field` (e.g. "continue_from"). */
+class StateError extends AdvisorError {
+  readonly reason: string;
+  readonly field: string;
+
+  constructor(error: ConnectError) {
+    super(error);
+    const info = error.findDetails(ErrorInfoSchema)[0];
+    this.reason = info?.reason ?? "";
+    this.field = info?.metadata["field"] ?? "";
+  }
+}
+
+/** What the request names is not kept (anymore), e.g. an analyze `continueFrom` token that
+ * expired or was used: analyse afresh without it. */
+export class NotFoundError extends StateError {}
+
+/** What the request names is busy, e.g. the analysis a `continueFrom` token continues is still
+ * running: retry after it ended. */
+export class FailedPreconditionError extends StateError {}
+
 /** The deadline passed before any answer (searches answer partially instead when they can). */
 export class DeadlineExceededError extends AdvisorError {}
 
@@ -125,6 +147,10 @@ export function toAdvisorError(error: unknown): unknown {
       return new InvalidArgumentError(e);
     case Code.ResourceExhausted:
       return new ResourceExhaustedError(e);
+    case Code.NotFound:
+      return new NotFoundError(e);
+    case Code.FailedPrecondition:
+      return new FailedPreconditionError(e);
     case Code.DeadlineExceeded:
       return new DeadlineExceededError(e);
     case Code.Unavailable:
@@ -310,12 +336,24 @@ export class AdvisorClient {
 
   /** A streamed analysis: an update every `intervalMs` of search (default 100), the last one
    * `final`. Leaving the loop early (`break`, `return`, an exception) cancels the call, and the
-   * server stops the search at once; so does `signal`. */
+   * server stops the search at once; so does `signal`.
+   *
+   * Every update carries `continuation`: pass it as `continueFrom` in a later `analyze` of the
+   * same position (same seed and threads) on the same client, and that search goes on from
+   * this one's trees (the budget is the additional one; `analysis.iterations` counts them
+   * all): a hint button pressed twice gets deeper. A token continues once; `NotFoundError`
+   * (`field === "continue_from"`) when the server no longer keeps it: analyse afresh. */
   async *analyze(
     position: Position,
-    opts: Budget & { intervalMs?: number; maxMoves?: number } & CallOptions = {},
+    opts: Budget & { intervalMs?: number; maxMoves?: number; continueFrom?: string } & CallOptions = {},
   ): AsyncGenerator<AnalyzeResponse, void, undefined> {
-    const request = { position, limits: limits(opts), intervalMs: opts.intervalMs ?? 100, maxMoves: opts.maxMoves ?? 0 };
+    const request = {
+      position,
+      limits: limits(opts),
+      intervalMs: opts.intervalMs ?? 100,
+      maxMoves: opts.maxMoves ?? 0,
+      continueFrom: opts.continueFrom ?? "",
+    };
     const controller = new AbortController();
     const stop = () => controller.abort();
     opts.signal?.addEventListener("abort", stop, { once: true });

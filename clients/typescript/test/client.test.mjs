@@ -12,6 +12,7 @@ import {
   AdvisorClient,
   CancelledError,
   InvalidArgumentError,
+  NotFoundError,
   ResourceExhaustedError,
   position as makePosition,
 } from "../dist/index.js";
@@ -129,6 +130,37 @@ for (const [name, options] of [
       assert.ok(updates.length >= 2);
       assert.equal(updates.filter((u) => u.final).length, 1);
       assert.equal(updates.at(-1).final, true);
+    });
+
+    test("analyze: continueFrom goes on with the same trees; a used token is NotFoundError", async () => {
+      const advisor = client();
+      const info = await advisor.newGame("botanik", { seed: 2 });
+      const run = async (opts) => {
+        const updates = [];
+        for await (const update of advisor.analyze(info.position, { seed: 5, intervalMs: 0, ...opts })) updates.push(update);
+        return updates.at(-1);
+      };
+      const first = await run({ iterations: 150 });
+      assert.equal(Number(first.analysis.iterations), 150);
+      assert.ok(first.continuation.length > 0);
+      const second = await run({ iterations: 100, continueFrom: first.continuation });
+      assert.equal(Number(second.analysis.iterations), 250);
+      assert.equal(second.analysis.moves.reduce((n, m) => n + Number(m.visits), 0), 250);
+      assert.notEqual(second.continuation, first.continuation);
+      await assert.rejects(run({ iterations: 100, continueFrom: first.continuation }), (error) => {
+        assert.ok(error instanceof NotFoundError);
+        assert.equal(error.code, "NOT_FOUND");
+        assert.equal(error.field, "continue_from");
+        assert.equal(error.reason, "CONTINUATION_UNKNOWN");
+        return true;
+      });
+      const other = await advisor.newGame("botanik", { seed: 3 });
+      await assert.rejects(
+        (async () => {
+          for await (const _ of advisor.analyze(other.position, { iterations: 50, seed: 5, intervalMs: 0, continueFrom: second.continuation })) { /* none */ }
+        })(),
+        (error) => error instanceof InvalidArgumentError && error.field === "continue_from",
+      );
     });
 
     test("evaluate: every position answered exactly once, errors as answers", async () => {

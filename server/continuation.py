@@ -1,0 +1,168 @@
+"""Kept analyses (issue 20 item 3, ``Analyze.continue_from``): the search trees of finished
+``Analyze`` calls, kept for a while so that the caller can continue one, and the tokens that
+name them.
+
+A token is issued when an ``Analyze`` call starts and sent in each of its updates
+(``AnalyzeResponse.continuation``); when the call ends (final answer or cancelled) its trees
+are kept under that token. A later ``Analyze`` with ``continue_from`` = the token takes them
+(a token continues once: the continuing call's updates carry a new token). The token stands in
+for "the same connection": it is unguessable (128 random bits), so only a caller that received
+the analysis can continue it; it is known only to the server process that issued it (the tree
+lives there), whose instance id it starts with, so that another process of a ``--workers N``
+server or a restarted one can say so.
+
+Bounded: at most ``max_trees`` trees and ``max_bytes`` of them (the least recently kept are
+dropped first), each dropped after ``idle_s`` seconds unused. Game-agnostic: the trees come
+from ``hortus.search.SearchTrees``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hortus.search import SearchTrees
+
+__all__ = ["KeptAnalyses", "TokenError", "MAX_TOKEN_BYTES"]
+
+MAX_TOKEN_BYTES = 64
+"""A longer ``continue_from`` is INVALID_ARGUMENT (a token the server issued is ~32 bytes)."""
+
+
+class TokenError(Exception):
+    """``continue_from`` names no kept analysis (``reason``: ``"unknown"``, ``"other_process"``,
+    ``"in_use"``); the message says why and what to do."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass
+class _Kept:
+    trees: SearchTrees | None  # None while the call that owns the token is still running
+    bytes: int
+    used: float  # clock time of the last use
+
+
+class KeptAnalyses:
+    """The kept trees of one server process (thread-safe)."""
+
+    def __init__(
+        self, max_trees: int, max_bytes: int, idle_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.max_trees = max_trees
+        self.max_bytes = max_bytes
+        self.idle_s = idle_s
+        self._clock = clock
+        self._instance = secrets.token_hex(4)
+        self._entries: OrderedDict[str, _Kept] = OrderedDict()
+        self._changed = threading.Condition(threading.Lock())
+        self.bytes = 0
+        """Memory of the kept trees now (``SearchTrees.memory_bytes``)."""
+        self.dropped = 0
+        """Trees dropped for room or idleness (not counting those continued)."""
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_trees > 0 and self.max_bytes > 0
+
+    def issue(self) -> str:
+        """A new token for a starting call: reserved (``take`` waits for it) until ``keep``
+        stores the call's trees or ``release`` gives the token up."""
+        token = f"{self._instance}.{secrets.token_urlsafe(16)}"
+        with self._changed:
+            self._expire()
+            self._entries[token] = _Kept(None, 0, self._clock())
+        return token
+
+    def keep(self, token: str, trees: SearchTrees) -> None:
+        """Keep the trees of the call that was issued `token` (it ended)."""
+        size = trees.memory_bytes
+        with self._changed:
+            self._entries.pop(token, None)
+            if size <= self.max_bytes:
+                self._entries[token] = _Kept(trees, size, self._clock())
+                self.bytes += size
+                self._trim()
+            else:
+                self.dropped += 1
+            self._changed.notify_all()
+
+    def release(self, token: str) -> None:
+        """Give up a token whose call kept nothing (it failed)."""
+        with self._changed:
+            self._entries.pop(token, None)
+            self._changed.notify_all()
+
+    def take(self, token: str, wait_s: float) -> SearchTrees:
+        """The trees kept under `token`, now the caller's (the token is used up); waits up to
+        `wait_s` for the call that holds the token to end (a caller that left a stream early
+        and continues at once). TokenError when there is nothing to take."""
+        instance = token.partition(".")[0]
+        deadline = self._clock() + wait_s
+        with self._changed:
+            self._expire()
+            while True:
+                entry = self._entries.get(token)
+                if entry is None:
+                    if instance != self._instance:
+                        raise TokenError(
+                            "other_process",
+                            "the analysis it continues is kept by another server process (or one that "
+                            "restarted): continue on the connection (channel) that made it, or start afresh",
+                        )
+                    raise TokenError(
+                        "unknown",
+                        f"no kept analysis has this token: it expired ({self.idle_s:g} s unused), was "
+                        "dropped for room, or was continued already; start afresh without continue_from",
+                    )
+                if entry.trees is not None:
+                    del self._entries[token]
+                    self.bytes -= entry.bytes
+                    return entry.trees
+                left = deadline - self._clock()
+                if left <= 0:
+                    raise TokenError(
+                        "in_use", "the analysis it continues is still running: continue from it after it ends"
+                    )
+                self._changed.wait(left)
+
+    def put_back(self, token: str, trees: SearchTrees) -> None:
+        """Return trees taken by a call that was then refused (the token stays usable)."""
+        self.keep(token, trees)
+
+    def _expire(self) -> None:
+        """Drop kept trees unused for ``idle_s`` (called with the lock held)."""
+        now = self._clock()
+        for token in [t for t, e in self._entries.items() if e.trees is not None and now - e.used > self.idle_s]:
+            self.bytes -= self._entries.pop(token).bytes
+            self.dropped += 1
+
+    def _trim(self) -> None:
+        """Drop the least recently kept trees while over a bound (lock held)."""
+        self._expire()
+        while self.bytes > self.max_bytes or self._kept() > self.max_trees:
+            token = next((t for t, e in self._entries.items() if e.trees is not None), None)
+            if token is None:
+                break
+            self.bytes -= self._entries.pop(token).bytes
+            self.dropped += 1
+
+    def _kept(self) -> int:
+        return sum(1 for e in self._entries.values() if e.trees is not None)
+
+    def __len__(self) -> int:
+        """Trees kept now."""
+        with self._changed:
+            return self._kept()
+
+    def sweep(self) -> None:
+        """Drop the expired trees now (they are otherwise dropped at the next use)."""
+        with self._changed:
+            self._expire()
