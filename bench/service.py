@@ -16,6 +16,10 @@
    sent twice in a row: the first is a miss (searched, then stored), the second a hit (the
    stored answer); hits and misses side by side in one run (target: a hit <= 1 ms at p50).
 
+5. ``Analyze`` continued (``continue_from``): N iterations, then N more continued from its
+   token, against one fresh ``Analyze`` of 2N, on the same positions in one run: what a hint
+   asked twice costs (the increment only, not the whole deeper search again).
+
 3. ``Analyze`` cancel latency from the TypeScript client (clients/typescript/bench/cancel.mjs,
    needs node and ``npm run build`` there): from the client leaving its loop (aborting the
    fetch) to the server's search stopping (the servicer's search listener, same clock), and to
@@ -23,7 +27,8 @@
 
     python bench/service.py [--calls 300] [--iterations 200] [--positions 600]
                             [--batch-iterations 2000] [--repeats 3] [--streams 6] [--window 4]
-                            [--skip-latency] [--skip-throughput] [--skip-cache] [--cancel-trials 20]
+                            [--skip-latency] [--skip-throughput] [--skip-cache] [--skip-continue]
+                            [--continue-iterations 2000] [--continue-trials 20] [--cancel-trials 20]
 """
 
 from __future__ import annotations
@@ -188,6 +193,31 @@ def cache_latency(calls: int, iterations: int) -> list[dict[str, object]]:
             for (name, kind), values in times.items()]
 
 
+def continue_latency(iterations: int, trials: int) -> list[dict[str, object]]:
+    """Analyze of `iterations`, then `iterations` more continued from its token, then one fresh
+    Analyze of twice as many, per position (all through gRPC, interval 0: only the final)."""
+    times: dict[str, list[float]] = {}
+    checked = 0
+    with Server("--workers", "1") as server, AdvisorClient(server.target, timeout=120) as client:
+        for i, state in enumerate(positions(trials + 2, seed=5)):
+            position = Position(GAME, state.encode())
+
+            def run(what: str, budget: int, token: str = "") -> tuple[int, str]:
+                started = time.perf_counter()
+                last = list(client.analyze(position, iterations=budget, seed=i, interval_ms=0, continue_from=token))[-1]
+                if i >= 2:  # the first two warm up
+                    times.setdefault(what, []).append((time.perf_counter() - started) * 1000.0)
+                return last.analysis.iterations, last.continuation
+
+            _, token = run(f"Analyze {iterations} (fresh)", iterations)
+            done, _ = run(f"Analyze +{iterations} continued ({2 * iterations} total)", iterations, token)
+            fresh, _ = run(f"Analyze {2 * iterations} (fresh)", 2 * iterations)
+            assert done == fresh == 2 * iterations
+            checked += 1
+    return [{"what": what, "calls": len(values), "p50_ms": median(values), "p99_ms": percentile(values, 0.99),
+             "load_avg_1min": os.getloadavg()[0]} for what, values in times.items()]
+
+
 def throughput(count: int, iterations: int, repeats: int, streams: int = 6, window: int = 4) -> list[dict[str, object]]:
     """Positions per second of one batch of `count` positions through `streams` calls (one
     connection each) with `window` positions in flight per call. ``slots_busy`` is the share
@@ -280,6 +310,9 @@ def main() -> None:
     parser.add_argument("--skip-latency", action="store_true", help="skip the SuggestMove latency")
     parser.add_argument("--skip-throughput", action="store_true", help="skip the EvaluatePositions throughput")
     parser.add_argument("--skip-cache", action="store_true", help="skip the answer cache's hits and misses")
+    parser.add_argument("--skip-continue", action="store_true", help="skip the continued Analyze")
+    parser.add_argument("--continue-iterations", type=int, default=2000, help="Analyze budget before and after continuing")
+    parser.add_argument("--continue-trials", type=int, default=20, help="positions for the continued Analyze")
     parser.add_argument("--cancel-trials", type=int, default=20, help="Analyze cancels from the TypeScript client (0: skip)")
     args = parser.parse_args()
     if not args.skip_latency:
@@ -288,6 +321,10 @@ def main() -> None:
     if not args.skip_cache:
         report("service: answer cache, a miss (search) then a hit, through gRPC (ms)", cache_latency(args.calls, args.iterations),
                ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+    if not args.skip_continue:
+        report("service: Analyze continued from its token vs afresh, through gRPC (ms)",
+               continue_latency(args.continue_iterations, args.continue_trials),
+               ["what", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
     if args.cancel_trials:
         rows = cancel_latency(args.cancel_trials)
         if rows:
