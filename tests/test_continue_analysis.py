@@ -5,6 +5,7 @@ token for another position or other search settings is INVALID_ARGUMENT."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-
 from grpc_status import rpc_status
 
 from hortus import games
-from hortus.clients import AdvisorClient, InvalidArgumentError, NotFoundError, Position
+from hortus.clients import AdvisorClient, AsyncAdvisorClient, InvalidArgumentError, NotFoundError, Position
 from hortus.search import Limits, SearchTrees, analyze, analyze_stream
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.server.continuation import KeptAnalyses, TokenError
@@ -259,3 +260,17 @@ def test_a_token_whose_call_still_runs_is_failed_precondition(stub: Any) -> None
     finally:
         call.cancel()
     assert analyse(stub, 50, seed=1, continue_from=token, pos=position(12))[-1].analysis.iterations > 50
+
+
+def test_the_asyncio_client_continues_too(server: RunningServer) -> None:
+    async def go() -> tuple[int, int]:
+        async with AsyncAdvisorClient(f"127.0.0.1:{server.port}", timeout=60) as client:
+            where = Position(GAME, state(13).encode())
+            first = [u async for u in client.analyze(where, iterations=120, seed=2, interval_ms=0)]
+            token = first[-1].continuation
+            again = [u async for u in client.analyze(where, iterations=80, seed=2, interval_ms=0, continue_from=token)]
+            with pytest.raises(NotFoundError):
+                [u async for u in client.analyze(where, iterations=80, seed=2, interval_ms=0, continue_from=token)]
+            return first[-1].analysis.iterations, again[-1].analysis.iterations
+
+    assert asyncio.run(go()) == (120, 200)
