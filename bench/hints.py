@@ -64,6 +64,15 @@ def make_positions(names: list[str], seed: int, games_per_game: int = GAMES_PER_
     return out
 
 
+def spread(items: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+    """The first ``count`` positions taken across games: every game's first draw, then every
+    game's second..., so a short run (``--per-game 40``) still samples all 20 games."""
+    def key(item: dict[str, Any]) -> tuple[int, int]:
+        _, index, draw = item["id"].rsplit("/", 2)
+        return int(draw), int(index)
+    return sorted(items, key=key)[:count]
+
+
 def _limits(budget: str, factor: int, seed: int, evaluation: str | None) -> Limits:
     extra: dict[str, Any] = {} if evaluation is None else {"evaluation": evaluation}
     if budget.endswith("ms"):
@@ -104,21 +113,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budget", default="100ms", help="hint budget: 100ms or an iteration count")
     parser.add_argument("--factor", type=int, default=64, help="reference budget = factor x budget")
-    parser.add_argument("--per-game", type=int, default=200, help="positions per game (the first N)")
+    parser.add_argument("--per-game", type=int, default=200,
+                        help="positions per game (N spread over the games: first draws first)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
+    parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
     args = parser.parse_args()
     names = args.game or games.names()
     if args.make_positions:
         items = make_positions(names, args.seed, args.games_per_game)
-        POSITIONS.parent.mkdir(exist_ok=True)
-        POSITIONS.write_text("".join(json.dumps(i) + "\n" for i in items))
-        print(f"{len(items)} positions written to {POSITIONS}")
+        args.positions.parent.mkdir(exist_ok=True)
+        args.positions.write_text("".join(json.dumps(i) + "\n" for i in items))
+        print(f"{len(items)} positions written to {args.positions}")
         return
-    items = [json.loads(line) for line in POSITIONS.read_text().splitlines() if line.strip()]
+    items = [json.loads(line) for line in args.positions.read_text().splitlines() if line.strip()]
     rows = []
     for name in names:
-        chosen = [i for i in items if i["game"] == name][: args.per_game]
+        chosen = spread([i for i in items if i["game"] == name], args.per_game)
         started = time.perf_counter()
         row = {"game": name, "budget": args.budget, "reference": f"{args.factor}x",
                "evaluation": args.bot_evaluation or "default"}

@@ -89,7 +89,9 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     (``mcts:50ms``, for comparisons at equal time). OPTIONs: ``uniform`` (uniformly random
     playouts instead of the game's playout policy), ``widen=C`` (progressive widening),
     ``paranoid``, ``eval=playout|model|default`` (leaf evaluation, ``Limits.evaluation``),
-    ``plies=N`` (with a model: decisions played out before it scores). Example:
+    ``plies=N`` (with a model: decisions played out before it scores), ``c=X`` (the UCT
+    exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
+    weight, ``Limits.margin_weight``). Example:
     ``mcts:50ms,uniform``.
     """
     head, *options = spec.split(",")
@@ -121,10 +123,14 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                     limits = replace(limits, evaluation=value)
                 elif key == "plies" and value:
                     limits = replace(limits, eval_plies=int(value))
+                elif key == "c" and value:
+                    limits = replace(limits, exploration=float(value))
+                elif key == "margin" and value:
+                    limits = replace(limits, margin_weight=float(value))
                 else:
                     raise ValueError(f"unknown option {option!r}")
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N), mcts-base[:BUDGET] or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W), mcts-base[:BUDGET] or level:N")

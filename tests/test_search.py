@@ -9,6 +9,7 @@ import pytest
 
 from hortus import games
 from hortus.search import Limits, SearchHandle, analyze, make_bot
+from hortus.search.bots import MctsBot
 from hortus.search.analysis import Analysis
 
 
@@ -256,9 +257,18 @@ def test_bot_specs_budgets_and_options() -> None:
         bot = make_bot(spec, seed=1)
         assert bot.name == spec
         assert bot.choose(state) in legal
-    for bad in ("mcts:abc", "mcts:200,fast", "mcts:0", "greedy:3", "random,uniform", "mcts:200,widen="):
+    for bad in ("mcts:abc", "mcts:200,fast", "mcts:0", "greedy:3", "random,uniform", "mcts:200,widen=",
+                "mcts:200,c=-1", "mcts:200,c=", "mcts:200,margin=x", "mcts-base:200,c=1"):
         with pytest.raises(ValueError):
             make_bot(bad)
+
+
+def test_bot_options_reach_the_limits() -> None:
+    """``c=`` and ``margin=`` set the UCT constant and the margin weight (issue 16's screens)."""
+    bot = make_bot("mcts:50ms,c=1.2,margin=0.3")
+    assert isinstance(bot, MctsBot)
+    assert bot._limits.exploration == 1.2 and bot._limits.margin_weight == 0.3
+    assert bot._limits.time_ms == 50.0 and bot._limits.iterations is None
 
 
 def test_uniform_playouts_differ_from_the_policy() -> None:
