@@ -163,6 +163,12 @@ class Game(ABC):
         scale = 2.0 / players
         return ReviewThresholds(0.05 * scale, 0.10 * scale, 0.15 * scale)
 
+    def baseline_search_margin(self, players: int) -> tuple[float, float]:
+        """(weight, scale) of the frozen baseline search (``mcts-base``, the default search of
+        2026-12-01): a game whose ``search_margin`` changed since returns the old one here, so
+        that every later change is still measured against the same opponent."""
+        return self.search_margin(players)
+
     def action_effects(self, state: "State", action: int) -> list[str]:
         """Visible, immediate effects of a legal action, in a few words each (for hint
         reasons): e.g. 'frees your red gear'. Default: none."""

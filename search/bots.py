@@ -58,16 +58,23 @@ class MctsBot:
     """ISMCTS with the given limits; the seed advances each decision for variety yet stays
     reproducible."""
 
-    def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None) -> None:
+    def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None,
+                 baseline: bool = False) -> None:
         self.name = name or f"mcts{limits.iterations or ''}"
         self._limits = limits
         self._rng = random.Random(seed)
+        self._baseline = baseline
 
     def choose(self, state: State) -> int:
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
         limits = replace(self._limits, seed=self._rng.getrandbits(63))
+        if self._baseline and limits.margin_weight is None and limits.margin_scale is None:
+            # The frozen baseline keeps the reward margin of its day even where a game's
+            # default (search_margin) has changed since: see Game.baseline_search_margin.
+            weight, scale = state.game.baseline_search_margin(state.num_players)
+            limits = replace(limits, margin_weight=weight, margin_scale=scale)
         return analyze(state, limits).best.action
 
 
@@ -75,7 +82,9 @@ BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout
                   evaluation="playout")
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation (issue 16). Every later change of the default search is measured against it at
-equal time, so its settings are spelled out here and never follow ``Limits``' defaults."""
+equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its
+reward margin, which is per game, is the game's ``baseline_search_margin`` (the ``mcts-base``
+bot applies it), not its current ``search_margin``."""
 
 
 def make_bot(spec: str, seed: int = 0) -> Bot:
@@ -131,6 +140,6 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                     raise ValueError(f"unknown option {option!r}")
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
-        return MctsBot(limits, seed, name=spec)
+        return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base")
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
                      "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W), mcts-base[:BUDGET] or level:N")

@@ -271,6 +271,27 @@ def test_bot_options_reach_the_limits() -> None:
     assert bot._limits.time_ms == 50.0 and bot._limits.iterations is None
 
 
+def test_baseline_bot_keeps_the_margin_of_its_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mcts-base`` searches with the game's baseline_search_margin even when the game's
+    current search_margin differs; ``mcts`` follows the current one."""
+    from hortus.search import bots
+
+    state = midgame("botanik", 5)
+    game_class = type(state.game)
+    monkeypatch.setattr(game_class, "search_margin", lambda self, players: (0.9, 3.0))
+    monkeypatch.setattr(game_class, "baseline_search_margin", lambda self, players: (0.1, 10.0))
+    seen: list[Limits] = []
+    real = bots.analyze
+    monkeypatch.setattr(bots, "analyze", lambda st, lim: seen.append(lim) or real(st, lim))
+    make_bot("mcts-base:50", seed=1).choose(state)
+    make_bot("mcts:50", seed=1).choose(state)
+    make_bot("mcts:50,margin=0.2", seed=1).choose(state)
+    base, current, explicit = seen
+    assert (base.margin_weight, base.margin_scale) == (0.1, 10.0)
+    assert current.margin_weight is None and current.margin_scale is None  # analyze: search_margin
+    assert explicit.margin_weight == 0.2
+
+
 def test_uniform_playouts_differ_from_the_policy() -> None:
     """The switch reaches the compiled search: same seed, different playouts, different tree."""
     state = midgame("botanists", 1)
