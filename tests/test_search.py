@@ -271,6 +271,15 @@ def test_bot_options_reach_the_limits() -> None:
     assert bot._limits.time_ms == 50.0 and bot._limits.iterations is None
 
 
+def test_baseline_margin_is_that_of_2026_12_01() -> None:
+    """The frozen baseline's reward margin at 2-4 seats is the one every game searched with on
+    2026-12-01, (0.1, 10), whatever a game's current default (issue 16)."""
+    for name in games.names():
+        game = games.get(name)
+        for players in range(max(2, game.min_players), game.max_players + 1):
+            assert game.baseline_search_margin(players) == (0.1, 10.0), (name, players)
+
+
 def test_baseline_bot_keeps_the_margin_of_its_day(monkeypatch: pytest.MonkeyPatch) -> None:
     """``mcts-base`` searches with the game's baseline_search_margin even when the game's
     current search_margin differs; ``mcts`` follows the current one."""
