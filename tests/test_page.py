@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,14 @@ def _late_position(name: str, players: int, seed: int, remaining: int = 12) -> t
     return start.encode().hex(), game
 
 
+def _hint_iterations(page: Any) -> int:
+    """The iteration count of the hint table's caption ("Hints: N iterations")."""
+    caption = page.locator("#hints caption").inner_text()
+    match = re.search(r"Hints: (\d+) iterations", caption)
+    assert match, caption
+    return int(match.group(1))
+
+
 @pytest.mark.parametrize("name,players", GAMES)
 def test_play_hint_analyse_and_finish(page: Any, url: str, name: str, players: int) -> None:
     # Seat 0 is the human; the others are the AI at level 1.
@@ -123,6 +132,15 @@ def test_play_hint_analyse_and_finish(page: Any, url: str, name: str, players: i
     page.wait_for_selector("#hints tr.best")
     assert "%" in page.locator("#hints tr.best").inner_text()
     assert page.locator("#picture .hint, #moves button.hint").count() >= 1
+
+    # Pressed again, the hint goes deeper (Analyze continue_from): more iterations, not a repeat.
+    first = _hint_iterations(page)
+    page.locator("#hint").click()
+    page.wait_for_function(
+        "(n) => Number((document.querySelector('#hints caption')?.textContent || '').match(/Hints: (\\d+)/)?.[1]) > n",
+        arg=first,
+    )
+    assert _hint_iterations(page) > first
 
     # An analysis streams partial results until stopped.
     page.locator("#analyse").click()

@@ -5,7 +5,8 @@
 // fetch, typed errors), bundled in by web/build.mjs.
 
 import {
-  AdvisorClient, AdvisorError, CancelledError, InvalidArgumentError, PositionSchema, StructuredPositionSchema,
+  AdvisorClient, AdvisorError, CancelledError, FailedPreconditionError, InvalidArgumentError, NotFoundError,
+  PositionSchema, StructuredPositionSchema,
   create, fromJson, toJson,
   type ActionLike, type Analysis, type GameInfo, type LegalActionsResponse, type MoveAnalysis, type Position,
   type PositionInfo,
@@ -53,6 +54,9 @@ const state = {
   busy: false,
   analysis: null as AbortController | null,
   hint: [] as number[],
+  // The last search of this position (a hint or an analysis): its continuation token, so the
+  // next one goes on from its trees and gets deeper instead of repeating (Analyze continue_from).
+  continuation: null as { position: Position; token: string } | null,
 };
 
 // --- small helpers ----------------------------------------------------------------------
@@ -415,15 +419,44 @@ function highlight(): void {
   });
 }
 
+/** Analyze, continuing from this position's last search when there is one: a hint pressed
+ * twice, or an analysis after a hint, searches deeper instead of starting over. A token the
+ * server no longer keeps (or whose search is still stopping) means a fresh search. */
+async function* searchDeeper(
+  opts: { intervalMs: number; iterations?: number; timeMs?: number; signal?: AbortSignal },
+): AsyncGenerator<{ analysis: Analysis; final: boolean }, void, undefined> {
+  const position = state.position!;
+  const previous = state.continuation?.position === position ? state.continuation.token : "";
+  state.continuation = null; // a token continues once
+  const stream = (continueFrom: string) =>
+    advisor.analyze(position, { ...opts, maxMoves: 8, seed: state.setup.seed, continueFrom });
+  let updates = stream(previous);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      for await (const update of updates) {
+        if (update.continuation && state.position === position) state.continuation = { position, token: update.continuation };
+        if (update.analysis) yield { analysis: update.analysis, final: update.final };
+      }
+      return;
+    } catch (e) {
+      const stale = e instanceof NotFoundError || e instanceof FailedPreconditionError;
+      if (!previous || attempt > 0 || !stale) throw e;
+      updates = stream("");
+    }
+  }
+}
+
 async function hint(): Promise<void> {
   if (!state.position) return;
   clearError();
   const button = $("hint") as HTMLButtonElement;
   button.disabled = true;
   try {
-    const iterations = 3000; // about a second: enough to rank the moves that matter
-    const analysis = await advisor.rankMoves(state.position, { maxMoves: 8, iterations, seed: state.setup.seed });
-    showAnalysis(analysis, false);
+    // 3,000 more iterations per press (about a second): enough to rank the moves that matter,
+    // and each press adds to the last one's trees.
+    for await (const { analysis, final } of searchDeeper({ intervalMs: 60000, iterations: 3000 })) {
+      if (final) showAnalysis(analysis, false);
+    }
   } catch (e) {
     showError(e);
   } finally {
@@ -456,11 +489,8 @@ async function toggleAnalysis(): Promise<void> {
   b.setAttribute("aria-pressed", "true");
   $("analysis-state").textContent = "Analysing...";
   try {
-    const updates = advisor.analyze(state.position, {
-      intervalMs: 300, maxMoves: 8, timeMs: 30000, seed: state.setup.seed, signal: controller.signal,
-    });
-    for await (const update of updates) {
-      if (update.analysis) showAnalysis(update.analysis, !update.final);
+    for await (const { analysis, final } of searchDeeper({ intervalMs: 300, timeMs: 30000, signal: controller.signal })) {
+      showAnalysis(analysis, !final);
     }
     if (state.analysis === controller) $("analysis-state").textContent = "Analysis finished.";
   } catch (e) {
