@@ -905,6 +905,19 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             answer = _error_response(request.id, exc)
         call.answer(token, answer)
 
+    def _batch_call(self, context: grpc.ServicerContext) -> "tuple[_BatchCall, float | None]":
+        """A batch call's shared state (ended with the RPC) and the ``time.monotonic()`` at which
+        its unsearched items are answered DEADLINE_EXCEEDED (None: no deadline)."""
+        remaining_s = context.time_remaining()
+        reserve_ms = self._give_up_ms(remaining_s)
+        give_up_at = None
+        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
+            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
+        call = _BatchCall(self.config.window, reserve_ms)
+        if not context.add_callback(call.end):
+            call.end()
+        return call, give_up_at
+
     def _give_up_ms(self, remaining_s: float | None) -> float:
         """How long before a batch call's deadline its unsearched positions are answered
         DEADLINE_EXCEEDED: twice the deadline margin, at least 150 ms and 20% of the call's
@@ -925,14 +938,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         arriving later are answered DEADLINE_EXCEEDED at once. While the server drains, no new
         position is accepted: once the accepted ones are answered the call ends UNAVAILABLE,
         and the client sends the rest elsewhere."""
-        remaining_s = context.time_remaining()
-        reserve_ms = self._give_up_ms(remaining_s)
-        give_up_at = None
-        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
-            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
-        call = _BatchCall(self.config.window, reserve_ms)
-        if not context.add_callback(call.end):
-            call.end()
+        call, give_up_at = self._batch_call(context)
         cap = self.config.max_batch_size
 
         def finish(token: int, future: "futures.Future[None]") -> None:
@@ -1114,14 +1120,7 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             thresholds = state.game.review_thresholds(state.num_players)
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             context.abort_with_status(status_for(exc, "ReviewGame"))
-        remaining_s = context.time_remaining()
-        reserve_ms = self._give_up_ms(remaining_s)
-        give_up_at = None
-        if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
-            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
-        call = _BatchCall(self.config.window, reserve_ms)
-        if not context.add_callback(call.end):
-            call.end()
+        call, give_up_at = self._batch_call(context)
         window = self.config.window
         pending: dict[int, futures.Future[review.DecisionReview | None]] = {}
         reviews: list[review.DecisionReview] = []
