@@ -115,9 +115,11 @@ for (const [name, options] of [
     test("a deadline gives a partial answer in time", async () => {
       const advisor = client();
       const info = await advisor.newGame("botanik", { seed: 1 });
-      const hints = await advisor.rankMoves(info.position, { timeMs: 15_000, timeoutMs: 1500 });
+      // 3 s: a 1.5 s deadline was missed once at load average 13 (the answer's way back); the
+      // search's 15 s budget must still be cut short by it.
+      const hints = await advisor.rankMoves(info.position, { timeMs: 15_000, timeoutMs: 3000 });
       assert.equal(hints.partial, true);
-      assert.ok(hints.elapsedMs < 1500);
+      assert.ok(hints.elapsedMs < 3000);
     });
 
     test("analyze: partial updates, then exactly one final", async () => {
