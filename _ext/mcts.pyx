@@ -21,7 +21,7 @@ search writes while it runs (its fields, scratch buffers and node arena) sits on
 its own, so two threads never share a line (see _ext/memory.pxd).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport realloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, log, tanh, pow, exp
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -133,6 +133,7 @@ cdef class Search:
     cdef double widening_c
     cdef double widening_alpha
     cdef bint use_policy
+    cdef bint expand_policy        # expansion tries the playout policy's choice first
     cdef ValueModel* model         # NULL = no value model (set_model)
     cdef int eval_plies            # -1: play out to the end; else decisions before the model
     cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
@@ -186,6 +187,7 @@ cdef class Search:
         self.widening_c = 0.0
         self.widening_alpha = 0.5
         self.use_policy = True
+        self.expand_policy = False
         self.model = NULL
         self.eval_plies = -1
         self.root_allowed = NULL
@@ -257,6 +259,71 @@ cdef class Search:
             raise IndexError(seat)
         cdef int n = k.features(self.root, seat, f)
         return [f[i] for i in range(n)]
+
+    def advance(self, KernelState new_root, actions):
+        """Keep the subtree reached from the root by the decisions `actions` (in order; chance
+        events are not in the tree) as the whole tree of `new_root`, the position those
+        decisions led to, and drop the rest: a later run() continues it (tree reuse across
+        consecutive decisions of one seat, issue 16). Returns False, changing nothing, when a
+        decision is not in the tree or `new_root` is not the observer's decision.
+
+        The caller vouches that `new_root` is where `actions` lead from the root in the
+        observer's information set (hortus.search.analysis checks the positions' bytes): the
+        kept statistics came from determinizations of the root's information set.
+        The compaction is in place and O(nodes): a node's parent always has a smaller index
+        (children are appended), so one ascending pass finds every descendant and moves it down.
+        """
+        cdef GameKernel* k = self.kernel
+        cdef int32_t node = 0, child, i, kept = 0, old
+        cdef int32_t* remap
+        cdef Node* n
+        if new_root.kernel != k:
+            raise ValueError("new_root belongs to another game")
+        if k.current_player(new_root.buf) != self.observer:
+            return False
+        for a in actions:
+            child = self.nodes[node].first_child
+            while child != -1 and self.nodes[child].action != a:
+                child = self.nodes[child].next_sibling
+            if child == -1:
+                return False
+            node = child
+        remap = <int32_t*>malloc(self.n_nodes * sizeof(int32_t))
+        if remap == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(self.n_nodes):
+                remap[i] = -1
+            for i in range(node, self.n_nodes):
+                old = self.nodes[i].parent
+                if i != node and (old < 0 or remap[old] == -1):
+                    continue
+                remap[i] = kept
+                if kept != i:
+                    self.nodes[kept] = self.nodes[i]
+                kept += 1
+            for i in range(kept):
+                n = &self.nodes[i]
+                if i == 0:
+                    n.parent = -1
+                    n.next_sibling = -1
+                    n.action = -1
+                    n.mover = -1
+                else:
+                    n.parent = remap[n.parent]
+                    if n.next_sibling != -1:
+                        n.next_sibling = remap[n.next_sibling]
+                if n.first_child != -1:
+                    n.first_child = remap[n.first_child]
+            free(remap)
+            self.n_nodes = kept
+            memcpy(self.root, new_root.buf, k.state_bytes)
+        self.truncated = self.n_nodes >= self.max_nodes
+        self.iterations_done = 0
+        self.cancelled = 0
+        free(self.root_allowed)   # a what-if mask belonged to the old root
+        self.root_allowed = NULL
+        return True
 
     def cancel(self):
         """Ask a running search to stop at its next iteration (safe from another thread)."""
@@ -370,16 +437,24 @@ cdef class Search:
                 # its visits (C * visits^alpha) instead of trying every option once first.
                 untried = 0
             if untried > 0:
-                # Expand one untried legal action, chosen uniformly.
-                pick = rng_below(rng, untried)
+                # Expand one untried legal action: the playout policy's choice when asked
+                # (expand_policy) and it is untried here, so that a node not yet fully
+                # expanded has its likely moves first; else one chosen uniformly.
                 chosen = -1
-                j = 0
-                for i in range(n):
-                    if self.seen_stamp[self.legal[i]] != self.stamp:
-                        if j == pick:
-                            chosen = self.legal[i]
-                            break
-                        j += 1
+                if self.expand_policy and k.rollout_action != NULL:
+                    pick = k.rollout_action(s, rng)
+                    if (0 <= pick < k.num_distinct_actions and self.legal_stamp[pick] == self.stamp
+                            and self.seen_stamp[pick] != self.stamp):
+                        chosen = pick
+                if chosen == -1:
+                    pick = rng_below(rng, untried)
+                    j = 0
+                    for i in range(n):
+                        if self.seen_stamp[self.legal[i]] != self.stamp:
+                            if j == pick:
+                                chosen = self.legal[i]
+                                break
+                            j += 1
                 child = self._new_child(node, chosen, p)
                 k.apply(s, chosen)
                 if child == -1:
@@ -445,7 +520,8 @@ cdef class Search:
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
-            bint playout_policy=True, int eval_plies=-1, bint resume=False):
+            bint playout_policy=True, int eval_plies=-1, bint resume=False,
+            bint expansion_policy=False):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -461,6 +537,8 @@ cdef class Search:
         when False, uniformly over legal actions) — False measures what the policy is worth.
         eval_plies >= 0 (needs set_model): a playout stops after that many decisions and the
         value model scores the state (0 = at the new leaf); -1 plays every playout out.
+        expansion_policy: a node expands the game's playout-policy choice first when that
+        move is untried there (else a uniform untried one), instead of always uniformly.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -476,6 +554,7 @@ cdef class Search:
         self.widening_c = widening_c
         self.widening_alpha = widening_alpha
         self.use_policy = playout_policy
+        self.expand_policy = expansion_policy
         cdef long done = 0
         cdef double deadline = 0.0
         if not (resume and self.seeded):

@@ -53,6 +53,9 @@ class Limits:
     playout_policy: bool = True
     """Play out with the game's playout policy (``rollout_action``) where it has one; False =
     uniformly random playouts (to measure what the policy is worth)."""
+    expansion_policy: bool = False
+    """A node not yet fully expanded expands the playout policy's choice first (when untried
+    there) rather than a uniformly drawn untried move (issue 16 candidate)."""
     draw_worlds: int = 0
     """After the search, measure how much the top moves depend on the draw (see
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
@@ -221,6 +224,7 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
         "widening_c": limits.widening,
         "widening_alpha": limits.widening_alpha,
         "playout_policy": limits.playout_policy,
+        "expansion_policy": limits.expansion_policy,
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }
@@ -370,6 +374,26 @@ class SearchTrees:
         """Whether searching `state` with `limits` continues these trees: the same position
         (hence the same seat and view) and the same limits but for the budgets."""
         return state.encode() == self.position and _same_search(limits, self.limits)
+
+
+    def follow(self, before: State, action: int, after: State) -> "SearchTrees | None":
+        """These trees cut down to the subtree of the seat's move `action` at `before` (their
+        root position), as trees of `after`, when `after` is that seat's next decision and
+        nothing else happened in between: its bytes are `before`'s after `action`, so no
+        chance event and no new information. None otherwise (then do not use these trees
+        again: another thread's tree may already be cut). The seat's
+        next search then continues the subtree instead of starting empty (tree reuse across
+        one seat's consecutive decisions, issue 16); the trees change in place."""
+        if after.current_player != self.seat or before.encode() != self.position:
+            return None
+        expected = before.clone()
+        if not expected.kernel_state.apply(action) or expected.encode() != after.encode():
+            return None
+        for search in self.searches:
+            if not search.advance(after.kernel_state, [action]):
+                # a thread's tree without the move (it never tried it): no reuse
+                return None
+        return SearchTrees(after.encode(), self.seat, self.limits, self.searches, self.eval_plies)
 
 
 def _same_search(a: Limits, b: Limits) -> bool:

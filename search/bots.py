@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from hortus.games import State
-from hortus.search.analysis import Limits, analyze
+from hortus.search.analysis import Limits, SearchTrees, analyze, analyze_stream
 
 
 class Bot(Protocol):
@@ -56,17 +56,26 @@ class GreedyBot:
 
 class MctsBot:
     """ISMCTS with the given limits; the seed advances each decision for variety yet stays
-    reproducible."""
+    reproducible.
+
+    reuse_tree: when the bot's move leads straight to its own next decision (a turn of
+    several decisions, no chance event in between), the next search continues the subtree
+    of that move instead of starting empty, so it gets the iterations the last search spent
+    there on top of its own budget. It only ever follows the bot's own moves from a position
+    it searched itself, so it knows nothing it could not see."""
 
     def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None,
-                 baseline: bool = False) -> None:
+                 baseline: bool = False, reuse_tree: bool = False) -> None:
         self.name = name or f"mcts{limits.iterations or ''}"
         self._limits = limits
         self._rng = random.Random(seed)
         self._baseline = baseline
+        self._reuse_tree = reuse_tree
+        self._kept: SearchTrees | None = None
 
     def choose(self, state: State) -> int:
         legal = state.legal_actions()
+        kept, self._kept = self._kept, None
         if len(legal) == 1:
             return legal[0]
         limits = replace(self._limits, seed=self._rng.getrandbits(63))
@@ -75,11 +84,25 @@ class MctsBot:
             # default (search_margin) has changed since: see Game.baseline_search_margin.
             weight, scale = state.game.baseline_search_margin(state.num_players)
             limits = replace(limits, margin_weight=weight, margin_scale=scale)
-        return analyze(state, limits).best.action
+        if not self._reuse_tree:
+            return analyze(state, limits).best.action
+        if kept is not None and kept.position == state.encode():
+            trees = SearchTrees(kept.position, kept.seat, limits, kept.searches, kept.eval_plies)
+        else:
+            trees = SearchTrees.start(state, limits)
+        final = None
+        for final, _ in analyze_stream(state, limits, interval_ms=0, trees=trees):
+            pass
+        assert final is not None  # analyze_stream always yields its final analysis
+        action = final.best.action
+        after = state.clone()
+        after.apply(action)
+        self._kept = trees.follow(state, action, after)
+        return action
 
 
 BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
-                  evaluation="playout")
+                  evaluation="playout", expansion_policy=False)
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation (issue 16). Every later change of the default search is measured against it at
 equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its
@@ -100,7 +123,9 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     ``paranoid``, ``eval=playout|model|default`` (leaf evaluation, ``Limits.evaluation``),
     ``plies=N`` (with a model: decisions played out before it scores), ``c=X`` (the UCT
     exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
-    weight, ``Limits.margin_weight``). Example:
+    weight, ``Limits.margin_weight``), ``expand=policy|uniform`` (which untried move a node
+    expands first, ``Limits.expansion_policy``), ``reuse`` (continue the last search's
+    subtree at the bot's next decision of the same turn, :class:`MctsBot`). Example:
     ``mcts:50ms,uniform``.
     """
     head, *options = spec.split(",")
@@ -120,6 +145,7 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                 limits = replace(base, iterations=None, time_ms=float(arg[:-2]))
             else:
                 limits = replace(base, iterations=int(arg) if arg else 2000)
+            reuse = False
             for option in options:
                 key, _, value = option.partition("=")
                 if key == "uniform" and not value:
@@ -134,12 +160,16 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                     limits = replace(limits, eval_plies=int(value))
                 elif key == "c" and value:
                     limits = replace(limits, exploration=float(value))
+                elif key == "reuse" and not value:
+                    reuse = True
+                elif key == "expand" and value in ("policy", "uniform"):
+                    limits = replace(limits, expansion_policy=value == "policy")
                 elif key == "margin" and value:
                     limits = replace(limits, margin_weight=float(value))
                 else:
                     raise ValueError(f"unknown option {option!r}")
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
-        return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base")
+        return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W), mcts-base[:BUDGET] or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,reuse), mcts-base[:BUDGET] or level:N")
