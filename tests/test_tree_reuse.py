@@ -1,0 +1,164 @@
+"""Issue 16 search candidates: tree reuse across one seat's consecutive decisions
+(``Search.advance``, ``SearchTrees.follow``, bot option ``reuse``) and expansion by the playout
+policy's choice (``Limits.expansion_policy``, bot option ``expand=policy``)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from hortus import games
+from hortus._ext.mcts import Search
+from hortus.games import CHANCE, TERMINAL
+from hortus.search import Limits, SearchTrees, analyze, analyze_stream
+from hortus.search.bots import MctsBot, make_bot
+
+
+def consecutive_decision(name: str, seed: int = 5) -> tuple[games.State, int, games.State]:
+    """A position of `name` where the seat to move has a move after which the same seat
+    decides again with no chance event in between: (before, that move, after)."""
+    state = games.get(name).new_game(players=2, seed=seed)
+    rng = random.Random(seed)
+    for _ in range(400):
+        if state.current_player == TERMINAL:
+            break
+        if state.current_player == CHANCE:
+            state.resolve_chance(rng)
+            continue
+        for action in state.search_actions():
+            after = state.clone()
+            after.apply(action)
+            if after.current_player == state.current_player:
+                return state, action, after
+        state.apply(rng.choice(state.legal_actions()))
+    raise AssertionError(f"{name}: no consecutive decisions of one seat found")
+
+
+def subtree(search: Search, node: int) -> list[tuple[Any, ...]]:
+    """Every node under `node` (itself excluded) as (path of actions, visits, rewards, wins,
+    availability), sorted: the tree's content, whatever its node numbering."""
+    out: list[tuple[Any, ...]] = []
+
+    def walk(n: int, path: tuple[int, ...]) -> None:
+        for child in search.children(n):
+            here = path + (int(child["action"]),)
+            out.append((here, child["visits"], tuple(child["reward"]), tuple(child["win"]), child["availability"],
+                        child["mover"], child["mover_sq"]))
+            walk(int(child["node"]), here)
+
+    walk(node, ())
+    return sorted(out)
+
+
+@pytest.mark.parametrize("name", ["botanical_lab", "war_of_the_posies", "botanists"])
+def test_advance_keeps_exactly_the_subtree_of_the_move(name: str) -> None:
+    before, action, after = consecutive_decision(name)
+    search = Search(before.kernel_state)
+    search.run(iterations=3000, seed=1)
+    [child] = [c for c in search.children(0) if c["action"] == action]
+    expected = subtree(search, int(child["node"]))
+    assert expected, "the move's subtree is empty: the test would prove nothing"
+    assert search.advance(after.kernel_state, [action])
+    assert subtree(search, 0) == expected
+    assert search.node_count == len(expected) + 1
+    assert search.root_visits() == child["visits"]
+    # the kept tree is searched from `after`: its root children are `after`'s moves
+    assert {c["action"] for c in search.children(0)} <= set(after.legal_actions())
+    visits = search.root_visits()
+    search.run(iterations=500, seed=2)
+    assert search.root_visits() == visits + 500
+
+
+def test_advance_refuses_a_move_not_in_the_tree_or_another_seat() -> None:
+    before, action, after = consecutive_decision("botanical_lab")
+    search = Search(before.kernel_state)
+    search.run(iterations=1, seed=1)  # one iteration: at most one child
+    tried = {c["action"] for c in search.children(0)}
+    untried = next(a for a in before.search_actions() if a not in tried)
+    nodes = search.node_count
+    assert not search.advance(after.kernel_state, [untried])
+    assert search.node_count == nodes
+    other_seat = before.clone()
+    while other_seat.current_player in (before.current_player, CHANCE):
+        if other_seat.current_player == CHANCE:
+            other_seat.resolve_chance(random.Random(1))
+        else:
+            other_seat.apply(other_seat.legal_actions()[0])
+    assert not search.advance(other_seat.kernel_state, [])
+
+
+def test_follow_only_the_seats_own_move_with_nothing_in_between() -> None:
+    before, action, after = consecutive_decision("war_of_the_posies")
+    limits = Limits(iterations=2000, seed=3)
+    trees = SearchTrees.start(before, limits)
+    for _ in analyze_stream(before, limits, interval_ms=0, trees=trees):
+        pass
+    other = next(a for a in before.search_actions() if a != action)
+    elsewhere = before.clone()
+    elsewhere.apply(other)
+    assert trees.follow(before, other, after) is None          # after is not where `other` leads
+    assert trees.follow(after, action, after) is None          # not the trees' position
+    kept = trees.follow(before, action, after)
+    assert kept is not None and kept.position == after.encode() and kept.seat == before.current_player
+    analysis = list(analyze_stream(after, limits, interval_ms=0, trees=kept))[-1][0]
+    assert analysis.best.action in after.legal_actions()
+
+
+def test_a_reusing_bot_is_reproducible_and_reuses() -> None:
+    """Seeded with an iteration budget, a game between reusing bots is the same every time,
+    and the bot does continue its trees within a turn (Botanical Lab's turns are several
+    decisions long)."""
+    def play() -> tuple[list[int], int]:
+        state = games.get("botanical_lab").new_game(players=2, seed=7)
+        bots = [MctsBot(Limits(iterations=200), seed=s, reuse_tree=True) for s in (1, 2)]
+        rng = random.Random(7)
+        moves: list[int] = []
+        reused = 0
+        while state.current_player != TERMINAL and len(moves) < 60:
+            if state.current_player == CHANCE:
+                state.resolve_chance(rng)
+                continue
+            bot = bots[state.current_player]
+            kept = bot._kept
+            reused += kept is not None and kept.position == state.encode()
+            moves.append(bot.choose(state))
+            state.apply(moves[-1])
+        return moves, reused
+
+    first, reused = play()
+    assert play() == (first, reused)
+    assert reused > 10
+
+
+def test_reuse_gives_the_next_decision_the_last_searchs_iterations() -> None:
+    before, action, after = consecutive_decision("botanical_lab")
+    limits = Limits(iterations=2000, seed=3)
+    trees = SearchTrees.start(before, limits)
+    for _ in analyze_stream(before, limits, interval_ms=0, trees=trees):
+        pass
+    [child] = [c for c in trees.searches[0].children(0) if c["action"] == action]
+    kept = trees.follow(before, action, after)
+    assert kept is not None
+    analysis = list(analyze_stream(after, Limits(iterations=500, seed=3), interval_ms=0, trees=kept))[-1][0]
+    fresh = analyze(after, Limits(iterations=500, seed=3))
+    visits = sum(m.visits for m in analysis.moves)
+    assert visits >= child["visits"] - 1 + 500 - 1 > sum(m.visits for m in fresh.moves)
+
+
+def test_bot_options_reuse_and_expand() -> None:
+    bot = make_bot("mcts:100,reuse,expand=policy")
+    assert isinstance(bot, MctsBot) and bot._reuse_tree and bot._limits.expansion_policy
+    assert not make_bot("mcts:100")._reuse_tree  # type: ignore[attr-defined]
+    with pytest.raises(ValueError):
+        make_bot("mcts-base:100,reuse")
+
+
+@pytest.mark.parametrize("name", ["botanical_lab", "war_of_the_posies"])
+def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) -> None:
+    before, _, _ = consecutive_decision(name)
+    uniform = analyze(before, Limits(iterations=400, seed=2))
+    policy = analyze(before, Limits(iterations=400, seed=2, expansion_policy=True))
+    assert policy.moves == analyze(before, Limits(iterations=400, seed=2, expansion_policy=True)).moves
+    assert [m.visits for m in policy.moves] != [m.visits for m in uniform.moves]
