@@ -643,10 +643,19 @@ class AdvisorClient:
         allow: Iterable[ActionLike] = (),
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
         """The decision to play now and the turn it starts. ``iterations`` 0 = the server's
-        default (or, with only ``time_ms``, as many as fit in that time)."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid))
+        default (or, with only ``time_ms``, as many as fit in that time).
+
+        `continue_from`: the ``Suggestion.continuation`` of this seat's previous decision in
+        the same turn (on this client), for exactly the position its move led to: the search
+        goes on with that move's subtree, ``iterations`` / ``time_ms`` more (the same threads;
+        no allow/avoid; the seed does not steer it). A token continues once;
+        ``NotFoundError`` (``field == "continue_from"``) when the server no longer keeps it:
+        ask afresh then."""
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
+                                        continue_from=continue_from)
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def rank_moves(
@@ -680,20 +689,27 @@ class AdvisorClient:
 
     def suggest_level(
         self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
-        """The AI's whole turn at difficulty `level` (1-8), seeded."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
+        """The AI's whole turn at difficulty `level` (1-8), seeded. `continue_from` as for
+        ``suggest_move`` (the level's budget is added on top of the kept subtree's visits, so
+        the level plays stronger within a turn than its measured Elo: opt-in)."""
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level,
+                                        continue_from=continue_from)
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def suggest_elo(
         self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
         """The AI's whole turn at a target Elo on the game's scale (level 1 = 0), seeded: the
-        budget and temperature are interpolated between the levels around it."""
+        budget and temperature are interpolated between the levels around it. `continue_from`
+        as for ``suggest_level``."""
         request = pb.SuggestMoveRequest(
-            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo
+            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo,
+            continue_from=continue_from,
         )
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
@@ -934,8 +950,11 @@ class AsyncAdvisorClient:
         allow: Iterable[ActionLike] = (),
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid))
+        """See ``AdvisorClient.suggest_move`` (`continue_from` included)."""
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
+                                        continue_from=continue_from)
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def rank_moves(
@@ -966,17 +985,21 @@ class AsyncAdvisorClient:
 
     async def suggest_level(
         self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level)
+        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level,
+                                        continue_from=continue_from)
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def suggest_elo(
         self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None
+        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        continue_from: str = "",
     ) -> Suggestion:
         request = pb.SuggestMoveRequest(
-            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo
+            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo,
+            continue_from=continue_from,
         )
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 

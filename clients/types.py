@@ -328,11 +328,15 @@ class Analysis:
 
 @dataclass(frozen=True)
 class Suggestion:
-    """The decision to play now, the whole turn it starts, and the analysis behind it."""
+    """The decision to play now, the whole turn it starts, and the analysis behind it.
+    ``continuation``: when ``action`` leads straight to the same seat's next decision, the token
+    that continues this search there (``suggest_move(..., continue_from=...)`` of the position
+    ``action`` leads to, on this client); "" otherwise."""
 
     action: Action
     turn: tuple[Action, ...]
     analysis: Analysis
+    continuation: str = ""
 
     @classmethod
     def from_proto(cls, msg: pb.SuggestMoveResponse) -> "Suggestion":
@@ -340,6 +344,7 @@ class Suggestion:
             action=Action.from_proto(msg.action),
             turn=tuple(Action.from_proto(a) for a in msg.turn),
             analysis=Analysis.from_proto(msg.analysis),
+            continuation=msg.continuation,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -347,6 +352,7 @@ class Suggestion:
             "action": {"id": self.action.id, "notation": self.action.notation},
             "turn": [{"id": a.id, "notation": a.notation} for a in self.turn],
             "analysis": self.analysis.to_dict(),
+            "continuation": self.continuation,
         }
 
 

@@ -1,6 +1,7 @@
 """Kept analyses (issue 20 item 3, ``Analyze.continue_from``): the search trees of finished
 ``Analyze`` calls, kept for a while so that the caller can continue one, and the tokens that
-name them.
+name them. ``SuggestMove.continue_from`` (issue 16) keeps its trees here too: the subtree of the
+suggested move, for the same seat's next decision.
 
 A token is issued when an ``Analyze`` call starts and sent in each of its updates
 (``AnalyzeResponse.continuation``); when the call ends (final answer or cancelled) its trees
@@ -35,7 +36,8 @@ MAX_TOKEN_BYTES = 64
 
 class TokenError(Exception):
     """``continue_from`` names no kept analysis (``reason``: ``"unknown"``, ``"other_process"``,
-    ``"in_use"``); the message says why and what to do."""
+    ``"in_use"``), or one kept for another method (``"other_kind"``: the token stays kept);
+    the message says why and what to do."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -48,6 +50,7 @@ class _Kept:
     trees: SearchTrees | None  # None while the call that owns the token is still running
     bytes: int
     used: float  # clock time of the last use
+    kind: str = "Analyze"  # the method that continues it (Analyze, SuggestMove)
 
 
 class KeptAnalyses:
@@ -81,13 +84,15 @@ class KeptAnalyses:
             self._entries[token] = _Kept(None, 0, self._clock())
         return token
 
-    def keep(self, token: str, trees: SearchTrees) -> None:
-        """Keep the trees of the call that was issued `token` (it ended)."""
+    def keep(self, token: str, trees: SearchTrees, kind: str = "Analyze") -> None:
+        """Keep the trees of the call that was issued `token` (it ended), to be continued by
+        a call of `kind` (the method: an Analyze token continues an analysis, a SuggestMove
+        token the AI's turn)."""
         size = trees.memory_bytes
         with self._changed:
             self._entries.pop(token, None)
             if size <= self.max_bytes:
-                self._entries[token] = _Kept(trees, size, self._clock())
+                self._entries[token] = _Kept(trees, size, self._clock(), kind)
                 self.bytes += size
                 self._trim()
             else:
@@ -100,10 +105,11 @@ class KeptAnalyses:
             self._entries.pop(token, None)
             self._changed.notify_all()
 
-    def take(self, token: str, wait_s: float) -> SearchTrees:
+    def take(self, token: str, wait_s: float, kind: str = "Analyze") -> SearchTrees:
         """The trees kept under `token`, now the caller's (the token is used up); waits up to
         `wait_s` for the call that holds the token to end (a caller that left a stream early
-        and continues at once). TokenError when there is nothing to take."""
+        and continues at once). TokenError when there is nothing to take, or (``other_kind``,
+        the token stays kept) when they were kept for a method other than `kind`."""
         instance = token.partition(".")[0]
         deadline = self._clock() + wait_s
         with self._changed:
@@ -123,6 +129,11 @@ class KeptAnalyses:
                         "dropped for room, or was continued already; start afresh without continue_from",
                     )
                 if entry.trees is not None:
+                    if entry.kind != kind:
+                        raise TokenError(
+                            "other_kind",
+                            f"the token continues a {entry.kind} call, not {kind}: pass it to {entry.kind}",
+                        )
                     del self._entries[token]
                     self.bytes -= entry.bytes
                     return entry.trees
@@ -133,9 +144,18 @@ class KeptAnalyses:
                     )
                 self._changed.wait(left)
 
-    def put_back(self, token: str, trees: SearchTrees) -> None:
+    def put_back(self, token: str, trees: SearchTrees, kind: str = "Analyze") -> None:
         """Return trees taken by a call that was then refused (the token stays usable)."""
-        self.keep(token, trees)
+        self.keep(token, trees, kind)
+
+    def store(self, trees: SearchTrees, kind: str) -> str:
+        """Keep finished trees under a new token (for a call of `kind`), returned; "" when
+        this store keeps nothing."""
+        if not self.enabled:
+            return ""
+        token = self.issue()
+        self.keep(token, trees, kind)
+        return token
 
     def _expire(self) -> None:
         """Drop kept trees unused for ``idle_s`` (called with the lock held)."""

@@ -472,6 +472,29 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         self._notify(method, analysis, handle.cancelled)
         return analysis, budget.partial(analysis, handle.cancelled)
 
+    def _search_trees(
+        self, method: str, state: State, budget: _Budget, context: grpc.ServicerContext, trees: SearchTrees
+    ) -> tuple[Analysis, bool]:
+        """``_search`` growing `trees` (fresh, or kept and continued): the same analysis as
+        ``_search`` gives for fresh trees (``analyze_stream``'s final one is ``analyze``'s);
+        the metrics count this call's iterations only."""
+        handle = SearchHandle()
+        if not context.add_callback(handle.cancel):  # the call already ended
+            handle.cancel()
+        self._acquire_slot()
+        before = trees.iterations
+        self._searching(+1)
+        try:
+            final: Analysis | None = None
+            for final, _ in analyze_stream(state, budget.limits, handle, 0.0, trees=trees):
+                pass
+        finally:
+            self._searching(-1)
+            self._slots.release(batch=False)
+        assert final is not None  # analyze_stream always ends with its final analysis
+        self._notify(method, replace(final, iterations=final.iterations - before), handle.cancelled)
+        return final, budget.partial(final, handle.cancelled)
+
     def _run_batch(
         self,
         state: State,
@@ -692,10 +715,27 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
         limits, level = self._suggest_limits(request)
         state, budget = self._prepare(request.position, limits, context)  # validated before the cache
-        key = self._cache_key("SuggestMove", request, request.limits)
-        if (cached := self._cached(key, pb.SuggestMoveResponse)) is not None:
-            return cached
-        analysis, partial = self._search("SuggestMove", state, budget, context)
+        key: bytes | None = None
+        if request.continue_from:
+            # the kept subtree's answer depends on the chain of calls, not the request's bytes:
+            # never looked up nor stored in the answer cache
+            trees = self._continued_turn(request.continue_from, state, budget.limits, context)
+            try:
+                budget = self._budget(limits, context, state=state)  # taking may have waited
+            except Exception:
+                self.kept.keep(request.continue_from, trees, "SuggestMove")
+                raise
+        else:
+            key = self._cache_key("SuggestMove", request, request.limits)
+            if (cached := self._cached(key, pb.SuggestMoveResponse)) is not None:
+                return cached
+            trees = SearchTrees.start(state, budget.limits)
+        try:
+            analysis, partial = self._search_trees("SuggestMove", state, budget, context, trees)
+        except CapacityError:
+            if request.continue_from:  # refused before searching: the token keeps its trees
+                self.kept.keep(request.continue_from, trees, "SuggestMove")
+            raise
         if level is None:
             chosen = analysis.best
         else:
@@ -704,9 +744,24 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             action=pb.Action(id=chosen.action, notation=chosen.notation),
             turn=_principal_variation(state, chosen),
             analysis=analysis_message(state, analysis, partial),
+            continuation=self._keep_turn(state, chosen.action, trees),
         )
-        self._cache_put(key, response, response.analysis)
+        if not response.continuation:
+            # An answer with a token is not stored: the token continues once, and an answer
+            # without it would make the seat's next search depend on what the cache held.
+            self._cache_put(key, response, response.analysis)
         return response
+
+    def _keep_turn(self, state: State, action: int, trees: SearchTrees) -> str:
+        """The token under which the subtree of `action` is kept for the seat's next decision,
+        when `action` leads straight to it (``SearchTrees.follow``: no chance event, no other
+        seat in between); "" otherwise or when the server keeps no trees."""
+        if not self.kept.enabled:
+            return ""
+        after = state.clone()
+        after.apply(action)
+        followed = trees.follow(state, action, after)
+        return "" if followed is None else self.kept.store(followed, "SuggestMove")
 
     def _suggest_limits(self, request: pb.SuggestMoveRequest) -> tuple[pb.SearchLimits, Level | None]:
         """The search limits of a ``SuggestMove`` and the difficulty level it plays at (None:
@@ -840,13 +895,11 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
                 else:
                     self.kept.keep(token, trees)
 
-    def _continued(self, token: str, state: State, limits: Limits, context: grpc.ServicerContext) -> SearchTrees:
-        """The kept trees `token` names, checked to continue `state` with `limits`: the same
-        position bytes (so the same seat and view: the trees only know what that seat sees) and
-        the same seed, threads and constraints. ``ContinuationError`` when nothing is kept under
-        it (NOT_FOUND) or its call still runs past a short wait (FAILED_PRECONDITION);
-        INVALID_ARGUMENT for a token that is not one or continues something else (the trees
-        stay kept under the token then)."""
+    def _take_kept(self, token: str, kind: str, context: grpc.ServicerContext) -> SearchTrees:
+        """The trees kept under `token` for a call of `kind` (Analyze, SuggestMove), now the
+        caller's. ``ContinuationError`` when nothing is kept under it (NOT_FOUND) or its call
+        still runs past a short wait (FAILED_PRECONDITION); INVALID_ARGUMENT for a token that
+        is not one, or one kept for the other method (it stays kept then)."""
         field = "continue_from"
         if len(token.encode()) > MAX_TOKEN_BYTES:
             raise RequestError(field, f"{len(token.encode())} bytes: not a token of this server (at most {MAX_TOKEN_BYTES})")
@@ -857,9 +910,20 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
         if remaining_s is not None and remaining_s < _NO_DEADLINE_S:
             wait_s = min(wait_s, remaining_s / 4.0)
         try:
-            trees = self.kept.take(token, wait_s)
+            return self.kept.take(token, wait_s, kind)
         except TokenError as exc:
+            if exc.reason == "other_kind":
+                raise RequestError(field, exc.message) from exc
             raise ContinuationError(field, f"CONTINUATION_{exc.reason.upper()}", exc.message, in_use=exc.reason == "in_use") from exc
+
+    def _continued(self, token: str, state: State, limits: Limits, context: grpc.ServicerContext) -> SearchTrees:
+        """The kept trees `token` names, checked to continue `state` with `limits`: the same
+        position bytes (so the same seat and view: the trees only know what that seat sees) and
+        the same seed, threads and constraints (``_take_kept`` for the token's own errors);
+        INVALID_ARGUMENT for a token that continues something else (the trees stay kept
+        under the token then)."""
+        field = "continue_from"
+        trees = self._take_kept(token, "Analyze", context)
         problem: tuple[str, str] | None = None
         if trees.position != state.encode():
             problem = (field, "continues the analysis of another position (other position bytes); send that position, or start afresh")
@@ -877,6 +941,40 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             self.kept.keep(token, trees)
             raise RequestError(*problem)
         return trees
+
+    def _continued_turn(self, token: str, state: State, limits: Limits, context: grpc.ServicerContext) -> SearchTrees:
+        """The subtree a SuggestMove kept under `token` (its suggested move's), checked to
+        continue `state` with `limits`: exactly the position that move led to (the seat's own
+        next decision: the subtree only knows what that seat saw, and nothing was revealed
+        since) and the same threads (one tree each); no root constraints (the subtree's root
+        moves were expanded without them). The seed may differ: the trees go on with their
+        own random stream. Returned as trees of this call's limits; INVALID_ARGUMENT leaves
+        them kept under the token."""
+        field = "continue_from"
+        trees = self._take_kept(token, "SuggestMove", context)
+        problem: tuple[str, str] | None = None
+        if trees.position != state.encode():
+            problem = (field, "continues the AI's turn at another position: send the position its suggested move "
+                              "led to, or ask afresh without continue_from")
+        elif limits.threads != trees.limits.threads:
+            problem = ("limits.threads", f"{limits.threads} differs from the search continue_from continues "
+                                         f"({trees.limits.threads} trees)")
+        else:
+            for name in ("allow_actions", "avoid_actions"):
+                if getattr(limits, name):
+                    problem = (f"limits.{name}", "a continued turn searches the kept subtree, whose moves were "
+                                                 "expanded without constraints: ask afresh to constrain them")
+                    break
+        if problem is None:
+            # the kept trees' limits are their first call's (its seed, its root's constraints):
+            # they continue with this call's, which must grow the same trees but for those
+            own = replace(trees.limits, seed=limits.seed, allow_actions=(), avoid_actions=())
+            continued = SearchTrees(trees.position, trees.seat, own, trees.searches, trees.eval_plies)
+            if continued.continues(state, limits):
+                return SearchTrees(trees.position, trees.seat, limits, trees.searches, trees.eval_plies)
+            problem = (field, "continues a search with other settings; ask afresh without continue_from")
+        self.kept.keep(token, trees, "SuggestMove")
+        raise RequestError(*problem)
 
     def _evaluate_one(
         self, request: pb.EvaluateRequest, context: grpc.ServicerContext, call: "_BatchCall", token: int
