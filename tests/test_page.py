@@ -165,6 +165,26 @@ def test_play_hint_analyse_and_finish(page: Any, url: str, name: str, players: i
     assert "Game over" in page.locator("#final").inner_text()
 
 
+def test_the_ai_continues_its_own_turn(page: Any, url: str) -> None:
+    """Botanical Lab's turns are several decisions long: the page's AI passes the token of its
+    previous suggestion (SuggestMove continue_from) when it moves again in the same turn, each
+    token once, and every such request is answered (a refusal would be a failed request)."""
+    asked: list[dict[str, Any]] = []
+
+    def on_request(request: Any) -> None:
+        if request.url.endswith("/hortus.v1.Advisor/SuggestMove"):
+            asked.append(json.loads(request.post_data or "{}"))
+
+    page.on("request", on_request)
+    hexed, game = _late_position("botanical_lab", 2, seed=3, remaining=40)
+    page.goto(f"{url}/?game=botanical_lab&players=2&level=2&seed=5&ai=0,1&position={hexed}")
+    page.wait_for_selector("#final:not([hidden])", timeout=120_000)
+    tokens = [a["continueFrom"] for a in asked if a.get("continueFrom")]
+    assert len(asked) >= 10 and tokens, f"{len(asked)} suggestions, {len(tokens)} continued"
+    assert len(set(tokens)) == len(tokens)  # a token continues once
+    assert page.locator("#error").is_hidden()
+
+
 def test_errors_are_readable_text(page: Any, url: str) -> None:
     page.goto(f"{url}/?game=botanik&players=2&level=1&seed=7&position=48525453ff")
     page.wait_for_selector("#error:not([hidden])")

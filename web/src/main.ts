@@ -57,6 +57,10 @@ const state = {
   // The last search of this position (a hint or an analysis): its continuation token, so the
   // next one goes on from its trees and gets deeper instead of repeating (Analyze continue_from).
   continuation: null as { position: Position; token: string } | null,
+  // The AI's last suggestion, when its move led straight to the same seat's next decision:
+  // the token (SuggestMove continue_from) for the position at `ply` of game `generation`, so
+  // the AI's next decision of that turn goes on with the same search instead of a fresh one.
+  aiTurn: null as { generation: number; ply: number; token: string } | null,
 };
 
 // --- small helpers ----------------------------------------------------------------------
@@ -329,12 +333,27 @@ async function step(generation: number): Promise<void> {
   }
   if (!state.setup.ai.includes(mover)) return;
   setStatus(`Seat ${mover} (AI, level ${state.setup.level}) is thinking...`);
+  const turn = state.aiTurn;
+  state.aiTurn = null; // a token continues once
+  const previous = turn && turn.generation === generation && turn.ply === state.ply ? turn.token : "";
+  const position = state.position!;
+  const suggest = (continueFrom: string) =>
+    advisor.suggestMove(position, { level: state.setup.level, seed: state.setup.seed * 1000 + state.ply, continueFrom });
   try {
-    const answer = await advisor.suggestMove(state.position!, {
-      level: state.setup.level, seed: state.setup.seed * 1000 + state.ply,
-    });
+    let answer;
+    try {
+      answer = await suggest(previous);
+    } catch (e) {
+      // a token the server no longer keeps (expired, another server process): ask afresh
+      if (!previous || !(e instanceof NotFoundError || e instanceof InvalidArgumentError)) throw e;
+      answer = await suggest("");
+    }
     await delay(120);
-    if (generation === state.generation) await play([answer.action?.id ?? 0]);
+    if (generation === state.generation) {
+      // the move is applied next (ply + 1); the token continues the AI's turn there
+      if (answer.continuation) state.aiTurn = { generation, ply: state.ply + 1, token: answer.continuation };
+      await play([answer.action?.id ?? 0]);
+    }
   } catch (e) {
     showError(e);
   }

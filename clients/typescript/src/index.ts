@@ -313,12 +313,22 @@ export class AdvisorClient {
   /** The decision to play now and the whole turn it starts; `level` 1-8 plays at a difficulty
    * level, `targetElo` at a rating on the game's Elo scale (level 1 = 0; the budget and
    * temperature are interpolated between the levels around it, clamped to levels 1-8). With
-   * either, only `seed`, `threads`, `allow` and `avoid` of the budget are used. */
+   * either, only `seed`, `threads`, `allow` and `avoid` of the budget are used.
+   *
+   * When the suggested move leads straight to the same seat's next decision, the answer's
+   * `continuation` is a token: pass it as `continueFrom` in the `suggestMove` of exactly the
+   * position that move led to (on the same client, same `threads`, no `allow`/`avoid`), and
+   * that search goes on with the move's subtree, this call's budget on top (the seed does not
+   * steer it). An AI opponent continues its own turn this way. A token continues once;
+   * `NotFoundError` (`field === "continue_from"`) when the server no longer keeps it: ask
+   * afresh. Levels' Elo were measured without it (it makes a level stronger within a turn). */
   async suggestMove(
     position: Position,
-    opts: Budget & { level?: number; targetElo?: number } & CallOptions = {},
+    opts: Budget & { level?: number; targetElo?: number; continueFrom?: string } & CallOptions = {},
   ): Promise<SuggestMoveResponse> {
-    const request = { position, limits: limits(opts), level: opts.level ?? 0, targetElo: opts.targetElo };
+    const request = {
+      position, limits: limits(opts), level: opts.level ?? 0, targetElo: opts.targetElo, continueFrom: opts.continueFrom ?? "",
+    };
     return this.call(() => this.rpc.suggestMove(request, this.options(opts)));
   }
 

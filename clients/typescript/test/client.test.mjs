@@ -165,6 +165,43 @@ for (const [name, options] of [
       );
     });
 
+    test("suggestMove: continueFrom continues the AI's turn with the kept subtree", async () => {
+      const advisor = client();
+      // a Botanical Lab position whose suggested move leads to the same seat's next decision
+      let position = (await advisor.newGame("botanical_lab", { seed: 5 })).position;
+      let first;
+      for (let step = 0; step < 80 && !first; step++) {
+        const legal = await advisor.legalActions(position);
+        if (legal.currentPlayer === -1) {
+          position = (await advisor.applyActions(position, [{ drawSeed: BigInt(step) }])).info.position;
+          continue;
+        }
+        const answer = await advisor.suggestMove(position, { iterations: 300, seed: 1 });
+        if (answer.continuation) first = { position, answer };
+        else position = (await advisor.applyActions(position, [answer.action.id])).info.position;
+      }
+      assert.ok(first, "no suggestion continued the seat's turn");
+      const after = (await advisor.applyActions(first.position, [first.answer.action.id])).info;
+      assert.equal(after.currentPlayer, first.answer.analysis.seat);
+      const visits = (answer) => answer.analysis.moves.reduce((n, m) => n + Number(m.visits), 0);
+      const continued = await advisor.suggestMove(after.position, { iterations: 200, seed: 2, continueFrom: first.answer.continuation });
+      const fresh = await advisor.suggestMove(after.position, { iterations: 200, seed: 2 });
+      assert.equal(Number(continued.analysis.iterations), 200);
+      assert.ok(visits(continued) > visits(fresh), `${visits(continued)} > ${visits(fresh)}`);
+      await assert.rejects(advisor.suggestMove(after.position, { iterations: 200, continueFrom: first.answer.continuation }), (error) => {
+        assert.ok(error instanceof NotFoundError);
+        assert.equal(error.field, "continue_from");
+        assert.equal(error.reason, "CONTINUATION_UNKNOWN");
+        return true;
+      });
+      const again = await advisor.suggestMove(first.position, { iterations: 300, seed: 1 });
+      assert.equal(again.action.id, first.answer.action.id);
+      await assert.rejects(
+        advisor.suggestMove(first.position, { iterations: 200, continueFrom: again.continuation }),
+        (error) => error instanceof InvalidArgumentError && error.field === "continue_from",
+      );
+    });
+
     test("evaluate: every position answered exactly once, errors as answers", async () => {
       const advisor = client();
       const items = [];
