@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hortus.clients.client import ActionLike, AdvisorClient
-from hortus.clients.errors import AdvisorError, InvalidArgumentError
+from hortus.clients.errors import AdvisorError, InvalidArgumentError, NotFoundError
 from hortus.clients.record import GameRecord, RecordError, ReviewedMove, ReviewSummary, record_moves
-from hortus.clients.types import Action, Analysis, ChanceDraw, LegalActions, Position, PositionInfo
+from hortus.clients.types import Action, Analysis, ChanceDraw, LegalActions, Position, PositionInfo, Suggestion
 
 if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     from hortus.search.arena import MatchResult
@@ -247,6 +247,10 @@ def _play(args: argparse.Namespace, options: dict[str, str], seed: int, transcri
         _say("Type a move's number or notation; '?' for hints, 'help' for commands, 'quit' to leave.")
         position = info.position
         shown: Position | None = None   # the position last pictured
+        # The AI's own turn (SuggestMove continue_from): the position its last move led to and
+        # the token that continues that search there, when the move led straight to its next
+        # decision; used (once) only if the AI decides at exactly that position.
+        turn: tuple[Position, str] | None = None
         while True:
             legal = client.legal_actions(position, for_seat=args.seat)
             if legal.terminal:
@@ -289,22 +293,42 @@ def _play(args: argparse.Namespace, options: dict[str, str], seed: int, transcri
                     action = chosen
                     _say(f"You play: {action.notation}")
             else:
-                suggestion = client.suggest_move(
-                    position,
-                    iterations=args.iterations,
-                    time_ms=args.time_ms,
-                    seed=rng.getrandbits(63),
-                    threads=args.threads,
-                )
+                continue_from = turn[1] if turn is not None and turn[0] == position else ""
+                suggestion = _suggest_in_turn(client, position, args, rng.getrandbits(63), continue_from)
                 action = suggestion.action
                 best = suggestion.analysis.best
                 _say(f"AI {who} plays: {action.notation} (win {_pct(best.win_probability)})")
             info = client.apply_actions(position, [action.id])
             taken.append((seat, action))
+            turn = None
+            if seat != args.seat and suggestion.continuation:
+                turn = (info.position, suggestion.continuation)
             position = info.position
         _say(_picture(info, args.seat))
         _final(info, labels)
     return 0
+
+
+def _suggest_in_turn(
+    client: AdvisorClient, position: Position, args: argparse.Namespace, seed: int, continue_from: str
+) -> Suggestion:
+    """The AI's move; `continue_from` (its previous suggestion's token, when it moves again in
+    the same turn) continues that search. A token the server no longer keeps (expired, dropped
+    for room, another server process) means a fresh search."""
+    def ask(token: str) -> Suggestion:
+        return client.suggest_move(
+            position, iterations=args.iterations, time_ms=args.time_ms, seed=seed, threads=args.threads,
+            continue_from=token,
+        )
+
+    if not continue_from:
+        return ask("")
+    try:
+        return ask(continue_from)
+    except NotFoundError as error:
+        if error.field != "continue_from":
+            raise
+        return ask("")
 
 
 def _choose_chance(legal: LegalActions, rng: random.Random, manual: bool) -> ActionLike | None:

@@ -7,10 +7,12 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hortus import games
+from hortus.clients import AdvisorClient, Position
 from hortus.clients.cli import main
 from hortus.search.arena import play_match, wilson_interval
 from hortus.server import ServerConfig, create_server
@@ -51,6 +53,50 @@ def test_play_is_reproducible(
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1]
     assert "you are seat 1" in outputs[0] and "Final scores:" in outputs[0]
+
+
+def test_play_continues_the_ais_own_turn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """Botanical Lab's turns are several decisions long: when the AI moves again in the same
+    turn, play passes its previous suggestion's token (SuggestMove continue_from), each once;
+    a token the server no longer keeps means a fresh search, and the game goes on."""
+    calls: list[str] = []
+    original = AdvisorClient.suggest_move
+
+    def spy(self: AdvisorClient, position: Position, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("continue_from", ""))
+        return original(self, position, **kwargs)
+
+    monkeypatch.setattr(AdvisorClient, "suggest_move", spy)
+    argv = ["play", "botanical_lab", "--seed", "4", "--iterations", "40", "--target", target]
+    feed(monkeypatch, "1\n" * 40)  # the human's first 40 decisions, then the input ends
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "AI seat 1 (AI) plays:" in out and "Bye." in out
+    tokens = [c for c in calls if c]
+    assert len(tokens) >= 5 and len(set(tokens)) == len(tokens), (len(calls), len(tokens))
+
+    # the server forgot every token (as after its idle expiry): each continuation is refused
+    # NOT_FOUND and asked afresh, and the game is the one played without continuations
+    forgotten: list[str] = []
+
+    def forgetful(self: AdvisorClient, position: Position, **kwargs: Any) -> Any:
+        if kwargs.get("continue_from"):
+            forgotten.append(kwargs["continue_from"])
+            kwargs["continue_from"] = "0000.forgotten"  # NOT_FOUND (another server process)
+        return original(self, position, **kwargs)
+
+    def never(self: AdvisorClient, position: Position, **kwargs: Any) -> Any:
+        return original(self, position, **{**kwargs, "continue_from": ""})
+
+    games_played = []
+    for suggest in (forgetful, never):
+        monkeypatch.setattr(AdvisorClient, "suggest_move", suggest)
+        feed(monkeypatch, "1\n" * 40)
+        assert main(argv) == 0
+        games_played.append(capsys.readouterr().out)
+    assert forgotten and games_played[0] == games_played[1]
 
 
 def test_play_by_notation_hints_and_quit(
