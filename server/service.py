@@ -744,7 +744,8 @@ class AdvisorServicer(advisor_pb2_grpc.AdvisorServicer):
             action=pb.Action(id=chosen.action, notation=chosen.notation),
             turn=_principal_variation(state, chosen),
             analysis=analysis_message(state, analysis, partial),
-            continuation=self._keep_turn(state, chosen.action, trees),
+            # (a caller that left gets no answer: nothing to keep for it)
+            continuation=self._keep_turn(state, chosen.action, trees) if context.is_active() else "",
         )
         if not response.continuation:
             # An answer with a token is not stored: the token continues once, and an answer

@@ -21,6 +21,7 @@ from grpc_status import rpc_status
 from hortus import games
 from hortus.clients import AdvisorClient, AsyncAdvisorClient, InvalidArgumentError, NotFoundError, Position
 from hortus.games import CHANCE, TERMINAL
+from hortus.search import Limits, analyze
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
@@ -114,7 +115,10 @@ def timeless(answer: Any) -> Any:
 def test_a_continued_turn_is_deterministic_and_deeper(stub: Any) -> None:
     before, first, after = mid_turn(stub)
     assert first.analysis.seat == before.current_player == after.current_player
-    # the first answer is today's answer: a seeded iteration budget gives the same every time
+    # the first answer is today's answer: the library's analyze(), the same every time
+    today = analyze(before, Limits(iterations=300, seed=1, max_nodes=ServerConfig().max_nodes))
+    assert [(m.action.id, m.visits) for m in first.analysis.moves] == [(m.action, m.visits) for m in today.moves]
+    assert first.action.id == today.best.action
     again = suggest(stub, before)
     assert again.continuation not in ("", first.continuation)
     assert timeless(again) == timeless(first)
@@ -130,6 +134,19 @@ def test_a_continued_turn_is_deterministic_and_deeper(stub: Any) -> None:
     # the seed does not steer a continued search: the kept trees go on with their own stream
     other_seed = suggest(stub, after, iterations=200, seed=99, continue_from=suggest(stub, before).continuation)
     assert timeless(other_seed) == timeless(continued)
+
+
+def test_two_threads_continue_their_two_trees(stub: Any) -> None:
+    def two_threads(state: games.State) -> Any:
+        return suggest(stub, state, threads=2)
+
+    before, first, after = mid_turn(stub, two_threads)
+    chains = [suggest(stub, after, iterations=150, threads=2, continue_from=token)
+              for token in (first.continuation, two_threads(before).continuation)]
+    assert timeless(chains[0]) == timeless(chains[1])
+    fresh = suggest(stub, after, iterations=150, threads=2)
+    assert chains[0].analysis.iterations == fresh.analysis.iterations == 300
+    assert sum(m.visits for m in chains[0].analysis.moves) > sum(m.visits for m in fresh.analysis.moves)
 
 
 def test_a_turn_continues_over_several_decisions(stub: Any) -> None:
