@@ -153,6 +153,13 @@ class Game(ABC):
         The weight stays small where a win share exists, so the margin never outweighs it."""
         return (0.1, 10.0)
 
+    def search_expansion_policy(self, players: int) -> bool:
+        """Whether the search expands the playout policy's choice first at a node not yet
+        fully expanded (``Limits.expansion_policy`` None = this), rather than a uniformly drawn
+        untried move. A game turns it on where it won at equal time (issue 16); the frozen
+        baseline (``mcts-base``) never uses it."""
+        return False
+
     def review_thresholds(self, players: int) -> ReviewThresholds:
         """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10
         and 15 win-probability points for an inaccuracy, a mistake, a blunder) for 2 seats,

@@ -53,9 +53,10 @@ class Limits:
     playout_policy: bool = True
     """Play out with the game's playout policy (``rollout_action``) where it has one; False =
     uniformly random playouts (to measure what the policy is worth)."""
-    expansion_policy: bool = False
+    expansion_policy: bool | None = None
     """A node not yet fully expanded expands the playout policy's choice first (when untried
-    there) rather than a uniformly drawn untried move (issue 16 candidate)."""
+    there) rather than a uniformly drawn untried move; None = the game's
+    (``Game.search_expansion_policy``)."""
     draw_worlds: int = 0
     """After the search, measure how much the top moves depend on the draw (see
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
@@ -224,7 +225,8 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
         "widening_c": limits.widening,
         "widening_alpha": limits.widening_alpha,
         "playout_policy": limits.playout_policy,
-        "expansion_policy": limits.expansion_policy,
+        "expansion_policy": (state.game.search_expansion_policy(state.num_players)
+                             if limits.expansion_policy is None else limits.expansion_policy),
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }

@@ -158,7 +158,30 @@ def test_bot_options_reuse_and_expand() -> None:
 @pytest.mark.parametrize("name", ["botanical_lab", "war_of_the_posies"])
 def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) -> None:
     before, _, _ = consecutive_decision(name)
-    uniform = analyze(before, Limits(iterations=400, seed=2))
+    uniform = analyze(before, Limits(iterations=400, seed=2, expansion_policy=False))
     policy = analyze(before, Limits(iterations=400, seed=2, expansion_policy=True))
     assert policy.moves == analyze(before, Limits(iterations=400, seed=2, expansion_policy=True)).moves
     assert [m.visits for m in policy.moves] != [m.visits for m in uniform.moves]
+
+
+def test_game_default_expansion_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Botanical Lab searches with policy expansion by default (it won at equal time); the
+    other games do not, and the frozen baseline never does."""
+    import hortus.search.analysis as analysis
+
+    seen: list[bool] = []
+    real = analysis._search_options
+
+    def spy(state: games.State, limits: Limits) -> dict[str, Any]:
+        options = real(state, limits)
+        seen.append(bool(options["expansion_policy"]))
+        return options
+
+    monkeypatch.setattr(analysis, "_search_options", spy)
+    lab, _, _ = consecutive_decision("botanical_lab")
+    war, _, _ = consecutive_decision("war_of_the_posies")
+    analyze(lab, Limits(iterations=10))
+    analyze(war, Limits(iterations=10))
+    make_bot("mcts-base:10", seed=1).choose(lab)
+    make_bot("mcts:10,expand=uniform", seed=1).choose(lab)
+    assert seen == [True, False, False, False]

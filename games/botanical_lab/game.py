@@ -393,6 +393,12 @@ class BotanicalLabGame(Game):
                      "'picked' = chosen for observation this turn.")
         return "\n".join(lines)
 
+    def search_expansion_policy(self, players: int) -> bool:
+        """Issue 16: expanding the playout policy's choice first (its list drops dominated
+        moves) won at equal time against ``mcts-base``: 55.0% and 58.5% in two runs of 100
+        games at 100 ms (README, Search)."""
+        return True
+
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: points now (VP + seed sets) minus the best other seat's, plus part of the
         printed VP of the plants carrying this seat's markers (observed later for those VP: a
