@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from hortus.clients.client import ActionLike, AdvisorClient
 from hortus.clients.errors import AdvisorError, InvalidArgumentError, NotFoundError
 from hortus.clients.record import GameRecord, RecordError, ReviewedMove, ReviewSummary, record_moves
-from hortus.clients.types import Action, Analysis, ChanceDraw, LegalActions, Position, PositionInfo, Suggestion
+from hortus.clients.types import Action, Analysis, AnalysisUpdate, ChanceDraw, LegalActions, Position, PositionInfo, Suggestion
 
 if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     from hortus.search.arena import MatchResult
@@ -114,7 +114,7 @@ def _parse_options(items: Sequence[str] | None) -> dict[str, str]:
 # --- play ------------------------------------------------------------------------------------
 PLAY_HELP = """Commands:
   NUMBER or NOTATION  play that move (the number of the move list; hints use the same numbers)
-  ? / hint            ranked hints for this position
+  ? / hint            ranked hints for this position (again: the same search, deeper)
   board               show the position again
   moves               show the move list again
   help                this text
@@ -362,6 +362,9 @@ def _ask_human(
     _say(f"Your move (seat {legal.current_player}):")
     _print_actions(legal.actions)
     numbers = {a.id: i for i, a in enumerate(legal.actions, 1)}
+    # The token of this position's last hint (Analyze continue_from): '?' again goes on with
+    # that search. It lives only as long as this position: a new position asks afresh.
+    hint_token = ""
     while True:
         line = _read_line("> ")
         if line is None or line.lower() in QUIT_WORDS:
@@ -370,11 +373,12 @@ def _ask_human(
             continue
         command = line.lower()
         if command in HINT_WORDS:
-            analysis = client.rank_moves(
-                position, iterations=args.iterations, time_ms=args.time_ms, threads=args.threads, max_moves=5
-            )
-            for row in _hints_table(analysis, numbers):
+            update, deeper = _hint(client, position, args, hint_token)
+            hint_token = update.continuation
+            for row in _hints_table(update.analysis, numbers):
                 _say(row)
+            if deeper:
+                _say(f"(deeper: {update.analysis.iterations} iterations in all)")
             continue
         if command in ("help", "h"):
             _say(PLAY_HELP)
@@ -389,6 +393,42 @@ def _ask_human(
         if picked is not None:
             return picked
         _say(_why_not(line, legal.actions))
+
+
+HINT_SEED = 0  # every hint of a position: a continuation must send the first ask's seed
+HINT_MOVES = 5  # rows of the hints table
+
+
+def _hint(
+    client: AdvisorClient, position: Position, args: argparse.Namespace, continue_from: str
+) -> tuple[AnalysisUpdate, bool]:
+    """The hints of `position` (Analyze, final update only) and whether they went on with the
+    search of `continue_from` (the previous hint's token at this position: deeper, not
+    repeated). The continuation sends what the first ask sent (position, seed, threads,
+    budget), as Analyze requires. A token the server no longer keeps (expired, dropped for
+    room, another server process) means a fresh hint, silently; "" (the server keeps no trees,
+    ``--continue-trees 0``, or the first ask) is always fresh."""
+    def ask(token: str) -> AnalysisUpdate:
+        final: AnalysisUpdate | None = None
+        # interval_ms 0: only the final analysis; read to the end of the stream, so the
+        # server has kept the trees under the new token before the next '?'
+        for update in client.analyze(
+            position, iterations=args.iterations, time_ms=args.time_ms, seed=HINT_SEED, threads=args.threads,
+            interval_ms=0, max_moves=HINT_MOVES, timeout=args.timeout, continue_from=token,
+        ):
+            if update.final:
+                final = update
+        if final is None:  # the protocol promises exactly one final update
+            raise CliError("the hint's analysis ended without a final result")
+        return final
+
+    if continue_from:
+        try:
+            return ask(continue_from), True
+        except NotFoundError as error:
+            if error.field != "continue_from":
+                raise
+    return ask(""), False
 
 
 # --- review ----------------------------------------------------------------------------------

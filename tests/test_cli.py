@@ -131,6 +131,82 @@ def test_play_hints_are_numbered_as_the_move_list(
         assert listed[number] == move
 
 
+def _hint_tables(out: str) -> list[list[str]]:
+    """The rows of every hints table printed, in order."""
+    return [block.split("\n", 1)[1].split("Why:")[0].split("> ")[0].split("(deeper")[0].strip().splitlines()
+            for block in out.split("principal variation")[1:]]
+
+
+def _visits(table: list[str]) -> int:
+    return sum(int([c for c in re.split(r"\s{2,}", row.strip()) if c][2]) for row in table)
+
+
+def test_play_hint_asked_again_goes_deeper(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """'?' at the same position continues the previous hint's search (Analyze continue_from):
+    200 iterations, then 200 more on the same trees, then 200 more; each with the first ask's
+    seed and threads. A new position asks afresh."""
+    calls: list[str] = []
+    original = AdvisorClient.analyze
+
+    def spy(self: AdvisorClient, position: Position, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("continue_from", ""))
+        return original(self, position, **kwargs)
+
+    monkeypatch.setattr(AdvisorClient, "analyze", spy)
+    feed(monkeypatch, "?\n?\nhint\n1\n" + "1\n" * 3 + "?\nquit\n")
+    assert main(["play", GAME, "--seed", "5", "--iterations", "200", "--target", target]) == 0
+    out = capsys.readouterr().out
+    assert "(deeper: 400 iterations in all)" in out and "(deeper: 600 iterations in all)" in out
+    assert out.count("(deeper:") == 2  # the first ask and the next position's are fresh
+    tables = _hint_tables(out)
+    assert len(tables) == 4
+    # the same trees grown: the shown moves' visits (the top 5) only add up to more
+    assert _visits(tables[0]) < _visits(tables[1]) < _visits(tables[2])
+    assert _visits(tables[0]) <= 200 and _visits(tables[2]) <= 600
+    assert calls[0] == "" and calls[1] and calls[2] and calls[1] != calls[2] and calls[3] == ""
+
+
+def test_play_hint_with_a_forgotten_token_is_fresh(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """A token the server no longer keeps (expired, dropped, another process) is NOT_FOUND:
+    '?' asks afresh without a word, and the hint is the first one again (same seed)."""
+    forgotten: list[str] = []
+    original = AdvisorClient.analyze
+
+    def forgetful(self: AdvisorClient, position: Position, **kwargs: Any) -> Any:
+        if kwargs.get("continue_from"):
+            forgotten.append(kwargs["continue_from"])
+            kwargs["continue_from"] = "0000.forgotten"  # NOT_FOUND (another server process)
+        return original(self, position, **kwargs)
+
+    monkeypatch.setattr(AdvisorClient, "analyze", forgetful)
+    feed(monkeypatch, "?\n?\nquit\n")
+    assert main(["play", GAME, "--seed", "5", "--iterations", "200", "--target", target]) == 0
+    captured = capsys.readouterr()
+    assert forgotten and "(deeper" not in captured.out and not captured.err
+    first, second = _hint_tables(captured.out)
+    assert first == second and _visits(first) <= 200
+
+
+def test_play_hints_when_the_server_keeps_no_trees(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--continue-trees 0: the token is empty, so every '?' is a fresh hint."""
+    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, continue_trees=0))
+    try:
+        feed(monkeypatch, "?\n?\nquit\n")
+        assert main(["play", GAME, "--seed", "5", "--target", f"127.0.0.1:{port}"]) == 0
+    finally:
+        server.stop(0)
+    captured = capsys.readouterr()
+    assert "(deeper" not in captured.out and not captured.err
+    first, second = _hint_tables(captured.out)
+    assert first == second and _visits(first) <= 100
+
+
 def test_play_help_and_reasons(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
     state = games.get(GAME).new_game(seed=5)
     notation = state.action_to_string(state.legal_actions()[0])
