@@ -14,7 +14,9 @@ Figures per game, in the reference's win probability of the seat to move, in poi
 ``--tolerance`` points, 0.5, of the reference's best move), mean and p90 regret (reference
 value of its best move minus that of the hint). A hint the reference never tried is valued at
 the reference's worst tried move. ``--bot-evaluation`` picks the hint search's leaf
-evaluation (``Limits.evaluation``) to compare engines on the same positions.
+evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine base``
+makes the hint the frozen baseline's (``mcts-base``), judged against the same reference (today's
+default engine at 64x), so that the baseline's figures sit beside today's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import math
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ from _common import report  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.games import CHANCE, TERMINAL  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
+from hortus.search.bots import BASELINE  # noqa: E402
 from hortus.search.levels import LevelBot  # noqa: E402
 
 POSITIONS = Path(__file__).with_name("data") / "hint_positions.jsonl"
@@ -85,12 +89,23 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] if ordered else 0.0
 
 
+def _baseline(limits: Limits, state: games.State) -> Limits:
+    """`limits`' budgets and seed with the frozen baseline's settings (``mcts-base``: its
+    search options and the game's reward margin of that day)."""
+    weight, scale = state.game.baseline_search_margin(state.num_players)
+    return replace(BASELINE, iterations=limits.iterations, time_ms=limits.time_ms, seed=limits.seed,
+                   margin_weight=weight, margin_scale=scale)
+
+
 def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: float,
-          evaluation: str | None) -> dict[str, Any]:
+          evaluation: str | None, engine: str = "default") -> dict[str, Any]:
     agree, regrets, hint_iterations = 0, [], []
     for n, item in enumerate(items):
         state = games.get(item["game"]).decode(bytes.fromhex(item["position"]))
-        hint = analyze(state, _limits(budget, 1, 2 * n + 1, evaluation))
+        limits = _limits(budget, 1, 2 * n + 1, evaluation)
+        # the hint of the engine under test; the reference is always today's default engine,
+        # so that both engines are judged against the same yardstick
+        hint = analyze(state, _baseline(limits, state) if engine == "base" else limits)
         reference = analyze(state, _limits(budget, factor, 2 * n + 2, None))
         values = {m.action: m.win_probability for m in reference.moves if m.visits > 0}
         best = values[reference.best.action]
@@ -117,6 +132,9 @@ def main() -> None:
                         help="positions per game (N spread over the games: first draws first)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
+    parser.add_argument("--engine", choices=["default", "base"], default="default",
+                        help="the hint search: today's default, or the frozen baseline (mcts-base) "
+                             "against the same default reference")
     parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
     args = parser.parse_args()
     names = args.game or games.names()
@@ -132,12 +150,12 @@ def main() -> None:
         chosen = spread([i for i in items if i["game"] == name], args.per_game)
         started = time.perf_counter()
         row = {"game": name, "budget": args.budget, "reference": f"{args.factor}x",
-               "evaluation": args.bot_evaluation or "default"}
-        row.update(judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation))
+               "evaluation": args.bot_evaluation or "default", "engine": args.engine}
+        row.update(judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation, args.engine))
         row["seconds"] = time.perf_counter() - started
         rows.append(row)
     report("hints: quick hint against a long reference search (regret in points of win probability)", rows,
-           ["game", "budget", "reference", "evaluation", "positions", "hint_iterations", "agreement",
+           ["game", "budget", "reference", "evaluation", "engine", "positions", "hint_iterations", "agreement",
             "mean_regret", "p90_regret", "worst_regret", "seconds"])
 
 
