@@ -185,3 +185,4 @@ def test_game_default_expansion_and_the_baseline(monkeypatch: pytest.MonkeyPatch
     make_bot("mcts-base:10", seed=1).choose(lab)
     make_bot("mcts:10,expand=uniform", seed=1).choose(lab)
     assert seen == [True, False, False, False]
+    assert not games.get("botanical_lab").search_expansion_policy(4)  # measured at 2 seats only
