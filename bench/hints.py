@@ -14,9 +14,9 @@ Figures per game, in the reference's win probability of the seat to move, in poi
 ``--tolerance`` points, 0.5, of the reference's best move), mean and p90 regret (reference
 value of its best move minus that of the hint). A hint the reference never tried is valued at
 the reference's worst tried move. ``--bot-evaluation`` picks the hint search's leaf
-evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine base``
-makes the hint the frozen baseline's (``mcts-base``), judged against the same reference (today's
-default engine at 64x), so that the baseline's figures sit beside today's.
+evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine default base``
+also gives the frozen baseline's hint (``mcts-base``) of every position, judged against the same
+reference search (today's default engine at 64x): a paired comparison in one run.
 """
 
 from __future__ import annotations
@@ -98,25 +98,30 @@ def _baseline(limits: Limits, state: games.State) -> Limits:
 
 
 def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: float,
-          evaluation: str | None, engine: str = "default") -> dict[str, Any]:
-    agree, regrets, hint_iterations = 0, [], []
+          evaluation: str | None, engines: tuple[str, ...] = ("default",)) -> dict[str, dict[str, Any]]:
+    """Figures per engine. Every engine's hint of a position is judged against one reference
+    search of it (today's default engine at `factor` x the budget), so engines are compared
+    on the same positions and the same yardstick (paired)."""
+    agree = {e: 0 for e in engines}
+    regrets: dict[str, list[float]] = {e: [] for e in engines}
+    hint_iterations: dict[str, list[int]] = {e: [] for e in engines}
     for n, item in enumerate(items):
         state = games.get(item["game"]).decode(bytes.fromhex(item["position"]))
         limits = _limits(budget, 1, 2 * n + 1, evaluation)
-        # the hint of the engine under test; the reference is always today's default engine,
-        # so that both engines are judged against the same yardstick
-        hint = analyze(state, _baseline(limits, state) if engine == "base" else limits)
+        hints = {e: analyze(state, _baseline(limits, state) if e == "base" else limits) for e in engines}
         reference = analyze(state, _limits(budget, factor, 2 * n + 2, None))
         values = {m.action: m.win_probability for m in reference.moves if m.visits > 0}
         best = values[reference.best.action]
-        regret = 100.0 * max(0.0, best - values.get(hint.best.action, min(values.values())))
-        regrets.append(regret)
-        agree += regret <= tolerance
-        hint_iterations.append(hint.iterations)
-    return {"positions": len(items), "agreement": agree / max(1, len(items)),
-            "mean_regret": sum(regrets) / max(1, len(regrets)), "p90_regret": _percentile(regrets, 0.9),
-            "worst_regret": max(regrets, default=0.0),
-            "hint_iterations": sorted(hint_iterations)[len(hint_iterations) // 2] if hint_iterations else 0}
+        for engine, hint in hints.items():
+            regret = 100.0 * max(0.0, best - values.get(hint.best.action, min(values.values())))
+            regrets[engine].append(regret)
+            agree[engine] += regret <= tolerance
+            hint_iterations[engine].append(hint.iterations)
+    return {e: {"positions": len(items), "agreement": agree[e] / max(1, len(items)),
+                "mean_regret": sum(regrets[e]) / max(1, len(regrets[e])),
+                "p90_regret": _percentile(regrets[e], 0.9), "worst_regret": max(regrets[e], default=0.0),
+                "hint_iterations": sorted(hint_iterations[e])[len(hint_iterations[e]) // 2] if items else 0}
+            for e in engines}
 
 
 def main() -> None:
@@ -132,9 +137,9 @@ def main() -> None:
                         help="positions per game (N spread over the games: first draws first)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
-    parser.add_argument("--engine", choices=["default", "base"], default="default",
-                        help="the hint search: today's default, or the frozen baseline (mcts-base) "
-                             "against the same default reference")
+    parser.add_argument("--engine", choices=["default", "base"], nargs="+", default=["default"],
+                        help="the hint search: today's default and/or the frozen baseline (mcts-base), "
+                             "each judged against the same reference searches")
     parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
     args = parser.parse_args()
     names = args.game or games.names()
@@ -149,11 +154,12 @@ def main() -> None:
     for name in names:
         chosen = spread([i for i in items if i["game"] == name], args.per_game)
         started = time.perf_counter()
-        row = {"game": name, "budget": args.budget, "reference": f"{args.factor}x",
-               "evaluation": args.bot_evaluation or "default", "engine": args.engine}
-        row.update(judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation, args.engine))
-        row["seconds"] = time.perf_counter() - started
-        rows.append(row)
+        judged = judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation, tuple(args.engine))
+        seconds = time.perf_counter() - started
+        for engine, figures in judged.items():
+            rows.append({"game": name, "budget": args.budget, "reference": f"{args.factor}x",
+                         "evaluation": args.bot_evaluation or "default", "engine": engine, **figures,
+                         "seconds": seconds})
     report("hints: quick hint against a long reference search (regret in points of win probability)", rows,
            ["game", "budget", "reference", "evaluation", "engine", "positions", "hint_iterations", "agreement",
             "mean_regret", "p90_regret", "worst_regret", "seconds"])
