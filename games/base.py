@@ -160,6 +160,12 @@ class Game(ABC):
         baseline (``mcts-base``) never uses it."""
         return False
 
+    def search_widening(self, players: int) -> float:
+        """Progressive widening of the search (``Limits.widening`` None = this): at most
+        ``C * visits**0.5`` children per node, 0 = off. A game turns it on where it won at
+        equal time (issue 16); the frozen baseline (``mcts-base``) never uses it."""
+        return 0.0
+
     def review_thresholds(self, players: int) -> ReviewThresholds:
         """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10
         and 15 win-probability points for an inaccuracy, a mistake, a blunder) for 2 seats,

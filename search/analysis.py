@@ -42,9 +42,10 @@ class Limits:
     max_nodes: int = 1_000_000
     paranoid: bool = False
     """Opponents minimise the searching seat's reward (hardest opponents) instead of max^n."""
-    widening: float = 0.0
+    widening: float | None = None
     """Progressive widening: > 0 allows at most ``widening * visits**widening_alpha``
-    children per node (for decisions with very many options); 0 = off."""
+    children per node (for decisions with very many options); 0 = off; None = the game's
+    (``Game.search_widening``)."""
     widening_alpha: float = 0.5
     margin_weight: float | None = None
     """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
@@ -97,7 +98,7 @@ class Limits:
             raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
         if self.exploration < 0:
             raise ValueError("exploration must be >= 0")
-        if self.widening < 0 or not 0 < self.widening_alpha <= 1:
+        if (self.widening is not None and self.widening < 0) or not 0 < self.widening_alpha <= 1:
             raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
         if self.draw_worlds != 0 and not 2 <= self.draw_worlds <= 4096:
             raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
@@ -222,7 +223,7 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
     return {
         "exploration": limits.exploration,
         "paranoid": limits.paranoid,
-        "widening_c": limits.widening,
+        "widening_c": state.game.search_widening(state.num_players) if limits.widening is None else limits.widening,
         "widening_alpha": limits.widening_alpha,
         "playout_policy": limits.playout_policy,
         "expansion_policy": (state.game.search_expansion_policy(state.num_players)

@@ -102,7 +102,7 @@ class MctsBot:
 
 
 BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
-                  evaluation="playout", expansion_policy=False)
+                  evaluation="playout", expansion_policy=False, widening=0.0)
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation (issue 16). Every later change of the default search is measured against it at
 equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its

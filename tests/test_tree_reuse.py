@@ -164,25 +164,28 @@ def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) ->
     assert [m.visits for m in policy.moves] != [m.visits for m in uniform.moves]
 
 
-def test_game_default_expansion_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Botanical Lab searches with policy expansion by default (it won at equal time); the
-    other games do not, and the frozen baseline never does."""
+def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """War of the Posies at 2 seats searches with policy expansion and widening by default
+    (they won at equal time together); the other games and seat counts do not, and the
+    frozen baseline never does; bot options override the game's."""
     import hortus.search.analysis as analysis
 
-    seen: list[bool] = []
+    seen: list[tuple[bool, float]] = []
     real = analysis._search_options
 
     def spy(state: games.State, limits: Limits) -> dict[str, Any]:
         options = real(state, limits)
-        seen.append(bool(options["expansion_policy"]))
+        seen.append((bool(options["expansion_policy"]), float(options["widening_c"])))
         return options
 
     monkeypatch.setattr(analysis, "_search_options", spy)
     lab, _, _ = consecutive_decision("botanical_lab")
     war, _, _ = consecutive_decision("war_of_the_posies")
-    analyze(lab, Limits(iterations=10))
     analyze(war, Limits(iterations=10))
-    make_bot("mcts-base:10", seed=1).choose(lab)
-    make_bot("mcts:10,expand=uniform", seed=1).choose(lab)
-    assert seen == [True, False, False, False]
-    assert not games.get("botanical_lab").search_expansion_policy(4)  # measured at 2 seats only
+    analyze(lab, Limits(iterations=10))
+    make_bot("mcts-base:10", seed=1).choose(war)
+    make_bot("mcts:10,expand=uniform,widen=0", seed=1).choose(war)
+    assert seen == [(True, 1.0), (False, 0.0), (False, 0.0), (False, 0.0)]
+    war_game = games.get("war_of_the_posies")
+    for players in (3, 4):  # measured at 2 seats only
+        assert not war_game.search_expansion_policy(players) and war_game.search_widening(players) == 0.0

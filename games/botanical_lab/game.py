@@ -393,13 +393,6 @@ class BotanicalLabGame(Game):
                      "'picked' = chosen for observation this turn.")
         return "\n".join(lines)
 
-    def search_expansion_policy(self, players: int) -> bool:
-        """Issue 16: at 2 seats, expanding the playout policy's choice first (its list drops
-        dominated moves) won at equal time against ``mcts-base``: 55.0% and 58.5% in two runs
-        of 100 games at 100 ms (README, Search). At 4 seats one such seat against three
-        baselines scored 22.5% of 40 games (fair share 25%): no gain shown, so it stays off."""
-        return players == 2
-
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: points now (VP + seed sets) minus the best other seat's, plus part of the
         printed VP of the plants carrying this seat's markers (observed later for those VP: a
