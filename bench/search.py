@@ -40,7 +40,14 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
     game = games.get(name)
     opening = game.new_game(players=players, seed=1)
     decisions, _, _ = random_playouts(opening.kernel_state, 200, 7, True)
-    extra = {"evaluation": "playout"} if "evaluation" in {f.name for f in dataclasses.fields(Limits)} else {}
+    fields = {f.name for f in dataclasses.fields(Limits)}
+    # the same search in both trees: playouts to the end, no widening, uniform expansion (a
+    # game's default may have turned those on since; the playout path is what is compared)
+    extra: dict[str, object] = {"widening": 0.0}
+    if "evaluation" in fields:
+        extra["evaluation"] = "playout"
+    if "expansion_policy" in fields:
+        extra["expansion_policy"] = False
     a = analyze(opening, Limits(iterations=iterations, seed=repeat, threads=threads, **extra))
     print(json.dumps({"rate": a.iterations / (a.elapsed_ms / 1000.0), "per_game": decisions / 200}))
 
