@@ -11,8 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]
-from grpc_status import rpc_status
+from rpc_details import error_info
 
 from hortus import games
 from hortus.clients import AdvisorClient, AsyncAdvisorClient, InvalidArgumentError, NotFoundError, Position
@@ -144,17 +143,6 @@ def analyse(stub: Any, iterations: int, seed: int = 7, continue_from: str = "", 
         interval_ms=0, continue_from=continue_from,
     )
     return list(stub.Analyze(request, timeout=60))
-
-
-def error_info(error: grpc.RpcError) -> Any:
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    assert status is not None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return info
-    raise AssertionError("no ErrorInfo")
 
 
 def test_a_second_analyze_goes_deeper(stub: Any) -> None:

@@ -15,8 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]
-from grpc_status import rpc_status
+from rpc_details import error_info
 
 from hortus import games
 from hortus.clients import AdvisorClient, AsyncAdvisorClient, InvalidArgumentError, NotFoundError, Position
@@ -90,17 +89,6 @@ def ends_turn(state: games.State) -> tuple[int | None, int | None]:
         elif after.current_player not in (CHANCE, state.current_player) and other is None:
             other = action
     return other, chance
-
-
-def error_info(error: grpc.RpcError) -> Any:
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    assert status is not None
-    for detail in status.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return info
-    raise AssertionError("no ErrorInfo")
 
 
 def timeless(answer: Any) -> Any:
