@@ -240,6 +240,7 @@ def create_server(address: str = "127.0.0.1:0", config: ServerConfig | None = No
 
 
 # glibc mallopt() parameters (malloc.h).
+M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 MALLOC_ARENAS = 2
@@ -247,9 +248,13 @@ MMAP_THRESHOLD_BYTES = 128 * 1024
 """glibc's own initial threshold. Fixing it (any explicit value does) turns off glibc's dynamic
 threshold; 128 KiB keeps every search's node arena (1,024 nodes of 136 bytes to start with,
 then doubled by ``realloc``) in its own mapping."""
+TRIM_THRESHOLD_BYTES = 128 * 1024
+"""glibc's own initial trim threshold: free space at the top of the heap beyond it goes back to
+the system. Below the first node arena's 139 KB, so that arena cannot be carved from the top."""
 
 
-def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES) -> dict[str, bool]:
+def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES,
+                trim_threshold: int = TRIM_THRESHOLD_BYTES) -> dict[str, bool]:
     """Tune glibc's malloc for a long-running server; returns which settings were applied.
 
     * At most `arenas` malloc arenas (as ``MALLOC_ARENA_MAX``): with one arena per gRPC thread
@@ -261,6 +266,12 @@ def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOL
       ``realloc``) are carved out of the heap between gRPC's and Python's small blocks, and
       the holes they leave are not given back: +16% RSS over 60 s of bench/load.py after the
       warm-up, against +1% with the threshold fixed (README, Reliability).
+    * A fixed trim threshold (as ``MALLOC_TRIM_THRESHOLD_``), then one ``malloc_trim``: glibc
+      serves a large block from the free top of the heap before it considers a mapping, and
+      every mapped block freed before this call (while importing, say) raised the trim
+      threshold to twice its size, so the top could keep hundreds of KB free. The first node
+      arena was then carved from it and grown in place by ``realloc``, never mapped (a CI run
+      saw exactly that). Trimmed, and held at 128 KiB, the top stays smaller than an arena.
 
     A setting already made through its environment variable is left alone, and
     ``HORTUS_MALLOC_TUNING=off`` leaves glibc's defaults entirely (to compare, or under another
@@ -268,17 +279,21 @@ def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOL
     import ctypes
     import os
 
-    applied = {"arena_max": False, "mmap_threshold": False}
+    applied = {"arena_max": False, "mmap_threshold": False, "trim_threshold": False}
     if os.environ.get("HORTUS_MALLOC_TUNING", "").lower() in ("off", "0", "no"):
         return applied
     try:
-        mallopt = ctypes.CDLL("libc.so.6").mallopt
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt, malloc_trim = libc.mallopt, libc.malloc_trim
     except (OSError, AttributeError):
         return applied
     if "MALLOC_ARENA_MAX" not in os.environ:
         applied["arena_max"] = bool(mallopt(M_ARENA_MAX, arenas))
     if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
         applied["mmap_threshold"] = bool(mallopt(M_MMAP_THRESHOLD, mmap_threshold))
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        applied["trim_threshold"] = bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+        malloc_trim(0)  # give back the top kept under the old threshold: the next free may be far off
     return applied
 
 

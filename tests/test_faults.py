@@ -384,6 +384,15 @@ class Mallinfo2(ctypes.Structure):
 
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Mallinfo2
+libc.malloc.restype = ctypes.c_void_p
+# what importing can do before the server tunes malloc: a mapped block freed while glibc's
+# thresholds are dynamic raises them, and blocks below the new ones come from the heap and go
+# back to its top when freed (how a CI run saw this tree carved from the heap)
+block = libc.malloc(4_000_000)
+libc.free(ctypes.c_void_p(block))
+blocks = [libc.malloc(100_000) for _ in range(20)]
+for block in blocks:
+    libc.free(ctypes.c_void_p(block))
 applied = tune_malloc()
 state = games.get("botanik").new_game(players=2, seed=1)
 while state.is_chance():
@@ -404,6 +413,7 @@ def node_arena_after_a_larger_search(tuning: str) -> dict[str, Any]:
     env = dict(os.environ, HORTUS_MALLOC_TUNING=tuning)
     env.pop("MALLOC_MMAP_THRESHOLD_", None)
     env.pop("MALLOC_ARENA_MAX", None)
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
     done = subprocess.run([sys.executable, "-c", NODE_ARENA_SCRIPT], env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -417,12 +427,14 @@ def test_node_arenas_stay_mmapped_under_the_servers_malloc_tuning() -> None:
     """Load memory (issue 8): glibc raises its mmap threshold to the size of every mmapped
     block freed, so after one large search the node arenas of later ones came from the heap,
     where they left holes that were never returned (+16% RSS in bench/load.py). ``hortus
-    serve`` fixes the threshold (tune_malloc): the later tree is a mapping of its own again."""
+    serve`` fixes the threshold (tune_malloc): the later tree is a mapping of its own again.
+    It also fixes and applies the trim threshold: a CI run, whose imports had raised it, served
+    the first arena from the free top of the heap and grew it there in place."""
     tuned = node_arena_after_a_larger_search("on")
-    assert tuned["applied"] == {"arena_max": True, "mmap_threshold": True}
+    assert tuned["applied"] == {"arena_max": True, "mmap_threshold": True, "trim_threshold": True}
     assert tuned["nodes"] > 1024  # past the first arena block: realloc'ed at least once
     assert tuned["mapped"] >= 64 * tuned["nodes"], tuned
     # glibc's own default, for contrast: the same tree is carved out of the heap
     default = node_arena_after_a_larger_search("off")
-    assert default["applied"] == {"arena_max": False, "mmap_threshold": False}
+    assert default["applied"] == {"arena_max": False, "mmap_threshold": False, "trim_threshold": False}
     assert default["mapped"] < 64 * default["nodes"], default
