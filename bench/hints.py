@@ -17,6 +17,9 @@ the reference's worst tried move. ``--bot-evaluation`` picks the hint search's l
 evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine default base``
 also gives the frozen baseline's hint (``mcts-base``) of every position, judged against the same
 reference search (today's default engine at 64x): a paired comparison in one run.
+``--engine reference`` judges a second reference search of each position (same budget, another
+seed) against the first: the yardstick's own noise, i.e. the agreement and regret a hint could
+not beat even if it were as good as the reference.
 """
 
 from __future__ import annotations
@@ -97,6 +100,16 @@ def _baseline(limits: Limits, state: games.State) -> Limits:
                    margin_weight=weight, margin_scale=scale)
 
 
+def _engine_limits(engine: str, limits: Limits, state: games.State, budget: str, factor: int, n: int) -> Limits:
+    """The hint search of `engine` for the n-th position: today's default, the frozen
+    baseline, or an independent reference (the reference's budget, its own seed)."""
+    if engine == "base":
+        return _baseline(limits, state)
+    if engine == "reference":
+        return _limits(budget, factor, 2 * n + 1, None)
+    return limits
+
+
 def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: float,
           evaluation: str | None, engines: tuple[str, ...] = ("default",)) -> dict[str, dict[str, Any]]:
     """Figures per engine. Every engine's hint of a position is judged against one reference
@@ -108,7 +121,7 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
     for n, item in enumerate(items):
         state = games.get(item["game"]).decode(bytes.fromhex(item["position"]))
         limits = _limits(budget, 1, 2 * n + 1, evaluation)
-        hints = {e: analyze(state, _baseline(limits, state) if e == "base" else limits) for e in engines}
+        hints = {e: analyze(state, _engine_limits(e, limits, state, budget, factor, n)) for e in engines}
         reference = analyze(state, _limits(budget, factor, 2 * n + 2, None))
         values = {m.action: m.win_probability for m in reference.moves if m.visits > 0}
         best = values[reference.best.action]
@@ -137,9 +150,11 @@ def main() -> None:
                         help="positions per game (N spread over the games: first draws first)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
-    parser.add_argument("--engine", choices=["default", "base"], nargs="+", default=["default"],
-                        help="the hint search: today's default and/or the frozen baseline (mcts-base), "
-                             "each judged against the same reference searches")
+    parser.add_argument("--engine", choices=["default", "base", "reference"], nargs="+",
+                        default=["default"],
+                        help="the hint search: today's default, the frozen baseline (mcts-base) and/or a "
+                             "second reference search (the yardstick's noise), each judged against the same "
+                             "reference searches")
     parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
     args = parser.parse_args()
     names = args.game or games.names()
