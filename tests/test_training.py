@@ -208,3 +208,23 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
     samples = label_positions(name, positions, 20, 9)
     assert len(samples) == 2 * len(positions) == 4
     assert all(0.0 <= s.target <= 1.0 and len(s.features) == feature_count(name) for s in samples)
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_every_game_ships_a_valid_model_that_is_not_its_default(name: str) -> None:
+    """One model file per game beside its components.toml (issue 16), validated on load (size,
+    checksum, shape for the game's features), made by the training command it records. None
+    won at equal time (README, Learned evaluation), so each says ``default: false`` and the
+    default evaluation stays playouts: an analysis under "default" is the "playout" one."""
+    game = games.get(name)
+    path = evaluation.model_path(game)
+    assert path.exists(), f"{name} ships no value model at {path}"
+    assert path.stat().st_size <= 1_000_000
+    model = evaluation.load_model(game, feature_count(name))
+    assert model is not None and model.game == name and not model.default
+    assert json.loads(path.read_text())["training"]["command"].startswith(f"hortus train --game {name} ")
+    state = midgame(name, 3)
+    limits = Limits(iterations=300, seed=5)
+    assert comparable(analyze(state, limits)) == comparable(analyze(state, Limits(iterations=300, seed=5, evaluation="playout")))
+    with_model = analyze(state, Limits(iterations=300, seed=5, evaluation="model"))
+    assert with_model.iterations == 300 and with_model.moves
