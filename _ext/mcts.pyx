@@ -45,6 +45,7 @@ ctypedef struct Node:
     double win[MAX_PLAYERS]      # sum of win shares per seat
     double score[MAX_PLAYERS]    # sum of final points per seat
     double mover_sq              # sum of the squared reward of `mover` (value spread)
+    double turn_value            # `mover`'s value here, counting its own best continuation (turn_max)
 
 
 cdef enum:
@@ -134,6 +135,8 @@ cdef class Search:
     cdef double widening_alpha
     cdef bint use_policy
     cdef bint expand_policy        # expansion tries the playout policy's choice first
+    cdef bint turn_max             # selection values a move by its seat's best own continuation
+    cdef uint32_t turn_min_visits  # visits a continuation needs to count for turn_max
     cdef ValueModel* model         # NULL = no value model (set_model)
     cdef int eval_plies            # -1: play out to the end; else decisions before the model
     cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
@@ -422,7 +425,7 @@ cdef class Search:
                             # Paranoid: every opponent plays to minimise the searcher's reward.
                             q = -c.reward[obs] / c.visits
                         else:
-                            q = c.reward[p] / c.visits
+                            q = c.turn_value if self.turn_max else c.reward[p] / c.visits
                         ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
                     else:
                         ucb = 1e300
@@ -515,13 +518,41 @@ cdef class Search:
                 c.score[i] += pts[i]
             if c.mover >= 0:
                 c.mover_sq += reward[c.mover] * reward[c.mover]
+                if self.turn_max:
+                    self._turn_value(c)   # children first: the path is backed up leaf to root
             node = c.parent
+
+    cdef void _turn_value(self, Node* c) noexcept nogil:
+        """turn_max: a move's value for its seat is the better of its mean reward and the best
+        turn_value among the seat's own next decisions below it (children chosen by the same
+        seat, with at least max(turn_min_visits, visits / 8) visits).
+
+        Why: where a seat makes several decisions in a row (a turn of many actions), the mean
+        of a move searched little is dragged down because its later decisions in the turn are
+        still made by the playout policy, while the move searched most has them searched. The
+        first move to get a deep subtree then locks the search in (War of the Posies, 100,000
+        iterations: 0.47 for the move searched 90,541 times against 0.22 for one searched
+        1,138 times, and with another seed the reverse, 0.46 against 0.22). Its best
+        continuation is what the seat will actually play. The visit floor keeps a barely
+        tried continuation's lucky mean from counting."""
+        cdef double best = c.reward[c.mover] / c.visits
+        cdef int32_t child = c.first_child
+        cdef Node* g
+        cdef uint32_t need = c.visits >> 3
+        if need < self.turn_min_visits:
+            need = self.turn_min_visits
+        while child != -1:
+            g = &self.nodes[child]
+            if g.mover == c.mover and g.visits >= need and g.turn_value > best:
+                best = g.turn_value
+            child = g.next_sibling
+        c.turn_value = best
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
             bint playout_policy=True, int eval_plies=-1, bint resume=False,
-            bint expansion_policy=False):
+            bint expansion_policy=False, bint turn_max=False, int turn_min_visits=16):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -539,6 +570,9 @@ cdef class Search:
         value model scores the state (0 = at the new leaf); -1 plays every playout out.
         expansion_policy: a node expands the game's playout-policy choice first when that
         move is untried there (else a uniform untried one), instead of always uniformly.
+        turn_max: selection values a move by its seat's best own continuation (_turn_value)
+        rather than by its mean reward; turn_min_visits: the visits a continuation needs.
+        A tree grown with turn_max off has no turn values: keep the setting within one tree.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -555,6 +589,10 @@ cdef class Search:
         self.widening_alpha = widening_alpha
         self.use_policy = playout_policy
         self.expand_policy = expansion_policy
+        if turn_min_visits < 1:
+            raise ValueError("turn_min_visits must be >= 1")
+        self.turn_max = turn_max
+        self.turn_min_visits = turn_min_visits
         cdef long done = 0
         cdef double deadline = 0.0
         if not (resume and self.seeded):
@@ -621,6 +659,7 @@ cdef class Search:
                 "win": [c.win[i] for i in range(self.players)],
                 "score": [c.score[i] for i in range(self.players)],
                 "mover_sq": c.mover_sq,
+                "turn_value": c.turn_value,
             })
             child = c.next_sibling
         return out

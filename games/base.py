@@ -166,6 +166,13 @@ class Game(ABC):
         equal time (issue 16); the frozen baseline (``mcts-base``) never uses it."""
         return 0.0
 
+    def search_turn_max(self, players: int) -> bool:
+        """Whether the search values a move by its seat's best own continuation rather than by
+        its mean (``Limits.turn_max`` None = this; ``Search._turn_value`` says why). A game
+        turns it on where it won at equal time (issue 16); the frozen baseline (``mcts-base``)
+        never uses it."""
+        return False
+
     def review_thresholds(self, players: int) -> ReviewThresholds:
         """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10
         and 15 win-probability points for an inaccuracy, a mistake, a blunder) for 2 seats,

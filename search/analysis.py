@@ -18,7 +18,7 @@ _THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-paral
 MAX_NODES = 2**30
 """The largest ``Limits.max_nodes``: the tree arena indexes its nodes with 32-bit signed
 integers and doubles its capacity as it grows (from 1,024), so 2**30 is the last capacity
-it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs out first.)"""
+it reaches without overflow. (At 144 bytes a node that is 155 GB: memory runs out first.)"""
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,14 @@ class Limits:
     playout_policy: bool = True
     """Play out with the game's playout policy (``rollout_action``) where it has one; False =
     uniformly random playouts (to measure what the policy is worth)."""
+    turn_max: bool | None = None
+    """Selection values a move by its seat's best own continuation (the better of its mean and
+    the best well-visited next decision of the same seat below it, recursively) rather than by
+    its mean: where a seat makes several decisions in a row, a move searched little is not
+    undervalued for its later decisions still being made by the playout policy. None = the
+    game's (``Game.search_turn_max``)."""
+    turn_min_visits: int = 16
+    """Visits a continuation needs (and at least 1/8 of its parent's) to count for turn_max."""
     expansion_policy: bool | None = None
     """A node not yet fully expanded expands the playout policy's choice first (when untried
     there) rather than a uniformly drawn untried move; None = the game's
@@ -100,6 +108,8 @@ class Limits:
             raise ValueError("exploration must be >= 0")
         if (self.widening is not None and self.widening < 0) or not 0 < self.widening_alpha <= 1:
             raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
+        if isinstance(self.turn_min_visits, bool) or not isinstance(self.turn_min_visits, int) or self.turn_min_visits < 1:
+            raise ValueError(f"turn_min_visits must be an integer >= 1, not {self.turn_min_visits!r}")
         if self.draw_worlds != 0 and not 2 <= self.draw_worlds <= 4096:
             raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
         if not 1 <= self.draw_playouts <= 256:
@@ -228,6 +238,8 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
         "playout_policy": limits.playout_policy,
         "expansion_policy": (state.game.search_expansion_policy(state.num_players)
                              if limits.expansion_policy is None else limits.expansion_policy),
+        "turn_max": state.game.search_turn_max(state.num_players) if limits.turn_max is None else limits.turn_max,
+        "turn_min_visits": limits.turn_min_visits,
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }

@@ -102,7 +102,7 @@ class MctsBot:
 
 
 BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
-                  evaluation="playout", expansion_policy=False, widening=0.0)
+                  evaluation="playout", expansion_policy=False, widening=0.0, turn_max=False)
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation (issue 16). Every later change of the default search is measured against it at
 equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its
@@ -124,7 +124,8 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     ``plies=N`` (with a model: decisions played out before it scores), ``c=X`` (the UCT
     exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
     weight, ``Limits.margin_weight``), ``expand=policy|uniform`` (which untried move a node
-    expands first, ``Limits.expansion_policy``), ``reuse`` (continue the last search's
+    expands first, ``Limits.expansion_policy``), ``turn=max|mean`` (value a move by its seat's
+    best own continuation or by its mean, ``Limits.turn_max``), ``reuse`` (continue the last search's
     subtree at the bot's next decision of the same turn, :class:`MctsBot`). Example:
     ``mcts:50ms,uniform``.
     """
@@ -152,6 +153,8 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                     limits = replace(limits, playout_policy=False)
                 elif key == "paranoid" and not value:
                     limits = replace(limits, paranoid=True)
+                elif key == "turn" and value in ("max", "mean"):
+                    limits = replace(limits, turn_max=value == "max")
                 elif key == "widen" and value:
                     limits = replace(limits, widening=float(value))
                 elif key == "eval" and value:
@@ -172,4 +175,4 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,reuse), mcts-base[:BUDGET] or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N")

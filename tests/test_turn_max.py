@@ -1,0 +1,121 @@
+"""Selection by a seat's best own continuation (``Limits.turn_max``, issue 16): the tree's turn
+values follow their definition exactly, the setting is deterministic, the frozen baseline never
+uses it, and bad settings are refused."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from hortus import games
+from hortus._ext.mcts import Search
+from hortus.search import Limits, analyze, make_bot
+from hortus.search.analysis import SearchTrees
+from hortus.search.bots import BASELINE
+
+MULTI = [n for n in games.names() if games.get(n).max_players >= 2]
+
+
+def midgame(name: str, seed: int, steps: int = 10) -> games.State:
+    rng = random.Random(seed)
+    state = games.get(name).new_game(players=2, seed=seed)
+    for _ in range(steps):
+        while state.is_chance():
+            state.resolve_chance(rng)
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    while state.is_chance():
+        state.resolve_chance(rng)
+    return state
+
+
+def walk(search: Search, node: int = 0) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Every node below `node` with its children's statistics."""
+    out = []
+    for child in search.children(node):
+        below = search.children(child["node"])
+        out.append((child, below))
+        out.extend(walk(search, child["node"]))
+    return out
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_turn_values_are_the_best_own_continuation(name: str) -> None:
+    """After a search, every visited node's turn value is the better of its mover's mean reward
+    and the best turn value among that mover's own next decisions with at least
+    max(16, visits // 8) visits (each node was last updated together with its last updated
+    child, so the definition holds exactly at the end)."""
+    state = midgame(name, 4)
+    trees = SearchTrees.start(state, Limits(iterations=3000, seed=2, turn_max=True))
+    search = trees.searches[0]
+    search.run(iterations=3000, seed=2, turn_max=True)
+    checked = continued = 0
+    for node, children in walk(search):
+        if node["visits"] == 0:
+            continue
+        mean = node["reward"][node["mover"]] / node["visits"]
+        need = max(16, node["visits"] >> 3)
+        own = [c["turn_value"] for c in children if c["mover"] == node["mover"] and c["visits"] >= need]
+        assert node["turn_value"] == pytest.approx(max([mean, *own]), abs=1e-12)
+        checked += 1
+        continued += bool(own) and max(own) > mean
+    assert checked > 100
+    if name != "botanik":  # a Botanik seat's decisions in a row are rare this early
+        assert continued > 0, "no move was valued by a continuation: the test saw nothing"
+
+
+def test_without_turn_max_nodes_hold_no_turn_value() -> None:
+    state = midgame("war_of_the_posies", 4)
+    search = Search(state.kernel_state)
+    search.run(iterations=1000, seed=2)
+    assert all(node["turn_value"] == 0.0 for node, _ in walk(search))
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_turn_max_is_deterministic_and_changes_the_search(name: str) -> None:
+    state = midgame(name, 5)
+    limits = Limits(iterations=1500, seed=3, turn_max=True)
+    first, again = analyze(state, limits), analyze(state, limits)
+    assert [(m.action, m.visits, m.win_probability) for m in first.moves] == \
+           [(m.action, m.visits, m.win_probability) for m in again.moves]
+    if name != "botanik":  # see above: the same search there when no seat moves twice in a row
+        plain = analyze(state, Limits(iterations=1500, seed=3, turn_max=False))
+        assert [m.visits for m in plain.moves] != [m.visits for m in first.moves]
+
+
+def test_the_game_default_applies_and_the_baseline_never_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Limits.turn_max`` None follows ``Game.search_turn_max``; ``mcts-base`` spells out False."""
+    state = midgame("war_of_the_posies", 6)
+    game_type = type(state.game)
+
+    def visits(limits: Limits) -> list[tuple[int, int]]:
+        return [(m.action, m.visits) for m in analyze(state, limits).moves]
+
+    on = visits(Limits(iterations=1500, seed=4, turn_max=True))
+    off = visits(Limits(iterations=1500, seed=4, turn_max=False))
+    baseline = replace(BASELINE, iterations=1500, seed=4)
+    monkeypatch.setattr(game_type, "search_turn_max", lambda self, players: True)
+    assert visits(Limits(iterations=1500, seed=4)) == on
+    baseline_when_on = visits(baseline)
+    monkeypatch.setattr(game_type, "search_turn_max", lambda self, players: False)
+    assert visits(Limits(iterations=1500, seed=4)) == off
+    assert visits(baseline) == baseline_when_on
+    assert on != off
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="turn_min_visits"):
+        Limits(turn_min_visits=0)
+    with pytest.raises(ValueError, match="turn_min_visits"):
+        Limits(turn_min_visits=True)  # type: ignore[arg-type]
+    state = midgame("botanik", 1)
+    with pytest.raises(ValueError, match="turn_min_visits"):
+        Search(state.kernel_state).run(iterations=10, turn_max=True, turn_min_visits=0)
+    assert make_bot("mcts:100,turn=max")._limits.turn_max is True  # type: ignore[attr-defined]
+    assert make_bot("mcts:100,turn=mean")._limits.turn_max is False  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="turn=best"):
+        make_bot("mcts:100,turn=best")
