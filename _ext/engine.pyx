@@ -168,15 +168,21 @@ cdef class KernelState:
             raise ValueError(f"observer {observer} is not a seat")
         self.kernel.determinize(self.buf, observer, &rng)
 
-    def rollout_action(self, uint64_t seed):
-        """The game's playout policy's choice here (seeded), or None without a policy."""
+    def rollout_action(self, uint64_t seed, bint baseline=False):
+        """The game's playout policy's choice here (seeded), or None without a policy.
+        baseline: the frozen baseline search's policy (baseline_rollout_action where the game
+        has one, else rollout_action)."""
         cdef Rng rng
-        if self.kernel.rollout_action == NULL:
+        cdef int32_t (*policy)(const uint8_t* s, Rng* rng) noexcept nogil
+        policy = self.kernel.rollout_action
+        if baseline and self.kernel.baseline_rollout_action != NULL:
+            policy = self.kernel.baseline_rollout_action
+        if policy == NULL:
             return None
         if self.kernel.current_player(self.buf) < 0:
             raise ValueError("not a decision node")
         rng_seed(&rng, seed)
-        return self.kernel.rollout_action(self.buf, &rng)
+        return policy(self.buf, &rng)
 
     def sample_chance(self, uint64_t seed):
         """One chance outcome drawn with its probability (seeded); the state is unchanged."""

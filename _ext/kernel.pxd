@@ -66,6 +66,11 @@ ctypedef struct GameKernel:
     # it runs once per seat at every evaluated leaf. Returns num_features.
     int num_features
     int (*features)(const uint8_t* s, int seat, double* out) noexcept nogil
+    # Optional (NULL = rollout_action): the playout policy of the frozen baseline search
+    # (issue 16's `mcts-base`, Search.run(baseline_playout=True)). A game whose rollout_action
+    # has changed since the baseline was frozen keeps the old policy here, so the yardstick
+    # every change is measured against plays as it always did.
+    int32_t (*baseline_rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil
 
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
 

@@ -106,6 +106,9 @@ cdef double _now() noexcept nogil:
     return ts.tv_sec + ts.tv_nsec * 1e-9
 
 
+ctypedef int32_t (*PolicyFn)(const uint8_t* s, Rng* rng) noexcept nogil
+
+
 cdef class Search:
     """One ISMCTS tree for one root position and one observer (the seat to move at the root)."""
 
@@ -137,6 +140,9 @@ cdef class Search:
     cdef bint expand_policy        # expansion tries the playout policy's choice first
     cdef bint turn_max             # selection values a move by its seat's best own continuation
     cdef uint32_t turn_min_visits  # visits a continuation needs to count for turn_max
+    # The playout policy of this run: the game's rollout_action, or its baseline_rollout_action
+    # for the frozen baseline (run(baseline_playout=True)); NULL = uniform over the actions.
+    cdef PolicyFn policy
     cdef ValueModel* model         # NULL = no value model (set_model)
     cdef int eval_plies            # -1: play out to the end; else decisions before the model
     cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
@@ -191,6 +197,7 @@ cdef class Search:
         self.widening_alpha = 0.5
         self.use_policy = True
         self.expand_policy = False
+        self.policy = self.kernel.rollout_action
         self.model = NULL
         self.eval_plies = -1
         self.root_allowed = NULL
@@ -444,8 +451,8 @@ cdef class Search:
                 # (expand_policy) and it is untried here, so that a node not yet fully
                 # expanded has its likely moves first; else one chosen uniformly.
                 chosen = -1
-                if self.expand_policy and k.rollout_action != NULL:
-                    pick = k.rollout_action(s, rng)
+                if self.expand_policy and self.policy != NULL:
+                    pick = self.policy(s, rng)
                     if (0 <= pick < k.num_distinct_actions and self.legal_stamp[pick] == self.stamp
                             and self.seen_stamp[pick] != self.stamp):
                         chosen = pick
@@ -482,8 +489,8 @@ cdef class Search:
                 cut = True
                 break
             played += 1
-            if self.use_policy and k.rollout_action != NULL:
-                k.apply(s, k.rollout_action(s, rng))
+            if self.use_policy and self.policy != NULL:
+                k.apply(s, self.policy(s, rng))
             else:
                 n = searched_actions(k, s, self.legal)
                 if n <= 0:
@@ -552,7 +559,8 @@ cdef class Search:
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
             bint playout_policy=True, int eval_plies=-1, bint resume=False,
-            bint expansion_policy=False, bint turn_max=False, int turn_min_visits=16):
+            bint expansion_policy=False, bint turn_max=False, int turn_min_visits=16,
+            bint baseline_playout=False):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -573,6 +581,9 @@ cdef class Search:
         turn_max: selection values a move by its seat's best own continuation (_turn_value)
         rather than by its mean reward; turn_min_visits: the visits a continuation needs.
         A tree grown with turn_max off has no turn values: keep the setting within one tree.
+        baseline_playout: the policy (playouts, and expansion_policy) is the game's
+        baseline_rollout_action where it has one (the frozen baseline search), else its
+        rollout_action.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -593,6 +604,9 @@ cdef class Search:
             raise ValueError("turn_min_visits must be >= 1")
         self.turn_max = turn_max
         self.turn_min_visits = turn_min_visits
+        self.policy = self.kernel.rollout_action
+        if baseline_playout and self.kernel.baseline_rollout_action != NULL:
+            self.policy = self.kernel.baseline_rollout_action
         cdef long done = 0
         cdef double deadline = 0.0
         if not (resume and self.seeded):

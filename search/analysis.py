@@ -62,6 +62,10 @@ class Limits:
     game's (``Game.search_turn_max``)."""
     turn_min_visits: int = 16
     """Visits a continuation needs (and at least 1/8 of its parent's) to count for turn_max."""
+    baseline_playout: bool = False
+    """Play out (and expand, with ``expansion_policy``) with the playout policy the frozen
+    baseline search (``mcts-base``) was measured with, where a game has changed its policy
+    since (the kernel's ``baseline_rollout_action``); False = the game's current policy."""
     expansion_policy: bool | None = None
     """A node not yet fully expanded expands the playout policy's choice first (when untried
     there) rather than a uniformly drawn untried move; None = the game's
@@ -236,6 +240,7 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
         "widening_c": state.game.search_widening(state.num_players) if limits.widening is None else limits.widening,
         "widening_alpha": limits.widening_alpha,
         "playout_policy": limits.playout_policy,
+        "baseline_playout": limits.baseline_playout,
         "expansion_policy": (state.game.search_expansion_policy(state.num_players)
                              if limits.expansion_policy is None else limits.expansion_policy),
         "turn_max": state.game.search_turn_max(state.num_players) if limits.turn_max is None else limits.turn_max,

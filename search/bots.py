@@ -102,12 +102,15 @@ class MctsBot:
 
 
 BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
-                  evaluation="playout", expansion_policy=False, widening=0.0, turn_max=False)
+                  evaluation="playout", expansion_policy=False, widening=0.0, turn_max=False,
+                  baseline_playout=True)
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation (issue 16). Every later change of the default search is measured against it at
 equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its
 reward margin, which is per game, is the game's ``baseline_search_margin`` (the ``mcts-base``
-bot applies it), not its current ``search_margin``."""
+bot applies it), not its current ``search_margin``; its playout policy is the game's policy of
+that day (``baseline_playout``: a game that has changed its playout policy since keeps the old
+one as its kernel's ``baseline_rollout_action``)."""
 
 
 def make_bot(spec: str, seed: int = 0) -> Bot:

@@ -292,8 +292,9 @@ def test_illegal_actions_are_refused() -> None:
         s.apply(bad)
 
 
-def test_playout_policy_draws_placements_uniformly() -> None:
-    """The playout policy samples machine placements by rejection: uniform over the legal ones."""
+def test_baseline_playout_policy_draws_placements_uniformly() -> None:
+    """The frozen baseline's playout policy (baseline_rollout_action) samples machine
+    placements by rejection: uniform over the legal ones."""
     s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
                  arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "loop2")], []),
                  machines=(machine(0, (t("green", "gear"), 1, 0, 1), (t("green", "loop"), 2, 0, 2)), machine(1)))
@@ -302,7 +303,7 @@ def test_playout_policy_draws_placements_uniformly() -> None:
     draws = 12000
     counts = {a: 0 for a in legal}
     for seed in range(draws):
-        counts[s.kernel_state.rollout_action(seed)] += 1
+        counts[s.kernel_state.rollout_action(seed, baseline=True)] += 1
     expected = draws / len(legal)
     p = 1 / len(legal)
     assert all(abs(c - expected) <= 5 * (expected * (1 - p)) ** 0.5 for c in counts.values())

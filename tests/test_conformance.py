@@ -48,6 +48,8 @@ def play_checked(game: games.Game, players: int, seed: int) -> games.State:
             # The playout policy, where a game has one, only ever proposes legal actions.
             proposal = state.kernel_state.rollout_action(seed * 7919 + steps)
             assert proposal is None or proposal in legal
+            proposal = state.kernel_state.rollout_action(seed * 7919 + steps, baseline=True)
+            assert proposal is None or proposal in legal
         # Notation round-trips exactly.
         text = state.action_to_string(action)
         assert state.parse_action(text) == action

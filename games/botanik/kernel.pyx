@@ -16,7 +16,7 @@ from libc.stdint cimport uint8_t, int8_t, int32_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memmove
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below
+from hortus._ext.rng cimport Rng, rng_below, rng_next
 from hortus.games.botanik.kernel cimport *
 
 cdef extern from *:
@@ -936,10 +936,12 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     pass
 
 
-cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """Playout policy: uniform over the legal actions, as without a policy (the same pick of
-    the same list for the same random number), but registry options are counted and machine
-    placements drawn without listing them (they are most of a playout's cost)."""
+cdef int32_t k_uniform_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """The playout policy of 2026-12-01, kept as the frozen baseline's (baseline_rollout_action,
+    issue 16) and as the current policy's uniform tenth: uniform over the legal actions, as
+    without a policy (the same pick of the same list for the same random number), but registry
+    options are counted and machine placements drawn without listing them (they are most of a
+    playout's cost)."""
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
     cdef int32_t listed[8]
@@ -969,6 +971,179 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
             return sample_placement(s, p, c.queue[p][0], rng)
     n = k_legal_actions(buf, listed)   # an order (2) or a Meca exchange (<= 5)
     return listed[rng_below(rng, n)]
+
+
+
+# --- playout policy (issue 16) ----------------------------------------------------------------
+# Weights of the policy's scores. Every option's score is 4x its weighted sum plus NOISE_BITS
+# random bits (0..7, under two units), so equal and nearly equal options go either way.
+# Chosen by equal-time screens against mcts-base (README, Botanik).
+cdef enum:
+    W_FREE_OWN = 10      # K-T4: per tile_value of an own side tile a centre placement frees
+    W_FREE_OPP = 8       # K-T4: per tile_value of an opponent's side tile it frees (subtracted)
+    W_SIDE = 8           # K-T2: per tile_value of a tile parked on the own side
+    W_NET = 4            # K-SC1: a placement whose pipes join the Source's network
+    W_COLOUR = 3         # K-SC2: per same-colour neighbour of a placement
+    W_CROP = 6           # K-SC3: a Plant/Vegetable pipe-linked to a same-colour neighbour
+    W_OPEN = 2           # K-M1(3): per open end the placement adds to the network
+    NOISE_BITS = 3
+    UNIFORM_ONE_IN = 10  # one decision in ten is the baseline's uniform one, for variety
+
+
+cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
+    """NOISE_BITS random bits for one option's score, from a word drawn once for many options."""
+    cdef int v
+    if left[0] < NOISE_BITS:
+        bits[0] = rng_next(rng)
+        left[0] = 64
+    v = <int>(bits[0] & ((1 << NOISE_BITS) - 1))
+    bits[0] >>= NOISE_BITS
+    left[0] -= NOISE_BITS
+    return v
+
+
+cdef inline int tile_value(int t) noexcept nogil:
+    """What one more machine tile is worth to its owner, roughly (K-SC2/K-SC3): 2, plus its
+    flowers."""
+    return 2 + T_FLOWERS[t]
+
+
+cdef int place_score(const BotanikState* s, int p, int tile, int g, int r, int occ, int pipe,
+                     int net) noexcept nogil:
+    """The policy's score of a legal machine placement: K-SC1 joins the Source's network,
+    K-SC2 same-colour neighbours, K-SC3 a Plant/Vegetable's same-colour pipe link, K-M1(3) new
+    open ends on the network."""
+    cdef const MachineCache* m = &s.cache[p]
+    cdef const BotanikCore* c = &s.core
+    cdef int e = T_EXITS[tile][r]
+    cdef int colour = T_COLOUR[tile]
+    cdef int d, v, score = 0, joins = 0, same_pipe = 0
+    for d in range(4):
+        if not (occ >> d) & 1:
+            continue
+        v = m.grid[g + NB[d]] - 1
+        if (pipe >> d) & 1 and m.comp[v][opposite(d)] == net:
+            joins = 1
+        if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
+            score += W_COLOUR
+            if (pipe >> d) & 1:
+                same_pipe = 1
+    if joins:
+        score += W_NET + W_OPEN * POPC4[e & ~occ & 15]
+    if same_pipe and T_NEEDS_LINK[tile]:
+        score += W_CROP
+    return score
+
+
+cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
+    """K-M1: the legal placement with the best place_score (plus noise bits, so near-ties go
+    either way), over every frontier cell and orientation. Scoring every one costs about as
+    much as scoring six uniformly drawn legal ones, and plays far better (README)."""
+    cdef const MachineCache* m = &s.cache[p]
+    cdef int rule = s.core.closure_rule
+    cdef int xy, g, r, k, i, masks, score, best_score = -1
+    cdef int32_t best = -1
+    cdef int n_rot = T_NROT[tile]
+    cdef int n_cells = m.n_front
+    cdef int net = network_comp(m)
+    cdef uint64_t bits = 0
+    cdef int left = 0
+    # Cells no pipe faces are scored only when no cell a pipe faces takes the tile: a tile
+    # touching by blank sides joins no network (K-M4), so it scores nothing unless later
+    # linked, and skipping those cells saves a tenth of the policy's time.
+    for i in range(2 * n_cells):
+        if i == n_cells and best >= 0:
+            break
+        xy = m.front[i % n_cells]
+        g = front_index(xy)
+        masks = cell_masks(m, g)
+        if (masks >> 4 == 0) != (i >= n_cells):
+            continue
+        for k in range(n_rot):
+            r = T_ROTS[tile][k]
+            if not placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
+                continue
+            score = 4 * place_score(s, p, tile, g, r, masks & 15, masks >> 4, net) + noise(&bits, &left, rng)
+            if score > best_score:
+                best_score = score
+                best = ACT_MACH | (xy << 2) | r
+    if best >= 0:        # always: advance stops at a build only when has_placement holds
+        return best
+    return sample_placement(s, p, tile, rng)
+
+
+cdef inline int centre_score(const BotanikCore* c, int me, int col, int tile) noexcept nogil:
+    """K-T4: a tile put on stack `col` frees the side tiles it does not link with: an own one
+    joins my machine, an opponent's theirs."""
+    cdef int score = 0
+    cdef int mine = c.side[me][col], theirs = c.side[1 - me][col]
+    if mine != EMPTY and not links(mine, tile):
+        score += W_FREE_OWN * tile_value(mine)
+    if theirs != EMPTY and not links(theirs, tile):
+        score -= W_FREE_OPP * tile_value(theirs)
+    return score
+
+
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Playout policy: "the obvious move", with noise bits breaking near-ties and one decision
+    in ten drawn by the baseline's uniform sampler, so playouts keep variety.
+    - Registry (K-T1): free own side tiles and not the opponent's (K-T4), else park a tile on
+      the own side (K-T2), else a centre placement that frees nothing.
+    - Machine (K-M1): the best legal placement for the network, colour groups and crops
+      (K-SC1..3, place_score).
+    - Meca exchange (K-MB2): the most valuable top, counting what the Meca then frees.
+    - Which pending item first (A10): uniform."""
+    cdef BotanikState* s = <BotanikState*>buf
+    cdef BotanikCore* c = &s.core
+    cdef int own[3]
+    cdef int p, i, col, slots, m, tile, score, best_score, kind
+    cdef int32_t best
+    cdef uint64_t bits = 0
+    cdef int left = 0
+    if rng_below(rng, UNIFORM_ONE_IN) == 0:
+        return k_uniform_rollout_action(buf, rng)
+    if c.stage == STAGE_REGISTRY:
+        p = c.turn_player
+        slots = registry_options(s, own)
+        best = ACT_REG
+        best_score = -1000000
+        for i in range(N_ARRIVAL):
+            if not (slots >> i) & 1:
+                continue
+            tile = c.arrival[i]
+            m = own[i]
+            while m:                 # K-T2 own side
+                col = bk_ctz64(m)
+                m &= m - 1
+                score = 4 * W_SIDE * tile_value(tile) + noise(&bits, &left, rng)
+                if score > best_score:
+                    best_score = score
+                    best = ACT_REG | (i << 4) | col
+            for col in range(N_COLUMNS):   # K-T4 central stack
+                score = 4 * centre_score(c, p, col, tile) + noise(&bits, &left, rng)
+                if score > best_score:
+                    best_score = score
+                    best = ACT_REG | (i << 4) | (1 << 3) | col
+        return best
+    if c.stage == STAGE_RESOLVE:
+        p = resolver(c)
+        kind = decision_kind(c, p)
+        if kind == DEC_MACH:
+            return policy_placement(s, p, c.queue[p][0], rng)
+        if kind == DEC_MECA:
+            # K-MB2: take the top into the machine; the Meca (c.queue[p][0]) becomes the top.
+            best = ACT_MECA
+            best_score = -1000000
+            for col in range(N_COLUMNS):
+                if T_MECA[c.top[col]]:
+                    continue         # K-MB4
+                score = (4 * W_FREE_OWN * tile_value(c.top[col])
+                         + 4 * centre_score(c, p, col, c.queue[p][0]) + noise(&bits, &left, rng))
+                if score > best_score:
+                    best_score = score
+                    best = ACT_MECA | col
+            return best
+    return k_uniform_rollout_action(buf, rng)
 
 
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
@@ -1021,6 +1196,7 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
+KERNEL.baseline_rollout_action = k_uniform_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 # No search_actions: every legal action is a distinct move (identical copies are one tile to
