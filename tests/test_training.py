@@ -17,22 +17,9 @@ from hortus.search.analysis import Analysis
 from hortus.search.bots import BASELINE, MctsBot
 from hortus.training.data import Sample, label_positions, self_play_positions
 from hortus.training.fit import Fit, fit_value_model, model_document
+from positions import midgame
 
 MULTI = [n for n in games.names() if games.get(n).max_players >= 2]
-
-
-def midgame(name: str, seed: int, steps: int = 12) -> games.State:
-    rng = random.Random(seed)
-    state = games.get(name).new_game(players=2, seed=seed)
-    for _ in range(steps):
-        if state.is_chance():
-            state.resolve_chance(rng)
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
-    while state.is_chance():
-        state.resolve_chance(rng)
-    return state
 
 
 def comparable(a: Analysis) -> tuple[object, ...]:

@@ -4,7 +4,6 @@ uses it, and bad settings are refused."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
 from typing import Any
 
@@ -15,22 +14,9 @@ from hortus._ext.mcts import Search
 from hortus.search import Limits, analyze, make_bot
 from hortus.search.analysis import SearchTrees
 from hortus.search.bots import BASELINE
+from positions import midgame
 
 MULTI = [n for n in games.names() if games.get(n).max_players >= 2]
-
-
-def midgame(name: str, seed: int, steps: int = 10) -> games.State:
-    rng = random.Random(seed)
-    state = games.get(name).new_game(players=2, seed=seed)
-    for _ in range(steps):
-        while state.is_chance():
-            state.resolve_chance(rng)
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
-    while state.is_chance():
-        state.resolve_chance(rng)
-    return state
 
 
 def walk(search: Search, node: int = 0) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
