@@ -165,7 +165,7 @@ def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) ->
 
 
 def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """War of the Posies at 2 and 4 seats searches with policy expansion and widening by default
+    """War of the Posies (2-4 seats) searches with policy expansion and widening by default
     (they won at equal time together); the other games and seat counts do not, and the
     frozen baseline never does; bot options override the game's."""
     import hortus.search.analysis as analysis
@@ -187,7 +187,7 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
     make_bot("mcts:10,expand=uniform,widen=0", seed=1).choose(war)
     assert seen == [(True, 1.0), (False, 0.0), (False, 0.0), (False, 0.0)]
     war_game = games.get("war_of_the_posies")
-    for players in (2, 3, 4):  # measured and tuned at 2 and 4 seats (TUNED_SEATS)
+    for players in (2, 3, 4):  # measured and tuned at every seat count (TUNED_SEATS)
         tuned = players in war_game.TUNED_SEATS  # type: ignore[attr-defined]
         assert war_game.search_expansion_policy(players) == tuned and war_game.search_widening(players) == float(tuned)
         assert war_game.search_turn_max(players) == tuned
