@@ -41,13 +41,18 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
     opening = game.new_game(players=players, seed=1)
     decisions, _, _ = random_playouts(opening.kernel_state, 200, 7, True)
     fields = {f.name for f in dataclasses.fields(Limits)}
-    # the same search in both trees: playouts to the end, no widening, uniform expansion (a
-    # game's default may have turned those on since; the playout path is what is compared)
+    # the same search in both trees: playouts to the end, no widening, uniform expansion, mean
+    # values, the frozen baseline's playout policy (a game's default may have turned those on
+    # or changed since; the playout path is what is compared)
     extra: dict[str, object] = {"widening": 0.0}
     if "evaluation" in fields:
         extra["evaluation"] = "playout"
     if "expansion_policy" in fields:
         extra["expansion_policy"] = False
+    if "turn_max" in fields:  # mean values, as before it existed
+        extra["turn_max"] = False
+    if "baseline_playout" in fields:  # the playout policy REV had (Botanik's changed since)
+        extra["baseline_playout"] = True
     a = analyze(opening, Limits(iterations=iterations, seed=repeat, threads=threads, **extra))
     print(json.dumps({"rate": a.iterations / (a.elapsed_ms / 1000.0), "per_game": decisions / 200}))
 
