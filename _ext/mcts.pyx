@@ -41,11 +41,13 @@ ctypedef struct Node:
     int32_t mover           # the seat that chose `action` at the parent
     uint32_t visits
     uint32_t availability   # times this action was legal when its parent was visited
+    # `mover`'s value here, counting its own best continuation (turn_max). A float: it fills
+    # the padding before the doubles, so a node stays 136 bytes (and cache lines per node).
+    float turn_value
     double reward[MAX_PLAYERS]   # sum of search rewards per seat
     double win[MAX_PLAYERS]      # sum of win shares per seat
     double score[MAX_PLAYERS]    # sum of final points per seat
     double mover_sq              # sum of the squared reward of `mover` (value spread)
-    double turn_value            # `mover`'s value here, counting its own best continuation (turn_max)
 
 
 cdef enum:
@@ -553,7 +555,7 @@ cdef class Search:
             if g.mover == c.mover and g.visits >= need and g.turn_value > best:
                 best = g.turn_value
             child = g.next_sibling
-        c.turn_value = best
+        c.turn_value = <float>best
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,

@@ -18,7 +18,7 @@ _THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-paral
 MAX_NODES = 2**30
 """The largest ``Limits.max_nodes``: the tree arena indexes its nodes with 32-bit signed
 integers and doubles its capacity as it grows (from 1,024), so 2**30 is the last capacity
-it reaches without overflow. (At 144 bytes a node that is 155 GB: memory runs out first.)"""
+it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs out first.)"""
 
 
 @dataclass(frozen=True)

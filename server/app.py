@@ -246,11 +246,11 @@ M_ARENA_MAX = -8
 MALLOC_ARENAS = 2
 MMAP_THRESHOLD_BYTES = 128 * 1024
 """glibc's own initial threshold. Fixing it (any explicit value does) turns off glibc's dynamic
-threshold; 128 KiB keeps every search's node arena (1,024 nodes of 144 bytes to start with,
+threshold; 128 KiB keeps every search's node arena (1,024 nodes of 136 bytes to start with,
 then doubled by ``realloc``) in its own mapping."""
 TRIM_THRESHOLD_BYTES = 128 * 1024
 """glibc's own initial trim threshold: free space at the top of the heap beyond it goes back to
-the system. Below the first node arena's 147 KB, so that arena cannot be carved from the top."""
+the system. Below the first node arena's 139 KB, so that arena cannot be carved from the top."""
 
 
 def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES,
