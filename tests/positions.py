@@ -7,11 +7,12 @@ import random
 from hortus import games
 
 
-def midgame(name: str, seed: int, steps: int = 12) -> games.State:
-    """`steps` uniformly random moves (chance resolved on the way) into a seeded 2-seat game of
-    `name`, then any pending chance resolved: a decision position, or the end of the game."""
+def midgame(name: str, seed: int, steps: int = 12, players: int = 2) -> games.State:
+    """`steps` uniformly random moves (chance resolved on the way) into a seeded game of `name`
+    at `players` seats, then any pending chance resolved: a decision position, or the end of
+    the game."""
     rng = random.Random(seed)
-    state = games.get(name).new_game(players=2, seed=seed)
+    state = games.get(name).new_game(players=players, seed=seed)
     for _ in range(steps):
         if state.is_chance():
             state.resolve_chance(rng)

@@ -16,6 +16,7 @@ from hortus.search.analysis import Limits, analyze
 from hortus.search.bots import BASELINE, make_bot
 
 from botanik_positions import E, machine, position, t
+from positions import midgame
 
 # Moves of seeded `mcts-base:100` self-play (seat 0 bot seed 1, seat 1 bot seed 2; the game's
 # seed drives setup and chance), recorded on main at 015731a before the playout policy changed.
@@ -51,24 +52,11 @@ def play(seed: int, specs: tuple[str, str]) -> tuple[list[float], list[int]]:
     return list(state.scores()), moves
 
 
-def after_random_steps(seed: int, steps: int) -> games.State:
-    state = games.get("botanik").new_game(players=2, seed=seed)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        if state.is_chance():
-            state.resolve_chance(rng)
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
-    state.resolve_chance(rng)
-    return state
-
-
 def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
     """mcts-base (baseline_playout) plays move for move as before the policy changed."""
     for seed, expected in FROZEN_GAMES.items():
         assert play(seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
-    analysis = analyze(after_random_steps(3, 40),
+    analysis = analyze(midgame("botanik", 3, 40),
                        replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
     assert [(m.action, m.visits) for m in analysis.moves] == FROZEN_ANALYSIS
 
@@ -76,7 +64,7 @@ def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
 def test_baseline_playout_switch_reaches_the_search() -> None:
     """The same search differs with baseline_playout on Botanik (its policy changed), and not
     on a game without a baseline policy of its own (Botanists)."""
-    state = after_random_steps(4, 30)
+    state = midgame("botanik", 4, 30)
     current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
     baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
     assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]

@@ -11,20 +11,12 @@ from hortus import games
 from hortus.search import Limits, SearchHandle, analyze, make_bot
 from hortus.search.bots import MctsBot
 from hortus.search.analysis import Analysis
+from positions import midgame as random_position
 
 
 def midgame(name: str, seed: int, steps: int = 12) -> games.State:
-    game = games.get(name)
-    rng = random.Random(seed)
-    state = game.new_game(players=game.min_players, seed=seed)
-    for _ in range(steps):
-        if state.is_chance():
-            state.resolve_chance(rng)
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
-    state.resolve_chance(rng)
-    return state
+    """A random decision position at the game's fewest seats (solo where it has one)."""
+    return random_position(name, seed, steps, games.get(name).min_players)
 
 
 def comparable(a: Analysis) -> tuple[object, ...]:
