@@ -142,6 +142,7 @@ cdef class Search:
     cdef bint expand_policy        # expansion tries the playout policy's choice first
     cdef bint turn_max             # selection values a move by its seat's best own continuation
     cdef uint32_t turn_min_visits  # visits a continuation needs to count for turn_max
+    cdef bint root_sqrt            # the root explores with UCB-sqrt (simple regret), below it UCT
     # The playout policy of this run: the game's rollout_action, or its baseline_rollout_action
     # for the frozen baseline (run(baseline_playout=True)); NULL = uniform over the actions.
     cdef PolicyFn policy
@@ -435,7 +436,14 @@ cdef class Search:
                             q = -c.reward[obs] / c.visits
                         else:
                             q = c.turn_value if self.turn_max else c.reward[p] / c.visits
-                        ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
+                        if node == 0 and self.root_sqrt:
+                            # UCB-sqrt at the root only (Tolpin & Shimony 2012, "MCTS Based on
+                            # Simple Regret"): the move finally chosen is judged by how good it is
+                            # (simple regret), not by the reward collected while searching, so the
+                            # root spreads more visits over its runners-up (sqrt(N) > log N).
+                            ucb = q + exploration * sqrt(sqrt(<double>c.availability) / c.visits)
+                        else:
+                            ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
                     else:
                         ucb = 1e300
                     if ucb > best_ucb:
@@ -562,7 +570,7 @@ cdef class Search:
             bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
             bint playout_policy=True, int eval_plies=-1, bint resume=False,
             bint expansion_policy=False, bint turn_max=False, int turn_min_visits=16,
-            bint baseline_playout=False):
+            bint baseline_playout=False, bint root_sqrt=False):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -585,7 +593,8 @@ cdef class Search:
         A tree grown with turn_max off has no turn values: keep the setting within one tree.
         baseline_playout: the policy (playouts, and expansion_policy) is the game's
         baseline_rollout_action where it has one (the frozen baseline search), else its
-        rollout_action.
+        rollout_action. root_sqrt: the root's children are chosen by UCB-sqrt (simple regret)
+        instead of UCT.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -606,6 +615,7 @@ cdef class Search:
             raise ValueError("turn_min_visits must be >= 1")
         self.turn_max = turn_max
         self.turn_min_visits = turn_min_visits
+        self.root_sqrt = root_sqrt
         self.policy = self.kernel.rollout_action
         if baseline_playout and self.kernel.baseline_rollout_action != NULL:
             self.policy = self.kernel.baseline_rollout_action

@@ -17,7 +17,8 @@ the reference's worst tried move. ``--bot-evaluation`` picks the hint search's l
 evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine default base``
 also gives the frozen baseline's hint (``mcts-base``) of every position, judged against the same
 reference search (today's default engine at 64x): a paired comparison in one run.
-``--engine reference`` judges a second reference search of each position (same budget, another
+``--engine default,root=sqrt`` (bot options after ``default``) judges a variant of today's
+default on the same positions. ``--engine reference`` judges a second reference search of each position (same budget, another
 seed) against the first: the yardstick's own noise, i.e. the agreement and regret a hint could
 not beat even if it were as good as the reference.
 ``--values dedicated``: in War of the Posies a move the reference searched little is valued far
@@ -46,7 +47,7 @@ from _common import report  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.games import CHANCE, TERMINAL  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
-from hortus.search.bots import BASELINE  # noqa: E402
+from hortus.search.bots import BASELINE, apply_options  # noqa: E402
 from hortus.search.levels import LevelBot  # noqa: E402
 
 POSITIONS = Path(__file__).with_name("data") / "hint_positions.jsonl"
@@ -112,7 +113,22 @@ def _engine_limits(engine: str, limits: Limits, state: games.State, budget: str,
         return _baseline(limits, state)
     if engine == "reference":
         return _limits(budget, factor, 2 * n + 1, None)
-    return limits
+    head, *options = engine.split(",")
+    return apply_options(limits, options)[0] if head == "default" else limits
+
+
+def _engine(spec: str) -> str:
+    """--engine: default[,OPTION...] (bot options, e.g. default,root=sqrt), base or reference."""
+    head, *options = spec.split(",")
+    if head in ("base", "reference") and not options:
+        return spec
+    if head != "default":
+        raise argparse.ArgumentTypeError(f"{spec!r}: use default[,OPTION...], base or reference")
+    try:
+        apply_options(Limits(), options)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{spec!r}: {error}") from None
+    return spec
 
 
 def _dedicated_values(state: games.State, moves: set[int], budget: str, factor: int, seed: int) -> dict[int, float]:
@@ -169,11 +185,10 @@ def main() -> None:
                         help="positions per game (N spread over the games: first draws first)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
-    parser.add_argument("--engine", choices=["default", "base", "reference"], nargs="+",
-                        default=["default"],
-                        help="the hint search: today's default, the frozen baseline (mcts-base) and/or a "
-                             "second reference search (the yardstick's noise), each judged against the same "
-                             "reference searches")
+    parser.add_argument("--engine", type=_engine, nargs="+", default=["default"],
+                        help="the hint search: today's default (with bot options: default,root=sqrt), the "
+                             "frozen baseline (mcts-base: base) and/or a second reference search (reference: "
+                             "the yardstick's noise), each judged against the same reference searches")
     parser.add_argument("--values", choices=["shared", "dedicated"], default="shared",
                         help="how a hint is valued: by the reference search's own statistics (shared), or, "
                              "when it differs from the reference's best, by one search of the reference's "

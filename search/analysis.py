@@ -21,6 +21,9 @@ integers and doubles its capacity as it grows (from 1,024), so 2**30 is the last
 it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs out first.)"""
 
 
+ROOT_EXPLORATIONS = ("uct", "sqrt")
+"""``Limits.root_exploration``'s rules."""
+
 @dataclass(frozen=True)
 class Limits:
     """Budgets of one search; it stops at whichever comes first.
@@ -62,6 +65,11 @@ class Limits:
     game's (``Game.search_turn_max``)."""
     turn_min_visits: int = 16
     """Visits a continuation needs (and at least 1/8 of its parent's) to count for turn_max."""
+    root_exploration: str = "uct"
+    """How the root picks the move to search next: ``"uct"`` (UCB1, as every other node) or
+    ``"sqrt"`` (UCB-sqrt, exploration sqrt(sqrt(N)/n): the root is judged by the move it
+    finally names, a simple-regret problem, so it spreads more visits over the runners-up;
+    Tolpin & Shimony 2012)."""
     baseline_playout: bool = False
     """Play out (and expand, with ``expansion_policy``) with the playout policy the frozen
     baseline search (``mcts-base``) was measured with, where a game has changed its policy
@@ -118,6 +126,8 @@ class Limits:
             raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
         if not 1 <= self.draw_playouts <= 256:
             raise ValueError("draw_playouts must be in 1..256")
+        if self.root_exploration not in ROOT_EXPLORATIONS:
+            raise ValueError(f"root_exploration must be one of {', '.join(ROOT_EXPLORATIONS)}, not {self.root_exploration!r}")
         if self.evaluation not in EVALUATIONS:
             raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {self.evaluation!r}")
         if self.eval_plies is not None and not 0 <= self.eval_plies <= 1000:
@@ -245,6 +255,7 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
                              if limits.expansion_policy is None else limits.expansion_policy),
         "turn_max": state.game.search_turn_max(state.num_players) if limits.turn_max is None else limits.turn_max,
         "turn_min_visits": limits.turn_min_visits,
+        "root_sqrt": limits.root_exploration == "sqrt",
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from hortus.games import State
-from hortus.search.analysis import Limits, SearchTrees, analyze, analyze_stream
+from hortus.search.analysis import ROOT_EXPLORATIONS, Limits, SearchTrees, analyze, analyze_stream
 
 
 class Bot(Protocol):
@@ -113,6 +113,40 @@ that day (``baseline_playout``: a game that has changed its playout policy since
 one as its kernel's ``baseline_rollout_action``)."""
 
 
+
+def apply_options(limits: Limits, options: list[str]) -> tuple[Limits, bool]:
+    """`limits` with a bot spec's OPTIONs applied (see :func:`make_bot`), and whether ``reuse``
+    was asked for; ValueError names an unknown option."""
+    reuse = False
+    for option in options:
+        key, _, value = option.partition("=")
+        if key == "uniform" and not value:
+            limits = replace(limits, playout_policy=False)
+        elif key == "paranoid" and not value:
+            limits = replace(limits, paranoid=True)
+        elif key == "turn" and value in ("max", "mean"):
+            limits = replace(limits, turn_max=value == "max")
+        elif key == "root" and value in ROOT_EXPLORATIONS:
+            limits = replace(limits, root_exploration=value)
+        elif key == "widen" and value:
+            limits = replace(limits, widening=float(value))
+        elif key == "eval" and value:
+            limits = replace(limits, evaluation=value)
+        elif key == "plies" and value:
+            limits = replace(limits, eval_plies=int(value))
+        elif key == "c" and value:
+            limits = replace(limits, exploration=float(value))
+        elif key == "reuse" and not value:
+            reuse = True
+        elif key == "expand" and value in ("policy", "uniform"):
+            limits = replace(limits, expansion_policy=value == "policy")
+        elif key == "margin" and value:
+            limits = replace(limits, margin_weight=float(value))
+        else:
+            raise ValueError(f"unknown option {option!r}")
+    return limits, reuse
+
+
 def make_bot(spec: str, seed: int = 0) -> Bot:
     """``random``, ``greedy``, ``level:1..8``, ``mcts[:BUDGET][,OPTION...]`` or
     ``mcts-base[:BUDGET]``.
@@ -128,7 +162,8 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
     weight, ``Limits.margin_weight``), ``expand=policy|uniform`` (which untried move a node
     expands first, ``Limits.expansion_policy``), ``turn=max|mean`` (value a move by its seat's
-    best own continuation or by its mean, ``Limits.turn_max``), ``reuse`` (continue the last search's
+    best own continuation or by its mean, ``Limits.turn_max``), ``root=sqrt|uct`` (the root's
+    exploration rule, ``Limits.root_exploration``), ``reuse`` (continue the last search's
     subtree at the bot's next decision of the same turn, :class:`MctsBot`). Example:
     ``mcts:50ms,uniform``.
     """
@@ -149,33 +184,9 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
                 limits = replace(base, iterations=None, time_ms=float(arg[:-2]))
             else:
                 limits = replace(base, iterations=int(arg) if arg else 2000)
-            reuse = False
-            for option in options:
-                key, _, value = option.partition("=")
-                if key == "uniform" and not value:
-                    limits = replace(limits, playout_policy=False)
-                elif key == "paranoid" and not value:
-                    limits = replace(limits, paranoid=True)
-                elif key == "turn" and value in ("max", "mean"):
-                    limits = replace(limits, turn_max=value == "max")
-                elif key == "widen" and value:
-                    limits = replace(limits, widening=float(value))
-                elif key == "eval" and value:
-                    limits = replace(limits, evaluation=value)
-                elif key == "plies" and value:
-                    limits = replace(limits, eval_plies=int(value))
-                elif key == "c" and value:
-                    limits = replace(limits, exploration=float(value))
-                elif key == "reuse" and not value:
-                    reuse = True
-                elif key == "expand" and value in ("policy", "uniform"):
-                    limits = replace(limits, expansion_policy=value == "policy")
-                elif key == "margin" and value:
-                    limits = replace(limits, margin_weight=float(value))
-                else:
-                    raise ValueError(f"unknown option {option!r}")
+            limits, reuse = apply_options(limits, options)
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,root=sqrt ,reuse), mcts-base[:BUDGET] or level:N")
