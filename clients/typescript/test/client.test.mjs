@@ -271,18 +271,25 @@ describe("capacity and cancellation", () => {
     const advisor = new AdvisorClient(url);
     const info = await advisor.newGame("botanik", { seed: 1 });
     const holder = new AbortController();
-    // Fill the other slots with long searches that send nothing until the end.
+    // Fill the other slots with long searches, and wait until each has sent a first partial
+    // analysis (it holds its slot then): otherwise a holder still on its way could be refused
+    // after the probe below took its slot, on a slow machine.
     const holders = [];
+    const admitted = [];
     for (let i = 0; i < SEARCHES - 1; i++) {
+      let ready;
+      admitted.push(new Promise((resolve) => { ready = resolve; }));
       holders.push((async () => {
         try {
-          for await (const _ of advisor.analyze(info.position, { timeMs: 15_000, intervalMs: 0, signal: holder.signal })) { /* none */ }
+          for await (const _ of advisor.analyze(info.position, { timeMs: 15_000, intervalMs: 50, signal: holder.signal })) ready();
         } catch (e) {
+          ready();
           assert.ok(e instanceof CancelledError, String(e));
         }
       })());
     }
     try {
+      await Promise.all(admitted);
       const stream = advisor.analyze(info.position, { timeMs: 15_000, intervalMs: 50 });
       const first = await stream.next();
       assert.equal(first.value.final, false);
