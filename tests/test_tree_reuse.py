@@ -165,9 +165,9 @@ def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) ->
 
 
 def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """War of the Posies (2-4 seats) searches with policy expansion and widening by default
-    (they won at equal time together); the other games and seat counts do not, and the
-    frozen baseline never does; bot options override the game's."""
+    """War of the Posies (2-4 seats) and Botanical Lab (2 seats) search with policy expansion
+    and widening by default (they won at equal time together); the other games and seat
+    counts do not, and the frozen baseline never does; bot options override the game's."""
     import hortus.search.analysis as analysis
 
     seen: list[tuple[bool, float]] = []
@@ -185,7 +185,13 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
     analyze(lab, Limits(iterations=10))
     make_bot("mcts-base:10", seed=1).choose(war)
     make_bot("mcts:10,expand=uniform,widen=0", seed=1).choose(war)
-    assert seen == [(True, 1.0), (False, 0.0), (False, 0.0), (False, 0.0)]
+    assert seen == [(True, 1.0), (True, 1.0), (False, 0.0), (False, 0.0)]
+    lab_game = games.get("botanical_lab")
+    for players in (2, 3, 4):  # measured and tuned at 2 seats (TUNED_SEATS)
+        tuned = players in lab_game.TUNED_SEATS  # type: ignore[attr-defined]
+        assert lab_game.search_expansion_policy(players) == tuned and lab_game.search_widening(players) == float(tuned)
+        assert lab_game.search_turn_max(players) == tuned
+        assert lab_game.search_margin(players) == (0.1, 10.0)
     war_game = games.get("war_of_the_posies")
     for players in (2, 3, 4):  # measured and tuned at every seat count (TUNED_SEATS)
         tuned = players in war_game.TUNED_SEATS  # type: ignore[attr-defined]
