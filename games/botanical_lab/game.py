@@ -145,7 +145,7 @@ class BotanicalLabGame(Game):
     def search_turn_max(self, players: int) -> bool:
         """Tuned seat counts: a move is valued by its seat's best own continuation within the
         turn (Limits.turn_max). Together with the two settings above and the playout policy of
-        issue 16: 81.7% of 60 games against mcts-base at 100 ms (Wilson 95% [70.1, 89.4]); at 4
+        issue 16: 74.0% of 100 games against mcts-base at 100 ms (Wilson 95% [64.6, 81.6]); at 4
         seats, one such seat against three mcts-base seats 47.5% of 40 games ([32.9, 62.5], fair
         share 25%). At 3 seats the same seat scored the fair share (33.3% of 39 games), so 3
         seats keep the baseline's search."""
