@@ -1277,7 +1277,7 @@ cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept no
     return legal[rng_below(rng, n)]
 
 
-# Weights of the playout policy (issue 16), screened policy against policy (bench/lab_policy_duel.py)
+# Weights of the playout policy (issue 16), screened policy against policy (bench/policy_duel.py --game botanical_lab)
 # and in searches against mcts-base (README, Botanical Lab, "Playout policy").
 cdef double W_OWN_BLOOM = 1.0       # LP3: an own leaf that blooms, times its flower VP (observed this turn, LO2)
 cdef double W_OWN_SPROUT = 0.5      # LP3: an own prepared space that sprouts (a step towards a flower)
