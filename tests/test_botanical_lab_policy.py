@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hortus import games
 from hortus.search.analysis import Limits, analyze
-from hortus.search.bots import BASELINE, make_bot
 
 from botanical_lab_positions import SQUARE, position, search_world
-from positions import midgame
+from positions import assert_baseline_frozen, midgame
 
 RED, BLUE = 0, 1
 R1, R2, R3 = 0, 1, 2
@@ -49,28 +47,9 @@ FROZEN_ANALYSIS = [(124, 69), (128, 64), (95, 53), (175, 43), (96, 40), (176, 40
                    (66, 25), (62, 20), (121, 20), (126, 20), (65, 13), (63, 11), (174, 11), (172, 9)]
 
 
-def play(seed: int, specs: tuple[str, str]) -> tuple[list[float], list[int]]:
-    state = games.get("botanical_lab").new_game(players=2, seed=seed)
-    rng = random.Random(seed)
-    bots = [make_bot(specs[0], seed=1), make_bot(specs[1], seed=2)]
-    moves = []
-    while not state.is_terminal():
-        if state.is_chance():
-            state.resolve_chance(rng)
-            continue
-        action = bots[state.current_player].choose(state)
-        moves.append(action)
-        state.apply(action)
-    return list(state.scores()), moves
-
-
 def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
     """mcts-base (baseline_playout) plays move for move as before the policy changed."""
-    for seed, expected in FROZEN_GAMES.items():
-        assert play(seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
-    analysis = analyze(midgame("botanical_lab", 4, 60),
-                       replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
-    assert [(m.action, m.visits) for m in analysis.moves] == FROZEN_ANALYSIS
+    assert_baseline_frozen("botanical_lab", FROZEN_GAMES, midgame("botanical_lab", 4, 60), FROZEN_ANALYSIS)
 
 
 def test_baseline_playout_switch_reaches_the_search() -> None:

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hortus import games
 from hortus.search.analysis import Limits, analyze
-from hortus.search.bots import BASELINE, make_bot
 
 from botanik_positions import E, machine, position, t
-from positions import midgame
+from positions import assert_baseline_frozen, midgame
 
 # Moves of seeded `mcts-base:100` self-play (seat 0 bot seed 1, seat 1 bot seed 2; the game's
 # seed drives setup and chance), recorded on main at 015731a before the playout policy changed.
@@ -36,29 +34,9 @@ FROZEN_ANALYSIS = [(25218, 53), (24710, 43), (25217, 40), (24449, 39), (24702, 3
                    (24700, 19), (24968, 17), (24971, 17)]
 
 
-def play(seed: int, specs: tuple[str, str]) -> tuple[list[float], list[int]]:
-    game = games.get("botanik")
-    state = game.new_game(players=2, seed=seed)
-    rng = random.Random(seed)
-    bots = [make_bot(specs[0], seed=1), make_bot(specs[1], seed=2)]
-    moves = []
-    while not state.is_terminal():
-        if state.is_chance():
-            state.resolve_chance(rng)
-            continue
-        action = bots[state.current_player].choose(state)
-        moves.append(action)
-        state.apply(action)
-    return list(state.scores()), moves
-
-
 def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
     """mcts-base (baseline_playout) plays move for move as before the policy changed."""
-    for seed, expected in FROZEN_GAMES.items():
-        assert play(seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
-    analysis = analyze(midgame("botanik", 3, 40),
-                       replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
-    assert [(m.action, m.visits) for m in analysis.moves] == FROZEN_ANALYSIS
+    assert_baseline_frozen("botanik", FROZEN_GAMES, midgame("botanik", 3, 40), FROZEN_ANALYSIS)
 
 
 def test_baseline_playout_switch_reaches_the_search() -> None:

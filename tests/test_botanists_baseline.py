@@ -7,14 +7,7 @@ Botanik did), and this replay says whether they did. A candidate policy was trie
 
 from __future__ import annotations
 
-import random
-from dataclasses import replace
-
-from hortus import games
-from hortus.search.analysis import analyze
-from hortus.search.bots import BASELINE, make_bot
-
-from positions import midgame
+from positions import assert_baseline_frozen, midgame
 
 # Moves of seeded `mcts-base:100` self-play (seat 0 bot seed 1, seat 1 bot seed 2; the game's
 # seed drives setup and chance), recorded on main at 8953d7a.
@@ -41,25 +34,6 @@ FROZEN_ANALYSIS = [(11, 62), (12, 50), (16, 50), (8, 46), (13, 46), (28, 44), (2
 # position after 42 random steps.
 
 
-def play(seed: int, specs: tuple[str, str]) -> tuple[list[float], list[int]]:
-    state = games.get("botanists").new_game(players=2, seed=seed)
-    rng = random.Random(seed)
-    bots = [make_bot(specs[0], seed=1), make_bot(specs[1], seed=2)]
-    moves = []
-    while not state.is_terminal():
-        if state.is_chance():
-            state.resolve_chance(rng)
-            continue
-        action = bots[state.current_player].choose(state)
-        moves.append(action)
-        state.apply(action)
-    return list(state.scores()), moves
-
-
 def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
     """mcts-base (baseline_playout) plays move for move as when these games were recorded."""
-    for seed, expected in FROZEN_GAMES.items():
-        assert play(seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
-    analysis = analyze(midgame("botanists", 3, 42),
-                       replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
-    assert [(m.action, m.visits) for m in analysis.moves] == FROZEN_ANALYSIS
+    assert_baseline_frozen("botanists", FROZEN_GAMES, midgame("botanists", 3, 42), FROZEN_ANALYSIS)
