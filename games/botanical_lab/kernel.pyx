@@ -1404,6 +1404,19 @@ cdef double acquire_value(const LabCore* c, int p, int k) noexcept nogil:
     return v
 
 
+cdef inline bint take_best(double value, double floor, double* best, int* ties, Rng* rng) noexcept nogil:
+    """One step of a running argmax whose ties are broken uniformly at random (reservoir
+    sampling): True when the caller should take this candidate, i.e. a new best above `floor`,
+    or the k-th candidate tied with it, with probability 1/k."""
+    if value > best[0]:
+        best[0] = value
+        ties[0] = 0
+    if value == best[0] and value > floor:
+        ties[0] += 1
+        return rng_below(rng, ties[0]) == 0
+    return False
+
+
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """The playout policy (issue 16): one ply of greedy play on the points the rules give, from
     the policy list (LIST_POLICY, dominated moves pruned). One decision in UNIFORM_ONE_IN is
@@ -1439,13 +1452,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         best = -1e9
         for i in range(1, n):                # acquisitions (LD2)
             value = acquire_value(c, p, legal[i] - ACT_ACQUIRE)
-            if value > best:
-                best = value
-                ties = 0
-            if value == best:
-                ties += 1
-                if rng_below(rng, ties) == 0:
-                    choice = legal[i]
+            if take_best(value, -1e300, &best, &ties, rng):
+                choice = legal[i]
         return choice
     if c.stage == STAGE_CULTIVATE:
         room = c.room[p]
@@ -1465,25 +1473,15 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
             k = a // MAX_SPACES
             s = a % MAX_SPACES
             value = seed_value(c, p, k, s, ferts, stocked)
-            if value > best:
-                best = value
-                ties = 0
-            if value == best:
-                ties += 1
-                if rng_below(rng, ties) == 0:
-                    choice = legal[i]
+            if take_best(value, -1e300, &best, &ties, rng):
+                choice = legal[i]
         if choice >= 0:
             return choice
         best = 0.0
         for i in range(fert_start, n):       # fertilizers (LP3) that pay
             value = fertilize_gain(c, p, room, K_BREEDS[legal[i] - ACT_FERTILIZE], stocked)
-            if value > best:
-                best = value
-                ties = 0
-            if value == best and value > 0:
-                ties += 1
-                if rng_below(rng, ties) == 0:
-                    choice = legal[i]
+            if take_best(value, 0.0, &best, &ties, rng):
+                choice = legal[i]
         if choice >= 0:
             return choice
         if legal[1] < ACT_MOVE:              # the lowest skill (LT2)
@@ -1498,13 +1496,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
             if c.hand[p][k] == 1:
                 rest &= ~(<uint32_t>1 << k)
             value = room_gain(c, p, q, rest, stocked)
-            if value > best:
-                best = value
-                ties = 0
-            if value == best and value > here:
-                ties += 1
-                if rng_below(rng, ties) == 0:
-                    choice = legal[i]
+            if take_best(value, here, &best, &ties, rng):
+                choice = legal[i]
         if choice >= 0:
             return choice
         return ACT_END
