@@ -138,14 +138,20 @@ def _dedicated_values(state: games.State, moves: set[int], budget: str, factor: 
             for move in sorted(moves)}
 
 
+def _notation(analysis: Any, action: int) -> str:
+    return next((m.notation for m in analysis.moves if m.action == action), str(action))
+
+
 def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: float,
           evaluation: str | None, engines: tuple[str, ...] = ("default",),
-          values_by: str = "shared") -> dict[str, dict[str, Any]]:
+          values_by: str = "shared", details: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Figures per engine. Every engine's hint of a position is judged against one reference
     search of it (today's default engine at `factor` x the budget), so engines are compared
     on the same positions and the same yardstick (paired). `values_by` "dedicated": a hint
     that differs from the reference's best move is valued, with that move, by one restricted
-    search each (``_dedicated_values``) instead of by the reference's own statistics."""
+    search each (``_dedicated_values``) instead of by the reference's own statistics.
+    `details`: a record per position and engine is appended to it (the moves in notation,
+    their values, the regret, the hint's own top moves), to see where hints go wrong."""
     agree = {e: 0 for e in engines}
     regrets: dict[str, list[float]] = {e: [] for e in engines}
     hint_iterations: dict[str, list[int]] = {e: [] for e in engines}
@@ -165,6 +171,16 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
             regrets[engine].append(regret)
             agree[engine] += regret <= tolerance
             hint_iterations[engine].append(hint.iterations)
+            if details is not None:
+                details.append({
+                    "game": item["game"], "position": n, "engine": engine, "hint": hint.best.notation,
+                    "reference_best": reference.best.notation, "regret": round(regret, 3),
+                    "agrees": regret <= tolerance, "hint_iterations": hint.iterations,
+                    "values": {_notation(reference, a): round(100.0 * v, 2) for a, v in values.items()
+                               if a in (reference.best.action, hint.best.action)},
+                    "hint_top": [[m.notation, m.visits, round(100.0 * m.win_probability, 2)] for m in hint.moves[:4]],
+                    "reference_top": [[m.notation, m.visits, round(100.0 * m.win_probability, 2)]
+                                      for m in reference.moves[:4]]})
     return {e: {"positions": len(items), "agreement": agree[e] / max(1, len(items)),
                 "mean_regret": sum(regrets[e]) / max(1, len(regrets[e])),
                 "p90_regret": _percentile(regrets[e], 0.9), "worst_regret": max(regrets[e], default=0.0),
@@ -194,6 +210,8 @@ def main() -> None:
                              "when it differs from the reference's best, by one search of the reference's "
                              "budget restricted to it and one to the best (dedicated)")
     parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
+    parser.add_argument("--details", type=Path, default=None,
+                        help="also write one JSON line per position and engine here (hint, reference best, values)")
     args = parser.parse_args()
     names = args.game or games.names()
     if args.make_positions:
@@ -204,16 +222,19 @@ def main() -> None:
         return
     items = [json.loads(line) for line in args.positions.read_text().splitlines() if line.strip()]
     rows = []
+    details: list[dict[str, Any]] | None = [] if args.details else None
     for name in names:
         chosen = spread([i for i in items if i["game"] == name], args.per_game)
         started = time.perf_counter()
         judged = judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation, tuple(args.engine),
-                       args.values)
+                       args.values, details)
         seconds = time.perf_counter() - started
         for engine, figures in judged.items():
             rows.append({"game": name, "budget": args.budget, "reference": f"{args.factor}x", "values": args.values,
                          "evaluation": args.bot_evaluation or "default", "engine": engine, **figures,
                          "seconds": seconds})
+    if args.details and details is not None:
+        args.details.write_text("".join(json.dumps(d) + "\n" for d in details))
     report("hints: quick hint against a long reference search (regret in points of win probability)", rows,
            ["game", "budget", "reference", "values", "evaluation", "engine", "positions", "hint_iterations", "agreement",
             "mean_regret", "p90_regret", "worst_regret", "seconds"])
