@@ -150,8 +150,9 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
     on the same positions and the same yardstick (paired). `values_by` "dedicated": a hint
     that differs from the reference's best move is valued, with that move, by one restricted
     search each (``_dedicated_values``) instead of by the reference's own statistics.
-    `details`: a record per position and engine is appended to it (the moves in notation,
-    their values, the regret, the hint's own top moves), to see where hints go wrong."""
+    `details`: a record per position and engine is appended to it (the position's id in the
+    positions file and its index in this run, the two moves in notation, their values, the
+    regret, both searches' top moves), to see where hints go wrong."""
     agree = {e: 0 for e in engines}
     regrets: dict[str, list[float]] = {e: [] for e in engines}
     hint_iterations: dict[str, list[int]] = {e: [] for e in engines}
@@ -173,7 +174,7 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
             hint_iterations[engine].append(hint.iterations)
             if details is not None:
                 details.append({
-                    "game": item["game"], "position": n, "engine": engine, "hint": hint.best.notation,
+                    "game": item["game"], "id": item["id"], "position": n, "engine": engine, "hint": hint.best.notation,
                     "reference_best": reference.best.notation, "regret": round(regret, 3),
                     "agrees": regret <= tolerance, "hint_iterations": hint.iterations,
                     "values": {_notation(reference, a): round(100.0 * v, 2) for a, v in values.items()

@@ -22,6 +22,7 @@ def test_the_details_records_add_up_to_the_table(tmp_path: Path) -> None:
     for engine, row in rows.items():
         mine = [r for r in records if r["engine"] == engine]
         assert [r["position"] for r in mine] == [0, 1, 2, 3]
+        assert all(r["id"].startswith("botanik/") for r in mine) and len({r["id"] for r in mine}) == 4
         assert row["agreement"] == sum(r["agrees"] for r in mine) / 4
         assert abs(row["mean_regret"] - sum(r["regret"] for r in mine) / 4) < 0.01
         for r in mine:
