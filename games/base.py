@@ -166,6 +166,13 @@ class Game(ABC):
         equal time (issue 16); the frozen baseline (``mcts-base``) never uses it."""
         return 0.0
 
+    def search_value_model(self, players: int) -> bool:
+        """Whether ``Limits(evaluation="default")`` uses the game's value model at this seat
+        count, where its file says ``default: true`` (``hortus.search.evaluation``). A game
+        narrows it to the seat counts where the model won at equal time (issue 16); solo games
+        always play out, and the frozen baseline (``mcts-base``) never uses a model."""
+        return True
+
     def search_turn_max(self, players: int) -> bool:
         """Whether the search values a move by its seat's best own continuation rather than by
         its mean (``Limits.turn_max`` None = this; ``Search._turn_value`` says why). A game

@@ -87,8 +87,8 @@ class Limits:
     """Leaf evaluation: ``"playout"`` plays every playout to the end (the search before issue
     16); ``"model"`` cuts playouts short and scores the state with the game's value model
     (``hortus.search.evaluation``; an error if the game has none); ``"default"`` is the model
-    for games whose model file says it won at equal time, else playouts. Games played solo
-    always use playouts."""
+    for games whose model file says it won at equal time, at the seat counts where it did
+    (``Game.search_value_model``), else playouts. Games played solo always use playouts."""
     eval_plies: int | None = None
     """With a model: decisions played out before the model scores the state (0 = at the new
     leaf); None = the model file's."""
@@ -278,7 +278,7 @@ def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
         if limits.evaluation == "model":
             raise ValueError(f"evaluation 'model': {state.game.name} has no value model")
         return searches, -1
-    if limits.evaluation == "default" and not model.default:
+    if limits.evaluation == "default" and not (model.default and state.game.search_value_model(state.num_players)):
         return searches, -1
     for search in searches:
         search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2)

@@ -41,12 +41,12 @@ def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
 
 def test_baseline_playout_switch_reaches_the_search() -> None:
     """The same search differs with baseline_playout on Botanik (its policy changed), and not
-    on a game without a baseline policy of its own (Botanists)."""
+    on a game without a baseline policy of its own (War of the Posies)."""
     state = midgame("botanik", 4, 30)
     current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
     baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
     assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]
-    other = games.get("botanists").new_game(players=2, seed=4)
+    other = games.get("war_of_the_posies").new_game(players=2, seed=4)
     rng = random.Random(4)
     other.resolve_chance(rng)
     a = analyze(other, Limits(iterations=300, seed=9, evaluation="playout"))

@@ -197,21 +197,32 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
     assert all(0.0 <= s.target <= 1.0 and len(s.features) == feature_count(name) for s in samples)
 
 
+# Where a game's model is its default evaluation, and at which seat counts (issue 16).
+MODEL_DEFAULT = {"botanists": (2, 4)}
+
+
 @pytest.mark.parametrize("name", MULTI)
-def test_every_game_ships_a_valid_model_that_is_not_its_default(name: str) -> None:
+def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str) -> None:
     """One model file per game beside its components.toml (issue 16), validated on load (size,
-    checksum, shape for the game's features), made by the training command it records. None
-    won at equal time (README, Learned evaluation), so each says ``default: false`` and the
-    default evaluation stays playouts: an analysis under "default" is the "playout" one."""
+    checksum, shape for the game's features), made by the training command it records. Only
+    Botanists' won at equal time, at 2 and 4 seats (README, Botanists, round 7): its file says
+    ``default: true`` and "default" is the "model" analysis there; every other game and seat
+    count says or gets playouts, so "default" is the "playout" analysis."""
     game = games.get(name)
     path = evaluation.model_path(game)
     assert path.exists(), f"{name} ships no value model at {path}"
     assert path.stat().st_size <= 1_000_000
     model = evaluation.load_model(game, feature_count(name))
-    assert model is not None and model.game == name and not model.default
+    assert model is not None and model.game == name
+    assert model.default == (name in MODEL_DEFAULT)
     assert json.loads(path.read_text())["training"]["command"].startswith(f"hortus train --game {name} ")
-    state = midgame(name, 3)
-    limits = Limits(iterations=300, seed=5)
-    assert comparable(analyze(state, limits)) == comparable(analyze(state, Limits(iterations=300, seed=5, evaluation="playout")))
-    with_model = analyze(state, Limits(iterations=300, seed=5, evaluation="model"))
-    assert with_model.iterations == 300 and with_model.moves
+    for players in range(max(2, game.min_players), game.max_players + 1):
+        state = midgame(name, 3, players=players)
+        uses_model = players in MODEL_DEFAULT.get(name, ())
+        assert game.search_value_model(players) or not uses_model
+        default = comparable(analyze(state, Limits(iterations=300, seed=5)))
+        playout = comparable(analyze(state, Limits(iterations=300, seed=5, evaluation="playout")))
+        with_model = analyze(state, Limits(iterations=300, seed=5, evaluation="model"))
+        assert with_model.iterations == 300 and with_model.moves
+        assert default == (comparable(with_model) if uses_model else playout)
+        assert comparable(with_model) != playout, f"{name}, {players} seats: the model changed nothing"

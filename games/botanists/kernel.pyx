@@ -19,6 +19,8 @@ from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below, rng_uniform, rng_weighted_index
 from hortus.games.botanists.kernel cimport *
 
+cdef extern from "x86intrin.h":
+    unsigned long long __rdtsc() nogil
 cdef extern from *:
     int __builtin_ctz(unsigned int) nogil
     int __builtin_popcount(unsigned int) nogil
@@ -99,6 +101,8 @@ cdef uint8_t SIGN[5][15]            # sign colour per board and space
 cdef uint8_t EXTRA_PERSONAL[5]      # S5
 cdef uint8_t BONUS_OF[5]            # bonus kind per sign colour (A3)
 cdef uint8_t ORDER_NEED[82][5]
+cdef uint32_t ORDER_PACKED[82]      # ORDER_NEED packed 6 bits a colour (the playout policy's Wants)
+cdef int ORDER_USED[82]             # tiles an order takes
 cdef uint8_t ORDER_KIND[82]         # lowest id with the same flowers
 cdef uint8_t ORDER_POS[82]          # an order's bit in the cache's order sets (by kind, then id)
 cdef uint8_t ORDER_AT[82]           # the order at each of those bits
@@ -106,6 +110,8 @@ cdef uint64_t KIND_BITS[82][2]      # per kind (its lowest id): the bits of its 
 cdef uint8_t POP8[256]              # set bits per byte value
 cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
+cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
+cdef uint32_t COVER[4][76][25]      # pawn cells from which a card's footprint covers a cell (per orientation)
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
 cdef uint32_t BALL2[25]             # spread(NEIGH[cell]): cells within two king steps (and cell)
@@ -138,8 +144,12 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
     for col in range(N_COLOURS):
         BONUS_OF[col] = bonus_by_colour[col]
     for o in range(N_ORDERS):
+        ORDER_PACKED[o] = 0
+        ORDER_USED[o] = 0
         for col in range(N_COLOURS):
             ORDER_NEED[o][col] = orders[o][col]
+            ORDER_PACKED[o] |= (<uint32_t>orders[o][col]) << (6 * col)
+            ORDER_USED[o] += orders[o][col]
         ORDER_KIND[o] = o
         for u in range(o):
             if list(orders[u]) == list(orders[o]):
@@ -193,6 +203,24 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 FOOT[o][card][cell] = mask if inside else 0
                 if o == 0:
                     HELPER_DEST[card][cell] = others
+    memset(COVER, 0, sizeof(COVER))
+    for o in range(4):
+        for card in range(N_CARDS):
+            for cell in range(N_CELLS):
+                mask = FOOT[o][card][cell]
+                for i in range(N_CELLS):
+                    if (mask >> i) & 1:
+                        COVER[o][card][i] |= (<uint32_t>1) << cell
+                k = 0
+                for i in range(N_CELLS):
+                    if (mask >> i) & 1:
+                        if k == 4:
+                            raise ValueError(f"shapes[{card // 4}]: a card covers at most 4 cells")
+                        FOOT_CELLS[o][card][cell][k] = i
+                        k += 1
+                while k < 4:
+                    FOOT_CELLS[o][card][cell][k] = N_CELLS
+                    k += 1
     MIN_FOOT = 25
     memset(ONBOARD, 0, sizeof(ONBOARD))
     for o in range(4):
@@ -2033,12 +2061,14 @@ cdef inline int open_before_personal(int32_t* acts, int n) noexcept nogil:
     return m
 
 
-cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """Playout policy, uniform over legal actions except that nine times in ten it plays the
-    obvious choice: a matching tile face up (own or Helper), an order fulfilled when one can
-    be, a purchase rather than a tend, nothing kept at a scoring phase. Uniform playouts
-    wither most tiles and fulfil few orders; their scores sit far below real play, where the
-    search's bounded score term can no longer tell good moves from bad ones."""
+cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """The playout policy of 2026-12-01, kept unchanged as the frozen baseline's
+    (baseline_rollout_action, issue 16's `mcts-base`), and the current policy's fallback for
+    the choices it does not weigh. Uniform over legal actions except that nine times in ten it
+    plays the obvious choice: a matching tile face up (own or Helper), an order fulfilled when
+    one can be, a purchase rather than a tend, nothing kept at a scoring phase. Uniform
+    playouts wither most tiles and fulfil few orders; their scores sit far below real play,
+    where the search's bounded score term can no longer tell good moves from bad ones."""
     cdef int32_t legal[MAX_LEGAL]
     cdef int32_t good[MAX_LEGAL]
     cdef int n, m = 0, i
@@ -2061,6 +2091,416 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     return legal[rng_below(rng, n)]
 
 
+# --- playout policy (issue 16): one-ply greedy on the points the scoring rules give ----------
+# A choice is worth, in half points, what the rules give for it by the end of the turn: the
+# tile planted (P5: face up on its sign keeps the land clean; face down adds a withered tile,
+# E1's next step of -1, -2, -3..., loses the column bonus SC4 if the column was still clean,
+# and triggers the sign's bonus 2.6: +3 for blue, little for the optional ones), then the
+# orders the leftovers can fulfil this turn (SC1: 5 each; a personal order also escapes E2's
+# -5 at the end) and the leftovers still left (SC3: -2 each at the scoring phase, discounted
+# because later turns may still use them; SC2: +7 with none left, discounted likewise).
+cdef enum:
+    V_ORDER = 10           # SC1: an order fulfilled, 5 points
+    V_PERSONAL = 20        # SC1 + E2: a personal order fulfilled, and no -5 at the end
+    V_LEFTOVER = 3         # SC3: -2 a leftover at the scoring phase (1.5: it may serve an order)
+    V_NONE_LEFT = 7        # SC2: +7 with no leftover (3.5: the phase may be turns away)
+    V_PLUS3 = 6            # the blue bonus, applied at once (3 points)
+    V_BONUS = 1            # an optional bonus (swap, move, take an order)
+    EPS_BASELINE = 8       # one choice in EPS_BASELINE is the baseline policy's (playout variety)
+    NO_VALUE = -1000000
+
+ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
+    int n                  # pairs of at most one open and one personal order (not neither)
+    uint32_t need[36]      # the pair's flowers, packed (pack_counts)
+    int used[36]           # tiles the pair takes
+    int pts[36]            # its points: V_ORDER for the open one, V_PERSONAL for the personal
+    int open_i[36]         # index into open_o, -1 = none
+    int pers_j[36]         # index into pers_o, -1 = none
+    int open_o[3]
+    int pers_o[8]
+
+# Flower counts packed 6 bits a colour, bit 5 of each field a guard: (L | GUARD) - need keeps
+# every guard bit exactly when no colour of need exceeds L's (counts below 32).
+cdef uint32_t GUARD = 0x20 | (0x20 << 6) | (0x20 << 12) | (0x20 << 18) | (0x20 << 24)
+
+
+cdef inline uint32_t pack_counts(const int* cnt) noexcept nogil:
+    """Clamped at 27, so that up to 4 collected tiles can still be added field by field (an
+    order pair needs at most 10 of a colour)."""
+    cdef uint32_t out = 0
+    cdef int col, v
+    for col in range(N_COLOURS):
+        v = cnt[col] if cnt[col] < 27 else 27
+        out |= (<uint32_t>v) << (6 * col)
+    return out
+
+
+cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint with_open,
+                   bint with_pers) noexcept nogil:
+    """The order pairs this turn may still fulfil (none if it may not)."""
+    cdef int slot, o, i, j, n_open = 0, n_pers = 0, col, need, used
+    cdef uint32_t packed
+    cdef int held[N_ORDERS]
+    cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
+    w.n = 0
+    if not fulfil:
+        return
+    if with_open:
+        for slot in range(N_OPEN):
+            o = c.open_orders[slot]
+            if o < N_ORDERS:
+                w.open_o[n_open] = o
+                n_open += 1
+    if with_pers:
+        n_pers = list2(m[0], m[1], held, 8)
+        for i in range(n_pers):
+            w.pers_o[i] = ORDER_AT[held[i]]
+    for i in range(-1, n_open):
+        for j in range(-1, n_pers):
+            if i < 0 and j < 0:
+                continue
+            # fields stay below 32 (an order needs at most 5 of a colour): no carry
+            w.need[w.n] = (ORDER_PACKED[w.open_o[i]] if i >= 0 else 0) + (ORDER_PACKED[w.pers_o[j]] if j >= 0 else 0)
+            w.used[w.n] = (ORDER_USED[w.open_o[i]] if i >= 0 else 0) + (ORDER_USED[w.pers_o[j]] if j >= 0 else 0)
+            w.pts[w.n] = (V_ORDER if i >= 0 else 0) + (V_PERSONAL if j >= 0 else 0)
+            w.open_i[w.n] = i
+            w.pers_j[w.n] = j
+            w.n += 1
+
+
+cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick) noexcept nogil:
+    """SC1-SC3 (and E2) on the leftovers L (packed, `total` tiles): the best pair of orders
+    they fulfil (O2), minus what stays. pick: the pair's index in w, -1 = none."""
+    cdef int best = -V_LEFTOVER * total + (V_NONE_LEFT if total == 0 else 0)
+    cdef int k, v
+    cdef uint32_t lg = L | GUARD
+    pick[0] = -1
+    for k in range(w.n):
+        if ((lg - w.need[k]) & GUARD) == GUARD:
+            v = w.pts[k] - V_LEFTOVER * (total - w.used[k]) + (V_NONE_LEFT if w.used[k] == total else 0)
+            if v > best:
+                best = v
+                pick[0] = k
+    return best
+
+
+cdef inline int withered_cost(const BotanistsCore* c, int p) noexcept nogil:
+    """A tile face down now: E1's next step (one point more than the last withered tile) and
+    SC4's column bonus if the column is clean so far."""
+    cdef int k = c.land_filled[p], r = k // 5, i
+    cdef int cost = 2 * (face_down_count(c, p) + 1)
+    cdef bint clean = r < 3
+    if clean:
+        for i in range(5 * r, k):
+            if c.land_down[p][i] or c.land_colour[p][i] >= N_COLOURS:
+                clean = False
+                break
+    if clean:
+        cost += 2 * COLUMN_BONUS[r]
+    return cost
+
+
+cdef inline int bonus_gain(int sign) noexcept nogil:
+    if sign >= N_COLOURS:
+        return 0
+    return V_PLUS3 if BONUS_OF[sign] == BONUS_PLUS3 else V_BONUS
+
+
+cdef int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_cost,
+                        const Wants* w, int* plant_col) noexcept nogil:
+    """P5-P8 for the tiles cnt collected (packed; L: the leftovers with them, `total` tiles):
+    the sign's colour planted face up if collected, else the tile whose loss leaves the best
+    leftovers planted face down."""
+    cdef int col, v, best = NO_VALUE, k
+    if sign < N_COLOURS and (cnt >> (6 * sign)) & 63:
+        plant_col[0] = sign
+        return leftover_value(L - ((<uint32_t>1) << (6 * sign)), total - 1, w, &k)
+    plant_col[0] = -1
+    for col in range(N_COLOURS):
+        if (cnt >> (6 * col)) & 63:
+            v = leftover_value(L - ((<uint32_t>1) << (6 * col)), total - 1, w, &k)
+            if v > best:
+                best = v
+                plant_col[0] = col
+    return best - down_cost + bonus_gain(sign)
+
+
+cdef inline uint32_t own_leftovers(const BotanistsCore* c, int p) noexcept nogil:
+    cdef int cnt[5]
+    cdef int col
+    for col in range(N_COLOURS):
+        cnt[col] = c.leftover[p][col]
+    return pack_counts(cnt)
+
+
+cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
+    """P3: the card whose purchase is worth most (purchase_value), ties drawn at random.
+    -1 = none."""
+    cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
+    cdef int cards[MAX_HAND]
+    cdef int32_t tied[MAX_HAND]
+    cdef int nh = hand_cards(c, p, cards), i, v, best = NO_VALUE, nt = 0, pc, n
+    cdef int down_cost, lt
+    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p), cells, key, lp
+    cdef Wants w
+    if c.pawn[p] >= N_CELLS:
+        return -1
+    for i in range(nh):                 # one card that collects: nothing to weigh
+        if FOOT[o][cards[i]][c.pawn[p]] & avail:
+            if nt == 0:
+                tied[0] = A_CARD + cards[i]
+            nt += 1
+    if nt <= 1:
+        return tied[0] if nt else -1
+    nt = 0
+    down_cost = withered_cost(c, p)
+    lt = leftover_total(c, p)
+    lp = own_leftovers(c, p)
+    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
+    for i in range(nh):
+        cells = FOOT[o][cards[i]][c.pawn[p]] & avail
+        if not cells:
+            continue
+        key = 0
+        n = 0
+        while cells:
+            key += (<uint32_t>1) << (6 * c.market[__builtin_ctz(cells)])
+            cells &= cells - 1
+            n += 1
+        v = purchase_value(lp + key, lt + n, key, sign, down_cost, &w, &pc)
+        if v > best:
+            best = v
+            nt = 0
+        if v == best:
+            tied[nt] = A_CARD + cards[i]
+            nt += 1
+    if nt == 0:
+        return -1
+    return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
+
+
+cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
+    """G3/P1 at the turn's start, one-ply greedy over the (destination, card) pairs that
+    collect a tile of the next sign's colour (the COVER table: that tile is planted face up,
+    P5, so no withered tile, E1, and the column bonus SC4 kept): the destination of the pair
+    whose leftovers are worth most (leftover_value: the open and personal orders they fulfil,
+    O2/SC1/E2, minus what stays, SC2/SC3), ties drawn at random; one candidate is played
+    without valuing. -1 = no such pair (the baseline's choice then).
+
+    Why only those pairs (README, Botanists, attempt 2): valuing every pair made as good a
+    policy but ran at 0.47x the baseline's iterations per second; these ~9 pairs run at 0.72x
+    and keep its judgement (99.6% against the old policy in policy-only play, 31.5 points a
+    game), which the orders (the last row of attempt 2's table) provide."""
+    cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
+    cdef int cards[MAX_HAND]
+    cdef int nh, i, cell, n, d, v, best = NO_VALUE, pc, lt
+    cdef uint32_t S = 0, w, dm, key, lp, avail, tied = 0, dests = cache_of(c).moves
+    cdef uint32_t dmask[MAX_HAND]
+    cdef uint64_t ck[N_CELLS + 1]
+    cdef uint64_t kn
+    cdef const uint8_t* fc
+    cdef Wants wt
+    if not dests or sign >= N_COLOURS:
+        return -1
+    avail = tiles_mask(c) & ~pawns_except(c, p)
+    for cell in range(N_CELLS):         # branch-free: the compiler vectorises it
+        S |= (<uint32_t>(c.market[cell] == sign)) << cell
+    S &= avail
+    if not S:
+        return -1
+    nh = hand_cards(c, p, cards)
+    for i in range(nh):
+        dm = 0
+        w = S
+        while w:
+            dm |= COVER[o][cards[i]][__builtin_ctz(w)]
+            w &= w - 1
+        dmask[i] = dm & dests
+        tied |= dmask[i]
+    if pop64(tied) <= 1:                # one candidate (or none): nothing to weigh
+        return A_MOVE + __builtin_ctz(tied) if tied else -1
+    tied = 0
+    lt = leftover_total(c, p)
+    lp = own_leftovers(c, p)
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
+    # a collectable tile's key (its colour's count field, and 1 in the tile count at bit 32)
+    for cell in range(N_CELLS):
+        ck[cell] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * c.market[cell]))) if (avail >> cell) & 1 else 0
+    ck[N_CELLS] = 0
+    for i in range(nh):
+        dm = dmask[i]
+        while dm:
+            d = __builtin_ctz(dm)
+            dm &= dm - 1
+            fc = FOOT_CELLS[o][cards[i]][d]
+            kn = ck[fc[0]] + ck[fc[1]] + ck[fc[2]] + ck[fc[3]]
+            n = <int>(kn >> 32)
+            if n == 0:
+                continue
+            key = <uint32_t>kn
+            # P5: the sign's colour (collected) goes face up; the rest are leftovers
+            v = leftover_value(lp + key - ((<uint32_t>1) << (6 * sign)), lt + n - 1, &wt, &pc)
+            if v > best:
+                best = v
+                tied = 0
+            if v == best:
+                tied |= bit(d)
+    if not tied:
+        return -1
+    n = pop64(tied)
+    return A_MOVE + nth_cell(tied, rng_below(rng, n) if n > 1 else 0)
+
+
+cdef int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
+    """P5: the sign's colour face up when collected; else the tile whose loss hurts the
+    leftovers least goes face down."""
+    cdef int p = c.cur, sign = next_sign(c, p), col, pc, n = 0
+    cdef uint32_t key = 0
+    cdef Wants w
+    for col in range(N_COLOURS):
+        key += (<uint32_t>c.collected[col]) << (6 * col)
+        n += c.collected[col]
+    if sign < N_COLOURS and c.collected[sign]:
+        return A_PLANT_UP + sign
+    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)
+    purchase_value(own_leftovers(c, p) + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
+    return A_PLANT_DOWN + pc if pc >= 0 else -1
+
+
+cdef int32_t greedy_fulfil(const BotanistsCore* c) noexcept nogil:
+    """O2: the open and personal orders whose pair is worth most (a personal order escapes
+    E2's -5 too), fewest leftovers left; the open one first, as the baseline plays them."""
+    cdef int p = c.cur, col, k, slot, i, j
+    cdef int cnt[5]
+    cdef Wants w
+    wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4)
+    for col in range(N_COLOURS):
+        cnt[col] = c.leftover[p][col]
+    leftover_value(pack_counts(cnt), leftover_total(c, p), &w, &k)
+    i = w.open_i[k] if k >= 0 else -1
+    j = w.pers_j[k] if k >= 0 else -1
+    if c.stage == ST_FULFIL_OPEN:
+        if i >= 0:
+            for slot in range(N_OPEN):
+                if c.open_orders[slot] == w.open_o[i]:
+                    return A_FULFIL_OPEN + slot
+        return A_NO_FULFIL                  # -> the personal order's step
+    if j >= 0:
+        return A_FULFIL_PERSONAL + ORDER_KIND[w.pers_o[j]]
+    return A_NO_FULFIL
+
+
+cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
+    """2.6: a swap (purple with the market, red with another player) when it lets the orders
+    take more leftovers this turn; the other optional bonuses are skipped (a yellow move
+    gives nothing by itself, a green order costs 5 at the end unless fulfilled). -1 = the
+    baseline's choice (the solo Helper's red swap)."""
+    cdef int p = c.cur, col, x, q, v, best, k, cell, n, bq = -1, bg = -1, bt = -1, total
+    cdef int L[5]
+    cdef int present[5]
+    cdef uint32_t packed, swapped
+    cdef Wants w
+    cdef int kind = c.bonus
+    if kind == BONUS_MOVE or kind == BONUS_TAKE_ORDER:
+        return A_SKIP
+    if kind == BONUS_SWAP_PLAYER and c.players == 1:
+        return -1
+    if kind != BONUS_SWAP_MARKET and kind != BONUS_SWAP_PLAYER:
+        return -1
+    wants_of(c, p, &w, c.part == PART_TEND or c.opt_fulfil_purchase or c.players == 1, True, True)
+    total = 0
+    for col in range(N_COLOURS):
+        L[col] = c.leftover[p][col] + c.collected[col]
+        total += L[col]
+        present[col] = 0
+    packed = pack_counts(L)
+    best = leftover_value(packed, total, &w, &k)
+    if kind == BONUS_SWAP_MARKET:
+        for cell in range(N_CELLS):
+            if c.market[cell] < N_COLOURS:
+                present[c.market[cell]] += 1
+    for q in range(c.players if kind == BONUS_SWAP_PLAYER else 1):
+        if kind == BONUS_SWAP_PLAYER and (q == p or (c.sel_a != EMPTY and q != c.sel_a)):
+            continue
+        for col in range(N_COLOURS):
+            if not c.leftover[p][col] or (c.sel_b != EMPTY and col != c.sel_b):
+                continue
+            for x in range(N_COLOURS):
+                if x == col or not (present[x] if kind == BONUS_SWAP_MARKET else c.leftover[q][x]):
+                    continue
+                swapped = packed - ((<uint32_t>1) << (6 * col)) + ((<uint32_t>1) << (6 * x))
+                if L[x] >= 31:
+                    swapped = packed - ((<uint32_t>1) << (6 * col))
+                v = leftover_value(swapped, total, &w, &k)
+                if v > best:
+                    best = v
+                    bq = q
+                    bg = col
+                    bt = x
+    if kind == BONUS_SWAP_MARKET:
+        if c.sel_b == EMPTY:
+            return A_SWAPM_GIVE + bg if bg >= 0 else A_SKIP
+        if bt < 0:
+            return -1
+        n = rng_below(rng, present[bt])
+        for cell in range(N_CELLS):
+            if c.market[cell] == bt:
+                if n == 0:
+                    return A_SWAPM_CELL + cell
+                n -= 1
+        return -1
+    if c.sel_a == EMPTY:
+        return A_SWAPP_SEAT + bq if bq >= 0 else A_SKIP
+    if bq < 0:
+        return -1
+    if c.sel_b == EMPTY:
+        return A_SWAPP_GIVE + bg
+    return A_SWAPP_TAKE + bt
+
+
+# Seat counts (bit n = n seats) that play out with the policy below: those where it was
+# measured to win at equal time with the rest of the default search (issue 16, round 7: 2 and
+# 4 seats, with the value model and turn_max). Elsewhere playouts keep the baseline's policy.
+cdef enum:
+    POLICY_SEATS = (1 << 2) | (1 << 4)
+
+cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Playout policy (issue 16), the moves a competent player makes at the choices that
+    score: a destination where a card in hand collects the flower the next space asks for,
+    the one whose leftover tiles fulfil the orders worth most (G3/P1, greedy_start); the card whose purchase is worth most on the points the rules give
+    (P3, greedy_card: one-ply greedy on purchase_value); the matching tile face up, else the
+    least useful one face down (P5); the open and personal orders worth most (O2, E2); a swap
+    bonus only when it completes an order, no yellow move or green order (2.6); open orders
+    kept at a tend (T3). One decision in EPS_BASELINE, a turn start with no such destination,
+    and every other choice (T4 draws, SC5/SC7, the solo Helper's) are the baseline policy's
+    (k_baseline_rollout_action), which keeps playouts varied. Seat counts outside POLICY_SEATS
+    play out with the baseline policy alone."""
+    cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    cdef int32_t a = -1
+    cdef int st = c.stage
+    if not (POLICY_SEATS >> c.players) & 1:
+        return k_baseline_rollout_action(buf, rng)
+    if cache_of(c).ctx != CTX_NONE or rng_below(rng, EPS_BASELINE) == 0:
+        return k_baseline_rollout_action(buf, rng)
+    if st == ST_ACTION:
+        a = greedy_start(c, rng)
+        if a < 0:
+            return rollout_turn_start(c, rng)
+    elif st == ST_CARD:
+        a = greedy_card(c, rng)
+    elif st == ST_PLANT:
+        a = greedy_plant(c)
+    elif st == ST_FULFIL_OPEN or st == ST_FULFIL_PERSONAL:
+        a = greedy_fulfil(c)
+    elif st == ST_BONUS:
+        a = greedy_bonus(c, rng)
+    elif st == ST_TEND_DISCARD:
+        a = A_DISCARD_OPEN              # T3: keep the open orders (mask 0)
+    if a < 0:
+        return k_baseline_rollout_action(buf, rng)
+    return a
+
+
 include "features.pxi"  # value-model features (issue 16)
 
 cdef GameKernel KERNEL
@@ -2079,6 +2519,38 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
+KERNEL.baseline_rollout_action = k_baseline_rollout_action
+
+# Profiling (branch only): rdtsc cycles of the playout policy per stage; prof_on(base) swaps
+# the kernel's rollout_action for a timed one (base: the baseline policy), prof_read() reads.
+cdef unsigned long long PROF_C[24]
+cdef unsigned long long PROF_N[24]
+cdef int PROF_BASE = 0
+cdef int32_t k_rollout_prof(const uint8_t* buf, Rng* rng) noexcept nogil:
+    cdef unsigned long long t0 = __rdtsc()
+    cdef int st = (<const BotanistsCore*>buf).stage
+    cdef int32_t a
+    if PROF_BASE:
+        a = k_baseline_rollout_action(buf, rng)
+    else:
+        a = k_rollout_action(buf, rng)
+    t0 = __rdtsc() - t0
+    if t0 < 20000:                      # drop calls interrupted by the scheduler
+        PROF_C[st] += t0
+        PROF_N[st] += 1
+    return a
+def prof_on(int base):
+    global PROF_BASE
+    PROF_BASE = base
+    KERNEL.rollout_action = k_rollout_prof
+    memset(PROF_C, 0, sizeof(PROF_C))
+    memset(PROF_N, 0, sizeof(PROF_N))
+def prof_off():
+    KERNEL.rollout_action = k_rollout_action
+def prof_read():
+    return [PROF_C[i] for i in range(24)], [PROF_N[i] for i in range(24)]
+def rdtsc():
+    return __rdtsc()
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = NULL       # nothing to prune (see k_legal_actions, T5)

@@ -1,0 +1,184 @@
+"""Botanists's playout policy (issue 16): the frozen baseline search keeps the policy of
+2026-12-01 (the kernel's baseline_rollout_action), the current policy is always legal and
+deterministic given its seed, and it plays the moves the scoring rules reward (one-ply greedy:
+a tile face up on its sign, P5; orders fulfilled, O2/SC1, a personal one first, E2; a swap
+bonus that completes an order, 2.6)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hortus import games
+from hortus.search.analysis import Limits, analyze
+from hortus.search.bots import BASELINE, make_bot
+
+from botanists_positions import G, R, build, cell, full_market, land
+from positions import midgame
+
+# Moves of seeded `mcts-base:100` self-play (seat 0 bot seed 1, seat 1 bot seed 2; the game's
+# seed drives setup and chance), recorded on main at 8953d7a before the playout policy changed.
+FROZEN_GAMES = {
+    7: ([-11.0, -28.0], [12, 75, 113, 8, 77, 115, 195, 19, 41, 113, 229, 318, 17, 84, 113, 146, 153, 156, 22, 105,
+         109, 318, 26, 196, 237, 239, 28, 181, 237, 239, 12, 95, 112, 226, 353, 11, 98, 110, 319,
+         24, 78, 110, 319, 542, 566, 568, 13, 54, 115, 227, 3, 39, 113, 175, 22, 66, 111, 186, 10,
+         81, 115, 318, 2, 47, 113, 229, 317, 0, 74, 110, 402, 8, 100, 112, 197, 400, 7, 88, 111,
+         334, 318, 11, 85, 111, 146, 151, 155, 354, 18, 67, 111, 229, 536, 538, 568, 21, 43, 110,
+         13, 71, 110, 319, 16, 104, 108, 319, 1, 103, 107, 12, 48, 107, 402, 6, 34, 112, 318, 18,
+         58, 106, 318, 10, 38, 112, 147, 151, 159, 7, 53, 107, 317, 15, 37, 109, 384, 319]),
+    8: ([-74.0, -43.0], [11, 67, 111, 179, 1, 53, 113, 229, 402, 13, 93, 113, 147, 154, 157, 318, 12, 82, 114, 194,
+         338, 7, 95, 107, 402, 23, 54, 112, 227, 317, 26, 225, 236, 239, 402, 402, 28, 237, 239,
+         27, 120, 136, 233, 238, 309, 276, 12, 90, 110, 536, 548, 568, 21, 103, 115, 0, 98, 113,
+         228, 332, 11, 62, 111, 229, 10, 100, 107, 5, 59, 110, 357, 6, 88, 114, 116, 133, 402, 25,
+         228, 233, 238, 265, 282, 402, 13, 46, 107, 386, 1, 33, 115, 185, 317, 353, 3, 79, 112,
+         229, 318, 547, 535, 567, 7, 68, 111, 229, 402, 5, 57, 110, 1, 78, 112, 228, 317, 12, 94,
+         111, 317, 13, 89, 111, 177, 361, 1, 105, 108, 10, 76, 111, 229, 317, 5, 39, 107, 317, 25,
+         176, 231, 238, 240, 293, 0, 41, 112, 225, 317]),
+}
+FROZEN_ANALYSIS = [(11, 62), (12, 50), (16, 50), (8, 46), (13, 46), (28, 44), (2, 41), (7, 38),
+                   (26, 31), (0, 22), (10, 15), (5, 13), (17, 11), (18, 11), (1, 10), (27, 10)]
+# ^ the same day's baseline analysis (500 iterations, seed 5, margin 0.1 / 10 points) of a
+# position after 42 random steps.
+
+
+def play(seed: int, specs: tuple[str, str]) -> tuple[list[float], list[int]]:
+    state = games.get("botanists").new_game(players=2, seed=seed)
+    rng = random.Random(seed)
+    bots = [make_bot(specs[0], seed=1), make_bot(specs[1], seed=2)]
+    moves = []
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        action = bots[state.current_player].choose(state)
+        moves.append(action)
+        state.apply(action)
+    return list(state.scores()), moves
+
+
+def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
+    """mcts-base (baseline_playout) plays move for move as before the policy changed."""
+    for seed, expected in FROZEN_GAMES.items():
+        assert play(seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
+    analysis = analyze(midgame("botanists", 3, 42),
+                       replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
+    assert [(m.action, m.visits) for m in analysis.moves] == FROZEN_ANALYSIS
+
+
+def test_baseline_playout_switch_reaches_the_search() -> None:
+    """The same search differs with baseline_playout (Botanists's policy changed)."""
+    state = midgame("botanists", 3, 42)
+    current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
+    baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
+    assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), players=st.integers(1, 4))
+def test_the_policies_are_legal_and_deterministic(seed: int, players: int) -> None:
+    """Over the decisions of a game played half by the policy, half at random (solo too): both
+    policies only propose legal actions, and the same seed gives the same proposal; solo and at
+    3 seats the playout policy is the baseline's."""
+    rng = random.Random(seed)
+    state = games.get("botanists").new_game(players=players, seed=seed)
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        legal = set(state.legal_actions())
+        ks = state.kernel_state
+        for _ in range(3):
+            s = rng.getrandbits(64)
+            assert ks.rollout_action(s) in legal
+            assert ks.rollout_action(s) == ks.rollout_action(s)
+            assert ks.rollout_action(s, baseline=True) in legal
+            if players not in (2, 4):  # POLICY_SEATS: the new policy plays out at 2 and 4 seats
+                assert ks.rollout_action(s) == ks.rollout_action(s, baseline=True)
+        state.apply(ks.rollout_action(rng.getrandbits(64)) if decisions % 2 else rng.choice(sorted(legal)))
+        decisions += 1
+
+
+def shares(state: games.State, good: set[int], draws: int = 300) -> tuple[float, float]:
+    """How often the current policy and the baseline's propose one of `good`."""
+    ks = state.kernel_state
+    new = sum(ks.rollout_action(s) in good for s in range(draws))
+    old = sum(ks.rollout_action(s, baseline=True) in good for s in range(draws))
+    return new / draws, old / draws
+
+
+def test_purchase_collects_the_flower_the_next_space_asks_for() -> None:
+    """P1-P5: the red board's first space asks for red, and the market holds one red tile (d4)
+    among yellows. The policy moves where a card of its hand covers d4 and plays that card, so
+    the tile is planted face up (no withered tile, E1; the column may still earn SC4); the
+    baseline moves anywhere."""
+    market = full_market("Y")
+    market[cell("d4")] = R
+    state = build(players=2, stage="action", boards=["red", "blue"], pawns=["c3", "a1"], market=market,
+                  hands=[["O/0", "I-h/0"], ["O/1", "O/2"]], open_orders=("GG", "PP", "RR"))
+    good_moves = set()
+    for action in state.legal_actions():
+        after = state.clone()
+        after.apply(action)
+        covering = set()
+        for card in after.legal_actions():
+            probe = after.clone()
+            probe.apply(card)
+            if any(probe.action_to_string(a) == "plant red face-up" for a in probe.legal_actions()):
+                covering.add(card)
+        if covering:
+            good_moves.add(action)
+            assert shares(after, covering)[0] > 0.8, state.action_to_string(action)
+    assert 0 < len(good_moves) < len(state.legal_actions()) / 2, len(good_moves)
+    new, old = shares(state, good_moves)
+    assert new > 0.8 and old < 0.5, (new, old)
+
+
+def test_a_personal_order_before_an_open_one_of_the_same_flowers() -> None:
+    """O2/E2: two red leftovers fulfil either the open RR order or the personal RR one,
+    not both. An open order is worth 5 (SC1); the personal one is worth 5 and also saves the
+    -5 an unfulfilled personal order costs at the end (E2). The policy passes on the open
+    order to fulfil the personal one; the baseline mostly takes the open one."""
+    state = build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"], lands=[land("Bu")],
+                  own_action=1, planted=1, done_mask=1, leftovers=["RR"], open_orders=("RR", "GG", "PP"),
+                  personal=[["RR"]], hands=[["O/0", "O/1"], ["O/2", "O/3"]])
+    names = {state.action_to_string(a): a for a in state.legal_actions()}
+    open_first = {a for text, a in names.items() if text.startswith("fulfil open")}
+    assert open_first, names
+    new, old = shares(state, open_first)
+    assert new < 0.2 and old > 0.7, (new, old)
+
+
+def test_purchase_weighs_what_else_the_card_collects() -> None:
+    """P5 + O2/SC1/SC3: the red board's first space asks for red, and the market holds two red
+    tiles among yellows: b4, whose eight neighbours are green, and d2. With the open order GG
+    (and no yellow order) a card covering b4 also collects greens that fulfil it at the end of
+    the purchase (5 points), where one covering d2 collects only yellows that stay as
+    leftovers (-2 each at the scoring phase). The policy weighs each (destination, card) pair
+    and moves where it collects red and green; collecting red alone (cover) would move to
+    either, the baseline anywhere."""
+    market = full_market("Y")
+    for name in ("a3", "a4", "a5", "b3", "b5", "c3", "c4", "c5"):
+        market[cell(name)] = G
+    market[cell("b4")] = R
+    market[cell("d2")] = R
+    state = build(players=2, stage="action", boards=["red", "blue"], pawns=["c2", "e5"], market=market,
+                  hands=[["O/0", "O/1"], ["O/2", "O/3"]], open_orders=("GG", "PP", "BB"))
+    with_green, red_only = set(), set()
+    for action in state.legal_actions():
+        after = state.clone()
+        after.apply(action)
+        for card in after.legal_actions():
+            probe = after.clone()
+            probe.apply(card)
+            texts = {probe.action_to_string(a) for a in probe.legal_actions()}
+            if "plant red face-up" in texts:
+                (with_green if "plant green face-down" in texts else red_only).add(action)
+    red_only -= with_green
+    assert with_green and red_only, (with_green, red_only)
+    new, old = shares(state, with_green)
+    assert new > 0.8 and old < 0.5, (new, old)
+    assert shares(state, red_only)[0] < 0.15
