@@ -199,7 +199,7 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
         assert war_game.search_turn_max(players) == tuned
         assert war_game.search_margin(players) == ((0.3, 10.0) if tuned else (0.1, 10.0))
     botanists_game = games.get("botanists")
-    for players in (1, 2, 3, 4):  # turn_max only where it won at equal time (TUNED_SEATS)
+    for players in (1, 2, 3, 4):  # the tuned search where it won at equal time, not solo (TUNED_SEATS)
         tuned = players in botanists_game.TUNED_SEATS  # type: ignore[attr-defined]
         assert botanists_game.search_turn_max(players) == tuned
         assert not botanists_game.search_expansion_policy(players) and botanists_game.search_widening(players) == 0.0

@@ -312,21 +312,22 @@ class BotanistsGame(Game):
     # Seat counts where the default search below beat mcts-base at equal time (issue 16,
     # round 7): the value model (value_model.json, `default: true`) cutting playouts after 40
     # decisions, turn_max, and the kernel's playout policy of issue 16 (POLICY_SEATS in
-    # kernel.pyx). Elsewhere (solo, 3 seats) the search is the baseline's.
-    TUNED_SEATS: tuple[int, ...] = (2, 4)
+    # kernel.pyx). Solo (no opponent to beat) the search is the baseline's.
+    TUNED_SEATS: tuple[int, ...] = (2, 3, 4)
 
     def search_value_model(self, players: int) -> bool:
         """Tuned seat counts: playouts cut after the model file's 40 decisions and scored by
         the model (trained at 2 seats), with turn_max (below) and policy A (README, Botanists):
-        at 100 ms against mcts-base, 2 seats 65.0% of 160 games (Wilson 95% [57.3, 72.0]); 4
-        seats, one such seat against three, 65.0% of 40 games ([49.5, 77.9]; fair share 25%)."""
+        at 100 ms against mcts-base, 2 seats 65.0% of 160 games (Wilson 95% [57.3, 72.0]); one
+        such seat against two, 54.2% of 60 games ([41.7, 66.1]; fair share 33.3%); against
+        three, 65.0% of 40 games ([49.5, 77.9]; fair share 25%)."""
         return players in self.TUNED_SEATS
 
     def search_turn_max(self, players: int) -> bool:
         """Tuned seat counts: a move is valued by its seat's best own continuation within the
         turn (Limits.turn_max), against the first move to get a deep subtree locking the search
         in. Part of the default measured above; alone, with full playouts of the old policy,
-        it scored 55.0% of 60 games at 2 seats and 41.3% of 80 at 4 seats."""
+        it scored 55.0% of 60 games at 2 seats, 30.0% of 30 at 3 and 41.3% of 80 at 4."""
         return players in self.TUNED_SEATS
 
     def heuristic(self, state: State, seat: int) -> float:

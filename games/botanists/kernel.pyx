@@ -2459,10 +2459,10 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
 
 
 # Seat counts (bit n = n seats) that play out with the policy below: those where it was
-# measured to win at equal time with the rest of the default search (issue 16, round 7: 2 and
-# 4 seats, with the value model and turn_max). Elsewhere playouts keep the baseline's policy.
+# measured to win at equal time with the rest of the default search (issue 16, round 7: 2-4
+# seats, with the value model and turn_max). Solo playouts keep the baseline's policy.
 cdef enum:
-    POLICY_SEATS = (1 << 2) | (1 << 4)
+    POLICY_SEATS = (1 << 2) | (1 << 3) | (1 << 4)
 
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """Playout policy (issue 16), the moves a competent player makes at the choices that
