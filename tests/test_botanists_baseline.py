@@ -1,9 +1,8 @@
 """Botanists's frozen baseline (issue 16): `mcts-base` plays move for move as on 2026-12-01.
 
-The playout policy is the lever left for Botanists's equal-time target; whoever changes
-`k_rollout_action` must keep today's policy as the kernel's `baseline_rollout_action` (as
-Botanik did), and this replay says whether they did. A candidate policy was tried on
-2026-12-02 and not adopted (README, Botanists, "Playout policy (issue 16)")."""
+Botanists's playout policy changed in issue 16's round 7 (README, Botanists, "Search,
+playout policy and value model"); the policy of 2026-12-01 stays the kernel's
+`baseline_rollout_action`, and this replay says that `mcts-base` still plays with it."""
 
 from __future__ import annotations
 
