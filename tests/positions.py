@@ -6,7 +6,7 @@ import random
 from dataclasses import replace
 
 from hortus import games
-from hortus.search.analysis import analyze
+from hortus.search.analysis import Limits, analyze
 from hortus.search.bots import BASELINE, make_bot
 
 
@@ -53,3 +53,41 @@ def assert_baseline_frozen(name: str, frozen_games: dict[int, tuple[list[float],
         assert self_play(name, seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
     analysis = analyze(position, replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
     assert [(m.action, m.visits) for m in analysis.moves] == frozen_analysis
+
+
+def search_moves(state: games.State, limits: Limits) -> list[tuple[int, int]]:
+    """(action, visits) of every ranked move of `state`'s analysis under `limits`."""
+    return [(m.action, m.visits) for m in analyze(state, limits).moves]
+
+
+def assert_baseline_playout_changes_the_search(state: games.State, changed: bool = True) -> None:
+    """The same seeded playout search differs with ``baseline_playout`` exactly when the game's
+    playout policy has changed since the baseline was frozen (issue 16)."""
+    current = search_moves(state, Limits(iterations=400, seed=9, evaluation="playout"))
+    baseline = search_moves(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
+    assert (current != baseline) == changed
+
+
+def assert_policies_legal_along_a_game(name: str, players: int, seed: int,
+                                       same_as_baseline: bool = False) -> None:
+    """Over the decisions of a seeded game of `name` played half by the playout policy, half at
+    random: both policies (the current and the frozen baseline's) only propose legal actions,
+    the same seed gives the same proposal, and with `same_as_baseline` the two agree."""
+    rng = random.Random(seed)
+    state = games.get(name).new_game(players=players, seed=seed)
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        legal = set(state.legal_actions())
+        ks = state.kernel_state
+        for _ in range(3):
+            s = rng.getrandbits(64)
+            proposal = ks.rollout_action(s)
+            assert proposal in legal and proposal == ks.rollout_action(s)
+            assert ks.rollout_action(s, baseline=True) in legal
+            if same_as_baseline:
+                assert proposal == ks.rollout_action(s, baseline=True)
+        state.apply(ks.rollout_action(rng.getrandbits(64)) if decisions % 2 else rng.choice(sorted(legal)))
+        decisions += 1

@@ -12,10 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hortus import games
-from hortus.search.analysis import Limits, analyze
 
 from botanical_lab_positions import SQUARE, position, search_world
-from positions import assert_baseline_frozen, midgame
+from positions import assert_baseline_frozen, assert_baseline_playout_changes_the_search, midgame
 
 RED, BLUE = 0, 1
 R1, R2, R3 = 0, 1, 2
@@ -54,10 +53,7 @@ def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
 
 def test_baseline_playout_switch_reaches_the_search() -> None:
     """The same search differs with baseline_playout: the two policies differ."""
-    state = midgame("botanical_lab", 4, 40)
-    current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
-    baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
-    assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]
+    assert_baseline_playout_changes_the_search(midgame("botanical_lab", 4, 40))
 
 
 @settings(max_examples=40, deadline=None)

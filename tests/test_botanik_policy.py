@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hortus import games
-from hortus.search.analysis import Limits, analyze
 
 from botanik_positions import E, machine, position, t
-from positions import assert_baseline_frozen, midgame
+from positions import (assert_baseline_frozen, assert_baseline_playout_changes_the_search,
+                       assert_policies_legal_along_a_game, midgame)
 
 # Moves of seeded `mcts-base:100` self-play (seat 0 bot seed 1, seat 1 bot seed 2; the game's
 # seed drives setup and chance), recorded on main at 015731a before the playout policy changed.
@@ -42,16 +42,10 @@ def test_the_frozen_baseline_plays_as_on_2026_12_01() -> None:
 def test_baseline_playout_switch_reaches_the_search() -> None:
     """The same search differs with baseline_playout on Botanik (its policy changed), and not
     on a game without a baseline policy of its own (War of the Posies)."""
-    state = midgame("botanik", 4, 30)
-    current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
-    baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
-    assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]
+    assert_baseline_playout_changes_the_search(midgame("botanik", 4, 30))
     other = games.get("war_of_the_posies").new_game(players=2, seed=4)
-    rng = random.Random(4)
-    other.resolve_chance(rng)
-    a = analyze(other, Limits(iterations=300, seed=9, evaluation="playout"))
-    b = analyze(other, Limits(iterations=300, seed=9, evaluation="playout", baseline_playout=True))
-    assert [(m.action, m.visits) for m in a.moves] == [(m.action, m.visits) for m in b.moves]
+    other.resolve_chance(random.Random(4))
+    assert_baseline_playout_changes_the_search(other, changed=False)
 
 
 @settings(max_examples=60, deadline=None)
@@ -59,22 +53,7 @@ def test_baseline_playout_switch_reaches_the_search() -> None:
 def test_the_policies_are_legal_and_deterministic(seed: int) -> None:
     """Over the decisions of a game played half by the policy, half at random: both policies
     only propose legal actions, and the same seed gives the same proposal."""
-    rng = random.Random(seed)
-    state = games.get("botanik").new_game(players=2, seed=seed)
-    decisions = 0
-    while not state.is_terminal():
-        if state.is_chance():
-            state.resolve_chance(rng)
-            continue
-        legal = set(state.legal_actions())
-        ks = state.kernel_state
-        for k in range(3):
-            s = rng.getrandbits(64)
-            assert ks.rollout_action(s) in legal
-            assert ks.rollout_action(s) == ks.rollout_action(s)
-            assert ks.rollout_action(s, baseline=True) in legal
-        state.apply(ks.rollout_action(rng.getrandbits(64)) if decisions % 2 else rng.choice(sorted(legal)))
-        decisions += 1
+    assert_policies_legal_along_a_game("botanik", 2, seed)
 
 
 def policy_counts(state: games.State, draws: int = 400) -> Counter[str]:

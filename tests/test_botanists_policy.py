@@ -7,50 +7,26 @@ bonus that completes an order, 2.6)."""
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hortus import games
-from hortus.search.analysis import Limits, analyze
 
 from botanists_positions import G, R, build, cell, full_market, land
-from positions import midgame
+from positions import assert_baseline_playout_changes_the_search, assert_policies_legal_along_a_game, midgame
 
 
 def test_baseline_playout_switch_reaches_the_search() -> None:
     """The same search differs with baseline_playout (Botanists's policy changed)."""
-    state = midgame("botanists", 3, 42)
-    current = analyze(state, Limits(iterations=400, seed=9, evaluation="playout"))
-    baseline = analyze(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
-    assert [(m.action, m.visits) for m in current.moves] != [(m.action, m.visits) for m in baseline.moves]
+    assert_baseline_playout_changes_the_search(midgame("botanists", 3, 42))
 
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), players=st.integers(1, 4))
 def test_the_policies_are_legal_and_deterministic(seed: int, players: int) -> None:
-    """Over the decisions of a game played half by the policy, half at random (solo too): both
-    policies only propose legal actions, and the same seed gives the same proposal; solo the
-    playout policy is the baseline's."""
-    rng = random.Random(seed)
-    state = games.get("botanists").new_game(players=players, seed=seed)
-    decisions = 0
-    while not state.is_terminal():
-        if state.is_chance():
-            state.resolve_chance(rng)
-            continue
-        legal = set(state.legal_actions())
-        ks = state.kernel_state
-        for _ in range(3):
-            s = rng.getrandbits(64)
-            assert ks.rollout_action(s) in legal
-            assert ks.rollout_action(s) == ks.rollout_action(s)
-            assert ks.rollout_action(s, baseline=True) in legal
-            if players == 1:  # POLICY_SEATS: the new policy plays out at 2-4 seats, not solo
-                assert ks.rollout_action(s) == ks.rollout_action(s, baseline=True)
-        state.apply(ks.rollout_action(rng.getrandbits(64)) if decisions % 2 else rng.choice(sorted(legal)))
-        decisions += 1
+    """Both policies only propose legal actions, deterministically given their seed (solo too);
+    solo the playout policy is the baseline's (POLICY_SEATS: the new one plays out at 2-4 seats)."""
+    assert_policies_legal_along_a_game("botanists", players, seed, same_as_baseline=players == 1)
 
 
 def shares(state: games.State, good: set[int], draws: int = 300) -> tuple[float, float]:
