@@ -198,16 +198,16 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
 
 
 # Where a game's model is its default evaluation, and at which seat counts (issue 16).
-MODEL_DEFAULT = {"botanists": (2, 3, 4)}
+MODEL_DEFAULT = {"botanists": (2, 3, 4), "botanik": (2,)}
 
 
 @pytest.mark.parametrize("name", MULTI)
 def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str) -> None:
     """One model file per game beside its components.toml (issue 16), validated on load (size,
     checksum, shape for the game's features), made by the training command it records. Only
-    Botanists' won at equal time, at 2-4 seats (README, Botanists, round 7): its file says
-    ``default: true`` and "default" is the "model" analysis there; every other game and seat
-    count says or gets playouts, so "default" is the "playout" analysis."""
+    Botanists' (at 2-4 seats, README, Botanists, round 7) and Botanik's (round 8) won at equal
+    time: their files say ``default: true`` and "default" is the "model" analysis there; every
+    other game and seat count says or gets playouts, so "default" is the "playout" analysis."""
     game = games.get(name)
     path = evaluation.model_path(game)
     assert path.exists(), f"{name} ships no value model at {path}"
