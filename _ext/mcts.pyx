@@ -64,6 +64,12 @@ ctypedef struct ValueModel:
     double b1[MAX_HIDDEN]
     double w2[MAX_FEATURES]    # MAX_FEATURES == MAX_HIDDEN: holds either layout
     double b2
+    # Optional points head: a seat's expected final points = pw . f + pb (has_points). At a
+    # cut the points so far are not the final points (Botanists banks its points only at
+    # scoring phases): this estimate is what the analysis reports as expected points there.
+    bint has_points
+    double pw[MAX_FEATURES]
+    double pb
 
 
 cdef double model_logit(const ValueModel* m, const double* f) noexcept nogil:
@@ -82,16 +88,23 @@ cdef double model_logit(const ValueModel* m, const double* f) noexcept nogil:
 
 
 cdef void model_win_shares(const GameKernel* k, const ValueModel* m, const uint8_t* s, int players,
-                           double* win) noexcept nogil:
+                           double* win, double* points) noexcept nogil:
     """Each seat's estimated win share at a non-terminal state: the model's value from each
-    seat's side, normalised to sum to 1 like the game's returns."""
+    seat's side, normalised to sum to 1 like the game's returns; and, when the model has a
+    points head, each seat's expected final points in `points` (left as they are otherwise)."""
     cdef double f[MAX_FEATURES]
     cdef double total = 0.0
-    cdef int i
+    cdef double p
+    cdef int i, j
     for i in range(players):
         k.features(s, i, f)
         win[i] = 1.0 / (1.0 + exp(-model_logit(m, f)))
         total += win[i]
+        if m.has_points:
+            p = m.pb
+            for j in range(m.features):
+                p += m.pw[j] * f[j]
+            points[i] = p
     if total > 0.0:
         for i in range(players):
             win[i] /= total
@@ -217,9 +230,11 @@ cdef class Search:
         free(self.seen_stamp)
         free(self.node_block)
 
-    def set_model(self, w1, b1, w2, double b2):
+    def set_model(self, w1, b1, w2, double b2, points_w=None, double points_b=0.0):
         """Install a value model (validated by the caller, hortus.search.evaluation): w1 is
-        hidden x features (empty for a linear model), b1 hidden, w2 hidden (or features)."""
+        hidden x features (empty for a linear model), b1 hidden, w2 hidden (or features);
+        points_w (features) and points_b: the optional linear head of a seat's expected final
+        points, reported at a cut instead of the points so far."""
         cdef GameKernel* k = self.kernel
         cdef int hidden = len(b1), features = k.num_features, i, j
         if k.features == NULL or not 0 < features <= MAX_FEATURES:
@@ -242,6 +257,13 @@ cdef class Search:
         for i in range(hidden or features):
             self.model.w2[i] = w2[i]
         self.model.b2 = b2
+        if points_w is not None:
+            if len(points_w) != features:
+                raise ValueError(f"value model points head does not fit {features} features")
+            self.model.has_points = True
+            for j in range(features):
+                self.model.pw[j] = points_w[j]
+            self.model.pb = points_b
 
     def set_root_actions(self, actions):
         """What-if constraint (allow/avoid moves): the root expands only these legal action ids
@@ -385,6 +407,7 @@ cdef class Search:
         cdef Node* c
         cdef bint expanded = False
         cdef double[MAX_PLAYERS] win
+        cdef double[MAX_PLAYERS] final_pts
         cdef double[MAX_PLAYERS] pts
         cdef double[MAX_PLAYERS] reward
         cdef double best_other
@@ -513,9 +536,11 @@ cdef class Search:
             pts[i] = 0.0
         if k.current_player(s) == TERMINAL:
             k.returns(s, win)
-        elif cut:
-            model_win_shares(k, self.model, s, self.players, win)
         k.scores(s, pts)
+        if cut:
+            for i in range(self.players):
+                final_pts[i] = pts[i]
+            model_win_shares(k, self.model, s, self.players, win, final_pts)
         for i in range(self.players):
             best_other = -1e300
             for j in range(self.players):
@@ -524,6 +549,12 @@ cdef class Search:
             if self.players == 1:
                 best_other = 0.0
             reward[i] = win[i] + self.margin_weight * tanh((pts[i] - best_other) / self.margin_scale)
+        if cut:
+            # The reward's margin term above keeps the points so far, as when it was measured
+            # (issue 16); the statistics get the model's estimate of the final points, where
+            # it has a points head, so the expected points a hint reports are final points.
+            for i in range(self.players):
+                pts[i] = final_pts[i]
 
         # Backup along the path, root included.
         while node != -1:

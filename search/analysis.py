@@ -281,7 +281,8 @@ def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
     if limits.evaluation == "default" and not (model.default and state.game.search_value_model(state.num_players)):
         return searches, -1
     for search in searches:
-        search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2)
+        search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2,
+                         None if model.points_w is None else list(model.points_w), model.points_b)
     return searches, model.eval_plies if limits.eval_plies is None else limits.eval_plies
 
 

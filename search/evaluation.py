@@ -11,7 +11,10 @@ File format (``value_model.json``, JSON, versioned and checksummed): ``format`` 
 ``hidden`` (0 = linear), ``w1`` (hidden x features), ``b1`` (hidden), ``w2`` (hidden, or
 features when linear), ``b2``, ``eval_plies`` (decisions played out before the model scores
 the state, 0 = at the new leaf), ``default`` (whether ``Limits(evaluation="default")`` uses
-the model: only for games where it won at equal time), ``training`` (how it was made) and
+the model: only for games where it won at equal time), optionally ``points_w`` (features) and
+``points_b``, a linear head estimating a seat's expected final points from the same features
+(the search reports it as the expected points of a playout it cut, where the points so far are
+not final), ``training`` (how it was made) and
 ``sha256``: the SHA-256 of the file's JSON without that key (sorted keys, no spaces).
 Anything else (a wrong shape, a bad number, a checksum mismatch) is a
 :class:`ValueModelError` naming the file and the field.
@@ -54,6 +57,10 @@ class ValueModel:
     eval_plies: int
     default: bool
     path: Path
+    points_w: tuple[float, ...] | None = None
+    """The expected-final-points head (None: the file has none; a cut then reports the
+    points so far)."""
+    points_b: float = 0.0
 
     def value(self, features: list[float]) -> float:
         """The model's win probability for one feature vector (the compiled core's formula)."""
@@ -65,6 +72,13 @@ class ValueModel:
                 for w, row, b in zip(self.w2, self.w1, self.b1)
             )
         return 1.0 / (1.0 + math.exp(-z))
+
+    def points(self, features: list[float]) -> float | None:
+        """The points head's expected final points for one feature vector (the compiled core's
+        formula), or None without one."""
+        if self.points_w is None:
+            return None
+        return self.points_b + sum(w * f for w, f in zip(self.points_w, features))
 
 
 def checksum(payload: dict[str, Any]) -> str:
@@ -125,7 +139,12 @@ def parse_model(path: Path, raw: bytes, game: str, features: int) -> ValueModel:
         raise ValueModelError(f"{path}: eval_plies must be an integer in 0..1000")
     if not isinstance(data.get("default"), bool):
         raise ValueModelError(f"{path}: default must be true or false")
-    return ValueModel(game, features, hidden, w1, b1, w2, b2, plies, data["default"], path)
+    points_w: tuple[float, ...] | None = None
+    points_b = 0.0
+    if "points_w" in data or "points_b" in data:
+        points_w = _numbers(path, "points_w", data.get("points_w"), features)
+        (points_b,) = _numbers(path, "points_b", [data.get("points_b")], 1)
+    return ValueModel(game, features, hidden, w1, b1, w2, b2, plies, data["default"], path, points_w, points_b)
 
 
 @lru_cache(maxsize=None)

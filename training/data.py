@@ -1,6 +1,7 @@
 """Search-labelled positions: seeded self-play supplies positions, an ISMCTS search labels each
 with every seat's win share after its best move (a "q" target, as AlphaZero's, never the
-outcome of one random game, which carries almost no signal here)."""
+outcome of one random game, which carries almost no signal here) and its expected final points
+(the points head's target; the labelling search plays every playout to the end)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ class Sample:
     """Which self-play game it comes from (the validation split is by game)."""
     features: tuple[float, ...]
     target: float
+    points: float | None = None
+    """The search's expected final points of that seat after its best move (the points
+    head's target), None where not labelled."""
 
 
 def _seed(*parts: object) -> int:
@@ -61,7 +65,8 @@ def _label(args: tuple[str, int, bytes, int, int]) -> list[Sample]:
     search.run(iterations=iterations, seed=seed, margin_weight=weight, margin_scale=scale)
     best = max(search.children(), key=lambda c: c["visits"])
     return [
-        Sample(index, tuple(search.features(seat)), best["win"][seat] / max(1, best["visits"]))
+        Sample(index, tuple(search.features(seat)), best["win"][seat] / max(1, best["visits"]),
+               best["score"][seat] / max(1, best["visits"]))
         for seat in range(state.num_players)
     ]
 

@@ -1,7 +1,8 @@
 """A tiny value model fitted with numpy: logistic regression (no hidden layer) or one tanh
 layer, trained on soft targets (search win shares) by cross-entropy with full-batch Adam, from
 a seeded initialisation; the input standardisation is folded into the first layer, so the
-compiled search applies the weights to the raw features."""
+compiled search applies the weights to the raw features. Beside it, a linear points head
+(ridge regression of the search's expected final points)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ class Fit:
     validation_mse: float
     constant_mse: float
     samples: int
+    points_w: list[float] | None = None
+    """The expected-final-points head over the raw features (None: samples without points)."""
+    points_b: float = 0.0
+    points_validation_r2: float = 0.0
 
 
 def _forward(x: np.ndarray, params: dict[str, np.ndarray], hidden: int) -> tuple[np.ndarray, np.ndarray]:
@@ -89,12 +94,30 @@ def fit_value_model(samples: list[Sample], hidden: int = 0, seed: int = 1, steps
         w2 = params["w2"] / scale
         b2 = float(params["b2"] - w2 @ mean)
     yv = y[held]
+    points: dict[str, Any] = {}
+    if all(s.points is not None for s in samples):
+        points = _fit_points(z, np.array([s.points for s in samples], dtype=np.float64), held, mean, scale)
     return Fit(
         hidden=hidden, w1=w1.tolist(), b1=b1.tolist(), w2=w2.tolist(), b2=b2,
         train_r2=_r2(yt, p_train), validation_r2=_r2(yv, p_val),
         validation_mse=float(((yv - p_val) ** 2).mean()),
-        constant_mse=float(((yv - yt.mean()) ** 2).mean()), samples=len(samples),
+        constant_mse=float(((yv - yt.mean()) ** 2).mean()), samples=len(samples), **points,
     )
+
+
+def _fit_points(z: np.ndarray, points: np.ndarray, held: np.ndarray, mean: np.ndarray, scale: np.ndarray,
+                l2: float = 1e-3) -> dict[str, Any]:
+    """The points head: ridge regression of the final points on the standardised features
+    (closed form, so it adds no randomness and leaves the value fit as it was), folded back to
+    the raw features like the first layer."""
+    zt = np.hstack([z[~held], np.ones((int((~held).sum()), 1))])
+    penalty = l2 * len(zt) * np.eye(zt.shape[1])
+    penalty[-1, -1] = 0.0  # the intercept is not shrunk
+    coef = np.linalg.solve(zt.T @ zt + penalty, zt.T @ points[~held])
+    w = coef[:-1] / scale
+    b = float(coef[-1] - w @ mean)
+    predicted = z[held] @ coef[:-1] + coef[-1]
+    return {"points_w": w.tolist(), "points_b": b, "points_validation_r2": _r2(points[held], predicted)}
 
 
 def model_document(game: str, fit: Fit, features: int, eval_plies: int, default: bool,
@@ -109,5 +132,9 @@ def model_document(game: str, fit: Fit, features: int, eval_plies: int, default:
                      "validation_mse": round(fit.validation_mse, 5),
                      "constant_mse": round(fit.constant_mse, 5)},
     }
+    if fit.points_w is not None:
+        doc["points_w"] = fit.points_w
+        doc["points_b"] = fit.points_b
+        doc["training"]["points_validation_r2"] = round(fit.points_validation_r2, 4)
     doc["sha256"] = checksum(doc)
     return doc
