@@ -318,7 +318,7 @@ class BotanistsGame(Game):
     def search_value_model(self, players: int) -> bool:
         """Tuned seat counts: playouts cut after the model file's 40 decisions and scored by
         the model (trained at 2 seats), with turn_max (below) and policy A (README, Botanists):
-        at 100 ms against mcts-base, 2 seats 62.8% of 320 games (Wilson 95% [57.4, 67.9]); one
+        at 100 ms against mcts-base, 2 seats 63.2% of 400 games (Wilson 95% [58.4, 67.8]); one
         such seat against two, 54.2% of 60 games ([41.7, 66.1]; fair share 33.3%); against
         three, 65.0% of 40 games ([49.5, 77.9]; fair share 25%)."""
         return players in self.TUNED_SEATS
