@@ -407,8 +407,9 @@ cdef class Search:
         cdef Node* c
         cdef bint expanded = False
         cdef double[MAX_PLAYERS] win
-        cdef double[MAX_PLAYERS] final_pts
+        cdef double[MAX_PLAYERS] banked
         cdef double[MAX_PLAYERS] pts
+        cdef double* margin_pts = pts   # the points the reward's margin term uses
         cdef double[MAX_PLAYERS] reward
         cdef double best_other
 
@@ -538,23 +539,20 @@ cdef class Search:
             k.returns(s, win)
         k.scores(s, pts)
         if cut:
-            for i in range(self.players):
-                final_pts[i] = pts[i]
-            model_win_shares(k, self.model, s, self.players, win, final_pts)
+            # The reward's margin term keeps the points so far (`banked`), as when it was
+            # measured (issue 16); the statistics get the model's estimate of the final points
+            # where it has a points head, so the expected points a hint reports are final.
+            memcpy(banked, pts, self.players * sizeof(double))
+            margin_pts = banked
+            model_win_shares(k, self.model, s, self.players, win, pts)
         for i in range(self.players):
             best_other = -1e300
             for j in range(self.players):
-                if j != i and pts[j] > best_other:
-                    best_other = pts[j]
+                if j != i and margin_pts[j] > best_other:
+                    best_other = margin_pts[j]
             if self.players == 1:
                 best_other = 0.0
-            reward[i] = win[i] + self.margin_weight * tanh((pts[i] - best_other) / self.margin_scale)
-        if cut:
-            # The reward's margin term above keeps the points so far, as when it was measured
-            # (issue 16); the statistics get the model's estimate of the final points, where
-            # it has a points head, so the expected points a hint reports are final points.
-            for i in range(self.players):
-                pts[i] = final_pts[i]
+            reward[i] = win[i] + self.margin_weight * tanh((margin_pts[i] - best_other) / self.margin_scale)
 
         # Backup along the path, root included.
         while node != -1:
