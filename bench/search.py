@@ -41,10 +41,10 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
     opening = game.new_game(players=players, seed=1)
     decisions, _, _ = random_playouts(opening.kernel_state, 200, 7, True)
     fields = {f.name for f in dataclasses.fields(Limits)}
-    # the same search in both trees: playouts to the end, no widening, uniform expansion, mean
-    # values, the frozen baseline's playout policy (a game's default may have turned those on
-    # or changed since; the playout path is what is compared)
-    extra: dict[str, object] = {"widening": 0.0}
+    # the same search in both trees: playouts to the end, no widening, UCT's 0.7, uniform
+    # expansion, mean values, the frozen baseline's playout policy (a game's default may have
+    # turned those on or changed since; the playout path is what is compared)
+    extra: dict[str, object] = {"widening": 0.0, "exploration": 0.7}
     if "evaluation" in fields:
         extra["evaluation"] = "playout"
     if "expansion_policy" in fields:

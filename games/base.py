@@ -153,6 +153,12 @@ class Game(ABC):
         The weight stays small where a win share exists, so the margin never outweighs it."""
         return (0.1, 10.0)
 
+    def search_exploration(self, players: int) -> float:
+        """The UCT exploration constant of the search (``Limits.exploration`` None = this). A
+        game lowers it where that gave better hints at equal strength (issue 16); the frozen
+        baseline (``mcts-base``) keeps 0.7."""
+        return 0.7
+
     def search_expansion_policy(self, players: int) -> bool:
         """Whether the search expands the playout policy's choice first at a node not yet
         fully expanded (``Limits.expansion_policy`` None = this), rather than a uniformly drawn

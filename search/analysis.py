@@ -32,7 +32,8 @@ class Limits:
     time_ms: wall-clock milliseconds (None = no time budget).
     seed: seeds the search's RNG; one thread + an iteration budget is deterministic.
     threads: root-parallel trees searched at once without the GIL, statistics merged.
-    exploration: the UCT constant (rewards are in [-0.1, 1.1]).
+    exploration: the UCT constant (rewards are in [-0.1, 1.1]); None = the game's
+        (``Game.search_exploration``).
     max_nodes: tree arena bound per thread (1..``MAX_NODES``); when full the search stops
         growing the tree and keeps iterating (``Analysis.tree_full``).
     """
@@ -41,7 +42,7 @@ class Limits:
     time_ms: float | None = None
     seed: int = 0
     threads: int = 1
-    exploration: float = 0.7
+    exploration: float | None = None
     max_nodes: int = 1_000_000
     paranoid: bool = False
     """Opponents minimise the searching seat's reward (hardest opponents) instead of max^n."""
@@ -116,7 +117,7 @@ class Limits:
             raise ValueError("threads must be in 1..256")
         if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) or not 1 <= self.max_nodes <= MAX_NODES:
             raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
-        if self.exploration < 0:
+        if self.exploration is not None and self.exploration < 0:
             raise ValueError("exploration must be >= 0")
         if (self.widening is not None and self.widening < 0) or not 0 < self.widening_alpha <= 1:
             raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
@@ -245,7 +246,8 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
     limits' if set, else the game's."""
     weight, scale = state.game.search_margin(state.num_players)
     return {
-        "exploration": limits.exploration,
+        "exploration": (state.game.search_exploration(state.num_players)
+                        if limits.exploration is None else limits.exploration),
         "paranoid": limits.paranoid,
         "widening_c": state.game.search_widening(state.num_players) if limits.widening is None else limits.widening,
         "widening_alpha": limits.widening_alpha,

@@ -46,11 +46,11 @@ def _one_game(game_name: str, players: int, index: int, seed: int, play_iteratio
         legal = state.legal_actions()
         if len(legal) > 1:
             seen.append(state.encode())
-            # Playouts, mean values, uniform expansion, no widening: fixed here rather than the
-            # game's defaults, so a model file stays reproducible by the command it records when
-            # a game later turns one of those search settings on (issue 16).
+            # Playouts, mean values, uniform expansion, no widening, UCT's 0.7: fixed here rather
+            # than the game's defaults, so a model file stays reproducible by the command it
+            # records when a game later turns one of those search settings on (issue 16).
             limits = Limits(iterations=play_iterations, seed=rng.getrandbits(63), evaluation="playout",
-                            turn_max=False, expansion_policy=False, widening=0.0)
+                            turn_max=False, expansion_policy=False, widening=0.0, exploration=0.7)
             state.apply(analyze(state, limits).best.action)
         else:
             state.apply(legal[0])
