@@ -13,15 +13,16 @@ One iteration:
     share from the game's features of the (determinized) state;
  4. back up the reward vector (one value per seat: max^n) along the path.
 
-Nodes live in a realloc'ed arena of C structs, bounded by max_nodes: when the arena is full the
-search keeps iterating without expanding (it truncates, it does not fail).
+Nodes live in an arena of C structs grown by doubling (a mapping of its own once it is large,
+see _ext/memory.pxd), bounded by max_nodes: when the arena is full the search keeps iterating
+without expanding (it truncates, it does not fail).
 
 Root-parallel searches run one Search per thread, allocated one after the other: everything a
 search writes while it runs (its fields, scratch buffers and node arena) sits on cache lines of
 its own, so two threads never share a line (see _ext/memory.pxd).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport sqrt, log, tanh, pow, exp
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -30,7 +31,7 @@ from hortus._ext.kernel cimport (GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kern
                                   searched_actions)
 from hortus._ext.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from hortus._ext.engine cimport KernelState, sample_chance
-from hortus._ext.memory cimport CACHE_LINE, alloc_own_lines
+from hortus._ext.memory cimport CACHE_LINE, alloc_own_lines, arena_resize, arena_free
 
 
 ctypedef struct Node:
@@ -115,6 +116,11 @@ cdef inline size_t _guard_nodes() noexcept nogil:
     return (CACHE_LINE + sizeof(Node) - 1) // sizeof(Node)
 
 
+cdef inline size_t _arena_bytes(int32_t cap_nodes) noexcept nogil:
+    """Bytes of an arena of `cap_nodes` nodes, guards included."""
+    return (cap_nodes + 2 * _guard_nodes()) * sizeof(Node)
+
+
 cdef double _now() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -167,6 +173,7 @@ cdef class Search:
     cdef Rng rng                   # the RNG of the runs (run(resume=True) goes on with it)
     cdef bint seeded               # a run has seeded `rng`
     cdef Node* node_block          # the arena with _guard_nodes() of padding at each end
+    cdef int node_block_mapped     # the arena is a mapping of its own (arena_resize)
     cdef char _guard_after[CACHE_LINE]
 
     def __cinit__(self, KernelState root, int max_nodes=1_000_000):
@@ -188,7 +195,9 @@ cdef class Search:
         self.legal_stamp = <uint32_t*>alloc_own_lines(k.num_distinct_actions * sizeof(uint32_t))
         self.seen_stamp = <uint32_t*>alloc_own_lines(k.num_distinct_actions * sizeof(uint32_t))
         self.cap_nodes = 1024 if max_nodes > 1024 else max_nodes
-        self.node_block = <Node*>realloc(NULL, (self.cap_nodes + 2 * _guard_nodes()) * sizeof(Node))
+        self.node_block_mapped = 0
+        self.node_block = <Node*>arena_resize(NULL, 0, _arena_bytes(self.cap_nodes),
+                                              &self.node_block_mapped)
         if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
                 or self.legal_stamp == NULL or self.seen_stamp == NULL or self.node_block == NULL):
             raise MemoryError()
@@ -228,7 +237,7 @@ cdef class Search:
         free(self.weights)
         free(self.legal_stamp)
         free(self.seen_stamp)
-        free(self.node_block)
+        arena_free(self.node_block, _arena_bytes(self.cap_nodes), self.node_block_mapped)
 
     def set_model(self, w1, b1, w2, double b2, points_w=None, double points_b=0.0):
         """Install a value model (validated by the caller, hortus.search.evaluation): w1 is
@@ -378,10 +387,11 @@ cdef class Search:
             new_cap = self.cap_nodes * 2
             if new_cap > self.max_nodes:
                 new_cap = self.max_nodes
-            grown = <Node*>realloc(self.node_block, (new_cap + 2 * _guard_nodes()) * sizeof(Node))
+            grown = <Node*>arena_resize(self.node_block, _arena_bytes(self.cap_nodes),
+                                        _arena_bytes(new_cap), &self.node_block_mapped)
             if grown == NULL:
                 return -1
-            self.node_block = grown  # realloc keeps the contents, guard nodes included
+            self.node_block = grown  # the contents are kept, guard nodes included
             self.nodes = grown + _guard_nodes()
             self.cap_nodes = new_cap
         cdef int32_t c = self.n_nodes
@@ -677,11 +687,17 @@ cdef class Search:
         return self.n_nodes
 
     @property
+    def node_arena_mapped(self):
+        """Whether the node arena is a mapping of its own (returned to the system when the
+        search is freed); False while it is small, or where mappings are not used."""
+        return bool(self.node_block_mapped)
+
+    @property
     def memory_bytes(self):
         """Bytes this search holds: its node arena (as allocated, guards included), its state
         and scratch buffers and, when set, its value model and root mask."""
         cdef GameKernel* k = self.kernel
-        cdef size_t total = (self.cap_nodes + 2 * _guard_nodes()) * sizeof(Node)
+        cdef size_t total = _arena_bytes(self.cap_nodes)
         total += 2 * k.state_bytes + k.max_legal_actions * (sizeof(int32_t) + sizeof(double))
         total += 2 * k.num_distinct_actions * sizeof(uint32_t)
         if self.model != NULL:

@@ -246,11 +246,12 @@ M_ARENA_MAX = -8
 MALLOC_ARENAS = 2
 MMAP_THRESHOLD_BYTES = 128 * 1024
 """glibc's own initial threshold. Fixing it (any explicit value does) turns off glibc's dynamic
-threshold; 128 KiB keeps every search's node arena (1,024 nodes of 136 bytes to start with,
-then doubled by ``realloc``) in its own mapping."""
+threshold, so other large blocks (batch buffers, protobuf messages) keep getting mappings of
+their own after a larger one was freed. (Node arenas no longer depend on it: they map
+themselves, _ext/memory.pxd.)"""
 TRIM_THRESHOLD_BYTES = 128 * 1024
 """glibc's own initial trim threshold: free space at the top of the heap beyond it goes back to
-the system. Below the first node arena's 139 KB, so that arena cannot be carved from the top."""
+the system."""
 
 
 def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES,
@@ -262,16 +263,18 @@ def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOL
     * A fixed mmap threshold (as ``MALLOC_MMAP_THRESHOLD_``): blocks of `mmap_threshold` bytes
       and more get their own mapping, returned to the system by ``free``. Left dynamic, glibc
       raises the threshold to the size of every mapped block freed, up to 32 MiB, so after
-      the first large search the node arenas of later searches (up to megabytes each, grown by
-      ``realloc``) are carved out of the heap between gRPC's and Python's small blocks, and
-      the holes they leave are not given back: +16% RSS over 60 s of bench/load.py after the
-      warm-up, against +1% with the threshold fixed (README, Reliability).
+      one large block later ones are carved out of the heap between gRPC's and Python's small
+      blocks, and the holes they leave are not given back: +16% RSS over 60 s of
+      bench/load.py after the warm-up, against +1% with the threshold fixed (README,
+      Reliability), when node arenas still came from malloc.
     * A fixed trim threshold (as ``MALLOC_TRIM_THRESHOLD_``), then one ``malloc_trim``: glibc
       serves a large block from the free top of the heap before it considers a mapping, and
       every mapped block freed before this call (while importing, say) raised the trim
-      threshold to twice its size, so the top could keep hundreds of KB free. The first node
-      arena was then carved from it and grown in place by ``realloc``, never mapped (a CI run
-      saw exactly that). Trimmed, and held at 128 KiB, the top stays smaller than an arena.
+      threshold to twice its size, so the top could keep hundreds of KB free, and large blocks
+      were carved from it. Trimmed, and held at 128 KiB, the top stays small. Neither
+      threshold could rule out a large block in the heap (glibc maps one only when no free
+      chunk and not the top can hold it: a CI run still saw a whole node arena in the heap),
+      which is why node arenas now map themselves.
 
     A setting already made through its environment variable is left alone, and
     ``HORTUS_MALLOC_TUNING=off`` leaves glibc's defaults entirely (to compare, or under another
