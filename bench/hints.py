@@ -1,7 +1,7 @@
 """Hint quality: how often a quick hint agrees with a much longer search, and what it costs.
 
     python bench/hints.py --make-positions            # writes bench/data/hint_positions.jsonl
-    python bench/hints.py [--budget 100ms] [--factor 64] [--per-game 200] [--game NAME ...]
+    python bench/hints.py [--budget 100ms] [--factor 64] [--per-game 200] [--skip 0] [--game NAME ...]
 
 Positions: for each game (2 seats), 20 seeded self-play games at difficulty level 6, 10
 decisions drawn from each (seeded; only decisions with at least two legal moves), 200 per game,
@@ -84,6 +84,13 @@ def spread(items: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
         _, index, draw = item["id"].rsplit("/", 2)
         return int(draw), int(index)
     return sorted(items, key=key)[:count]
+
+
+def chosen(items: list[dict[str, Any]], game: str, per_game: int, skip: int = 0) -> list[dict[str, Any]]:
+    """The positions of `game` a run judges: draws ``skip + 1`` to ``skip + per_game`` in
+    ``spread``'s order, so ``--per-game 60 --skip 60`` judges the 60 positions that follow a
+    ``--per-game 60`` run's (the order does not depend on how many are taken)."""
+    return spread([i for i in items if i["game"] == game], skip + per_game)[skip:]
 
 
 def _limits(budget: str, factor: int, seed: int, evaluation: str | None) -> Limits:
@@ -200,6 +207,8 @@ def main() -> None:
     parser.add_argument("--factor", type=int, default=64, help="reference budget = factor x budget")
     parser.add_argument("--per-game", type=int, default=200,
                         help="positions per game (N spread over the games: first draws first)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the first N positions per game (in the --per-game order)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
     parser.add_argument("--engine", type=_engine, nargs="+", default=["default"],
@@ -214,6 +223,8 @@ def main() -> None:
     parser.add_argument("--details", type=Path, default=None,
                         help="also write one JSON line per position and engine here (hint, reference best, values)")
     args = parser.parse_args()
+    if args.skip < 0:
+        parser.error("--skip must be >= 0")
     names = args.game or games.names()
     if args.make_positions:
         items = make_positions(names, args.seed, args.games_per_game)
@@ -225,9 +236,9 @@ def main() -> None:
     rows = []
     details: list[dict[str, Any]] | None = [] if args.details else None
     for name in names:
-        chosen = spread([i for i in items if i["game"] == name], args.per_game)
         started = time.perf_counter()
-        judged = judge(chosen, args.budget, args.factor, args.tolerance, args.bot_evaluation, tuple(args.engine),
+        judged = judge(chosen(items, name, args.per_game, args.skip), args.budget, args.factor, args.tolerance,
+                       args.bot_evaluation, tuple(args.engine),
                        args.values, details)
         seconds = time.perf_counter() - started
         for engine, figures in judged.items():

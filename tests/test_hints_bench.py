@@ -30,3 +30,21 @@ def test_the_details_records_add_up_to_the_table(tmp_path: Path) -> None:
             assert r["hint"] in r["values"] and r["reference_best"] in r["values"]
             assert abs(r["regret"] - max(0.0, r["values"][r["reference_best"]] - r["values"][r["hint"]])) < 0.02
             assert r["agrees"] == (r["regret"] <= 0.5) and r["hint_iterations"] == 40
+
+
+def test_skip_judges_the_positions_that_follow() -> None:
+    """`--per-game 60 --skip 60` judges draws 61-120, those a `--per-game 120` run adds to a
+    `--per-game 60` run's, so a second batch of positions is one command of the README."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import hints
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    items = [json.loads(line) for line in hints.POSITIONS.read_text().splitlines() if line.strip()]
+    for game in ("botanik", "war_of_the_posies"):
+        first, following, both = (hints.chosen(items, game, n, skip) for n, skip in ((60, 0), (60, 60), (120, 0)))
+        assert len(first) == len(following) == 60
+        assert [i["id"] for i in first + following] == [i["id"] for i in both]
+        assert all(i["game"] == game for i in following)
+    out = subprocess.run([sys.executable, str(SCRIPT), "--skip", "-1"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--skip must be >= 0" in out.stderr
