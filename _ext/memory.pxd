@@ -46,8 +46,8 @@ cdef extern from *:
     /* `block` (NULL, or `old_bytes` from an earlier call) resized to `new_bytes`, contents
        kept; NULL when out of memory (the old block is then untouched). *mapped says whether
        the block is a mapping (0 for a new one) and is updated. */
-    static void* hortus_arena_resize(void* block, size_t old_bytes, size_t new_bytes,
-                                     int* mapped) {
+    static inline void* hortus_arena_resize(void* block, size_t old_bytes, size_t new_bytes,
+                                            int* mapped) {
     #if HORTUS_ARENA_CAN_MAP
         void* p;
         if (*mapped) {
@@ -68,7 +68,7 @@ cdef extern from *:
         return realloc(block, new_bytes);
     }
 
-    static void hortus_arena_free(void* block, size_t bytes, int mapped) {
+    static inline void hortus_arena_free(void* block, size_t bytes, int mapped) {
     #if HORTUS_ARENA_CAN_MAP
         if (mapped) {
             if (block != NULL) munmap(block, bytes);
