@@ -30,12 +30,22 @@ cdef inline void* alloc_own_lines(size_t size) noexcept nogil:
 # server's later trees lived in its heap and the holes they left were never returned (issue 8;
 # tune_malloc in hortus.server.app narrowed that but could not rule it out: a CI run still
 # saw a whole tree in the heap). Linux grows a mapping with mremap, without copying; other
-# systems keep malloc/realloc.
+# systems, and builds under AddressSanitizer, keep malloc/realloc.
 cdef extern from *:
     """
     #include <stdlib.h>
     #include <string.h>
-    #if defined(__linux__)
+    /* Under AddressSanitizer (tests/fuzz/run_asan_fuzz.sh) the arena stays with malloc, so
+       that a read or write past it is still caught. */
+    #if defined(__has_feature)
+    #if __has_feature(address_sanitizer)
+    #define HORTUS_ARENA_UNDER_ASAN 1
+    #endif
+    #endif
+    #if defined(__SANITIZE_ADDRESS__)
+    #define HORTUS_ARENA_UNDER_ASAN 1
+    #endif
+    #if defined(__linux__) && !defined(HORTUS_ARENA_UNDER_ASAN)
     #include <sys/mman.h>
     #define HORTUS_ARENA_CAN_MAP 1
     #else
