@@ -23,14 +23,14 @@ cdef inline void* alloc_own_lines(size_t size) noexcept nogil:
 
 
 # A search's node arena (tens of KB to hundreds of MB, grown by doubling) is a mapping of its
-# own once it reaches NODE_ARENA_MAP_BYTES: freed, it goes back to the system at once, whatever
-# state malloc's heap is in. Left to malloc, an arena above glibc's mmap threshold was still
-# carved from the heap whenever a free chunk or the heap's top could hold it (glibc maps a block
-# only when neither can): after a larger search, or with the top grown by small frees, a
-# server's later trees lived in its heap and the holes they left were never returned (issue 8;
-# tune_malloc in hortus.server.app narrowed that but could not rule it out: a CI run still
-# saw a whole tree in the heap). Linux grows a mapping with mremap, without copying; other
-# systems, and builds under AddressSanitizer, keep malloc/realloc.
+# own once it reaches HORTUS_NODE_ARENA_MAP_BYTES (128 KiB): freed, it goes back to the system
+# at once, whatever state malloc's heap is in. Left to malloc, an arena above glibc's mmap
+# threshold was still carved from the heap whenever a free chunk or the heap's top could hold
+# it (glibc maps a block only when neither can): after a larger search, or with the top grown
+# by small frees, a server's later trees lived in its heap and the holes they left were never
+# returned (issue 8; tune_malloc in hortus.server.app narrowed that but could not rule it out:
+# a CI run still saw a whole tree in the heap). Linux grows a mapping with mremap, without
+# copying; other systems, and builds under AddressSanitizer, keep malloc/realloc.
 cdef extern from *:
     """
     #include <stdlib.h>
