@@ -179,6 +179,12 @@ class Game(ABC):
         always play out, and the frozen baseline (``mcts-base``) never uses a model."""
         return True
 
+    def search_eval_plies(self, players: int) -> int | None:
+        """Decisions a playout plays before the value model scores it, where the model is used
+        (``Limits.eval_plies`` None = this); None = the model file's ``eval_plies``. A game
+        sets it per seat count where another cut won at equal time (issue 16)."""
+        return None
+
     def search_turn_max(self, players: int) -> bool:
         """Whether the search values a move by its seat's best own continuation rather than by
         its mean (``Limits.turn_max`` None = this; ``Search._turn_value`` says why). A game

@@ -92,7 +92,8 @@ class Limits:
     (``Game.search_value_model``), else playouts. Games played solo always use playouts."""
     eval_plies: int | None = None
     """With a model: decisions played out before the model scores the state (0 = at the new
-    leaf); None = the model file's."""
+    leaf); None = the game's for the seat count (``Game.search_eval_plies``), else the model
+    file's."""
     draw_deadline: float | None = None
     """``time.perf_counter()`` instant after which that measurement is skipped rather than
     started (it takes milliseconds), so that a caller's deadline is kept; None = no limit."""
@@ -285,7 +286,10 @@ def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
     for search in searches:
         search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2,
                          None if model.points_w is None else list(model.points_w), model.points_b)
-    return searches, model.eval_plies if limits.eval_plies is None else limits.eval_plies
+    if limits.eval_plies is not None:
+        return searches, limits.eval_plies
+    game_plies = state.game.search_eval_plies(state.num_players)
+    return searches, model.eval_plies if game_plies is None else game_plies
 
 
 def _in_parallel(run: Callable[[int], None], threads: int) -> None:

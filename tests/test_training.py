@@ -300,3 +300,18 @@ def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str)
         assert with_model.iterations == 300 and with_model.moves
         assert default == (comparable(with_model) if uses_model else playout)
         assert comparable(with_model) != playout, f"{name}, {players} seats: the model changed nothing"
+
+
+def test_the_cut_is_the_games_per_seat_count_else_the_model_files() -> None:
+    """Botanists cuts its playouts after 20 decisions at 2 seats (issue 16, round 11), after
+    the model file's 40 at 3-4 seats; an explicit Limits.eval_plies overrides both, and a game
+    that does not set it (Botanik) uses its file's."""
+    for name, players, cut in (("botanists", 2, 20), ("botanists", 4, None), ("botanik", 2, None)):
+        game = games.get(name)
+        model = evaluation.load_model(game, feature_count(name))
+        assert model is not None and (name != "botanists" or model.eval_plies == 40)
+        expected = model.eval_plies if cut is None else cut
+        state = midgame(name, 3, players=players)
+        default = comparable(analyze(state, Limits(iterations=300, seed=5)))
+        assert default == comparable(analyze(state, Limits(iterations=300, seed=5, eval_plies=expected)))
+        assert default != comparable(analyze(state, Limits(iterations=300, seed=5, eval_plies=expected + 7)))

@@ -323,6 +323,13 @@ class BotanistsGame(Game):
         three, 65.0% of 40 games ([49.5, 77.9]; fair share 25%)."""
         return players in self.TUNED_SEATS
 
+    def search_eval_plies(self, players: int) -> int | None:
+        """2 seats: playouts cut after 20 decisions, not the model file's 40 (issue 16, round
+        11): against mcts-base at 100 ms, 67.9% of 240 games (Wilson 95% [61.8, 73.5]) where
+        the cut at 40 scored 64.2% on the same three seeds, and hints agreeing on 80.8% of 120
+        positions against 79.2%. 3-4 seats keep 40, the cut measured there."""
+        return 20 if players == 2 else None
+
     def search_turn_max(self, players: int) -> bool:
         """Tuned seat counts: a move is valued by its seat's best own continuation within the
         turn (Limits.turn_max), against the first move to get a deep subtree locking the search
