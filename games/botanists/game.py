@@ -325,9 +325,10 @@ class BotanistsGame(Game):
 
     def search_eval_plies(self, players: int) -> int | None:
         """2 seats: playouts cut after 20 decisions, not the model file's 40 (issue 16, round
-        11): against mcts-base at 100 ms, 67.9% of 240 games (Wilson 95% [61.8, 73.5]) where
-        the cut at 40 scored 64.2% on the same three seeds, and hints agreeing on 80.8% of 120
-        positions against 79.2%. 3-4 seats keep 40, the cut measured there."""
+        11): against mcts-base at 100 ms, 67.8% of 320 games (Wilson 95% [62.5, 72.7]); the
+        cut at 40 scored 64.2% on the first three of those seeds, 67.9% for this one. Hints
+        agree on 80.8% of 120 positions against 79.2%. 3-4 seats keep 40, the cut measured
+        there."""
         return 20 if players == 2 else None
 
     def search_turn_max(self, players: int) -> bool:
