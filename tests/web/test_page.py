@@ -7,6 +7,7 @@ failed request or empty picture fails the test."""
 
 from __future__ import annotations
 
+from paths import TESTS
 import json
 import os
 import random
@@ -27,7 +28,7 @@ from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E40
 from hortus.server.web import WebOptions  # noqa: E402
 
 CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-ARTIFACTS = Path(__file__).parent / "artifacts"
+ARTIFACTS = TESTS / "artifacts"
 GAMES = [("botanik", 2), ("botanists", 3), ("botanical_lab", 2), ("war_of_the_posies", 2)]
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install chromium (.ci/run does)")

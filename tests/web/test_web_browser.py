@@ -4,6 +4,7 @@ driven by playwright (``executable_path``: no browser download). .ci/run install
 
 from __future__ import annotations
 
+from paths import REPO
 import functools
 import http.server
 import json
@@ -23,7 +24,7 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 
 from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
-from test_web_typescript import NPM, TS, ensure_node_modules, node_major  # noqa: E402
+from node_tools import NPM, TS, ensure_node_modules, node_major  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -70,7 +71,7 @@ try {
 """
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = REPO / "README.md"
 
 
 def readme_page() -> str:

@@ -3,12 +3,13 @@ and JSON, and tells a changed policy from an unchanged one."""
 
 from __future__ import annotations
 
+from paths import REPO
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).parent.parent / "bench" / "policy_duel.py"
+SCRIPT = REPO / "bench" / "policy_duel.py"
 
 
 def duel(*args: str) -> dict[str, float]:

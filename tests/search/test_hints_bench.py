@@ -3,12 +3,13 @@ figures' own data: the agreement and regrets of the table are those of the recor
 
 from __future__ import annotations
 
+from paths import REPO
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).parent.parent / "bench" / "hints.py"
+SCRIPT = REPO / "bench" / "hints.py"
 
 
 def test_the_details_records_add_up_to_the_table(tmp_path: Path) -> None:

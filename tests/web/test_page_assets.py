@@ -8,6 +8,7 @@ TypeScript is type-checked (``tsc --noEmit``, pinned in web/package.json)."""
 
 from __future__ import annotations
 
+from paths import REPO
 import hashlib
 import re
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 WEB = ROOT / "web"
 TS = ROOT / "clients" / "typescript"
 STATIC = ROOT / "src" / "hortus" / "static"

@@ -14,6 +14,7 @@ tests/test_readme_examples.py`` prints them again (e.g. after a view message cha
 
 from __future__ import annotations
 
+from paths import REPO
 import copy
 import json
 import random
@@ -35,7 +36,7 @@ from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = REPO / "README.md"
 MARKER = re.compile(r"<!-- json-example: (\w+) (\w+) -->\s*```json\n(.*?)```", re.S)
 METHODS = {"SuggestMoveRequest": "SuggestMove", "RankMovesRequest": "RankMoves"}
 RESPONSES: dict[str, type[Message]] = {"SuggestMove": pb.SuggestMoveResponse, "RankMoves": pb.RankMovesResponse}

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from paths import TESTS
 import importlib.util
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from hortus import games
 
-FOLDER = Path(__file__).resolve().parent / "golden"
+FOLDER = TESTS / "golden"
 _spec = importlib.util.spec_from_file_location("golden_regenerate", FOLDER / "regenerate.py")
 assert _spec is not None and _spec.loader is not None
 regenerate = importlib.util.module_from_spec(_spec)
