@@ -23,7 +23,7 @@ from google.protobuf.message import Message
 
 import hortus
 from hortus import games
-from hortus.clients.views import ViewError, structured_to_view, view_to_structured
+from hortus.views import ViewError, structured_to_view, view_to_structured
 from hortus.games import (
     CHANCE,
     TERMINAL,

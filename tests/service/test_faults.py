@@ -253,7 +253,7 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
 def test_sigterm_under_load_answers_every_accepted_call() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
          "--grace-seconds", "15", "--max-concurrent-searches", "3", "--batch-window", "1", "--log-level", "error"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )

@@ -591,7 +591,7 @@ def test_message_size_cap() -> None:
 def test_size_caps_on_request_fields(stub: Any) -> None:
     """Every size a request controls is capped and named: names, option maps, notation,
     positions (encoded and structured), batch ids."""
-    from hortus.clients.views import view_to_structured
+    from hortus.views import view_to_structured
 
     S = service_module
     position = new_position(stub)
@@ -695,7 +695,7 @@ class _Lines:
 def test_hortus_serve_process_shuts_down_on_sigterm() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--grace-seconds", "1"],
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--grace-seconds", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
