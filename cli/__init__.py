@@ -24,11 +24,14 @@ from hortus.cli import arena, evaluate, play, serve, train
 from hortus.cli.common import CliError, report
 from hortus.clients.errors import AdvisorError
 
+import hortus
+
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hortus", description="AI opponent and move advisor for botany board games")
+    parser.add_argument("--version", action="version", version=f"hortus {hortus.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for family in (serve, play, evaluate, arena, train):
         family.add_parsers(sub)
@@ -37,9 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 service error, 2 usage)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         status: int = args.func(args)
         return status
     except CliError as exc:

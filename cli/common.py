@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -194,3 +195,43 @@ class Progress:
         elif self._enabled:
             print(file=sys.stderr, flush=True)
         self._enabled = False
+
+
+ENVIRONMENT_PREFIX = "HORTUS_"
+"""``hortus serve --max-iterations N`` can also be set as ``HORTUS_MAX_ITERATIONS=N`` (containers,
+process managers); a flag on the command line wins."""
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def environment_name(option: str, prefix: str = ENVIRONMENT_PREFIX) -> str:
+    """The environment variable of a long option: ``--tls-cert`` -> ``HORTUS_TLS_CERT``."""
+    return prefix + option.lstrip("-").replace("-", "_").upper()
+
+
+def defaults_from_environment(parser: argparse.ArgumentParser, prefix: str = ENVIRONMENT_PREFIX) -> None:
+    """Every long option of `parser` takes its default from its environment variable when set
+    (``environment_name``): the value is parsed as on the command line (argparse converts a
+    string default with the option's type, so a bad value fails naming the option); a switch
+    takes 1/true/yes/on or 0/false/no/off; a repeatable option takes a comma-separated list.
+    A flag given on the command line overrides its variable."""
+    for action in parser._actions:  # argparse exposes no public list of a parser's options
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if not longs or action.dest in ("help", "version"):
+            continue
+        name = environment_name(longs[0], prefix)
+        action.help = (action.help or "") + f" [env {name}]"
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            word = value.strip().lower()
+            if word not in _TRUE | _FALSE:
+                raise CliError(f"{name}={value!r}: expected 1/true/yes/on or 0/false/no/off (for {longs[0]})")
+            action.default = (word in _TRUE) == isinstance(action, argparse._StoreTrueAction)
+        elif isinstance(action, argparse._AppendAction):
+            items = [item.strip() for item in value.split(",") if item.strip()]
+            action.default = [action.type(item) if callable(action.type) else item for item in items]
+        else:
+            action.default = value

@@ -12,7 +12,13 @@ if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     pass
 
 
-from hortus.cli.common import CliError, non_negative_int, positive_int
+from hortus.cli.common import (
+    ENVIRONMENT_PREFIX,
+    CliError,
+    defaults_from_environment,
+    non_negative_int,
+    positive_int,
+)
 
 _CAPS = (
     ("default_iterations", int, "iterations when a request gives no budget"),
@@ -167,3 +173,4 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--web-static", default=None, metavar="DIR", help="folder served at / of the web port (default: the bundled page)")
     p.set_defaults(func=_cmd_serve)
+    defaults_from_environment(p, ENVIRONMENT_PREFIX)
