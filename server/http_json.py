@@ -245,6 +245,12 @@ class PlainHttp:
             body = b"ok\n" if ok else b"draining\n"
             await _plain(send, 200 if ok else 503, cors, b"" if method == "HEAD" else body, len(body))
             return True
+        if path == "/openapi.json" and method in ("GET", "HEAD"):
+            from hortus.server.openapi import openapi_json  # made from the descriptors once
+
+            document = openapi_json()
+            await _plain(send, 200, cors, b"" if method == "HEAD" else document, len(document), b"application/json")
+            return True
         if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX):] not in self.streams:
             return False
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
@@ -336,8 +342,9 @@ async def _race(task: asyncio.Future[None], watch: asyncio.Future[None]) -> None
         await task
 
 
-async def _plain(send: Send, status: int, cors: list[tuple[bytes, bytes]], body: bytes, length: int) -> None:
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(length).encode()),
+async def _plain(send: Send, status: int, cors: list[tuple[bytes, bytes]], body: bytes, length: int,
+                 kind: bytes = b"text/plain; charset=utf-8") -> None:
+    headers = [(b"content-type", kind), (b"content-length", str(length).encode()),
                (b"cache-control", b"no-store"), *cors]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -157,3 +157,23 @@ def test_health_and_readiness(running: RunningServer, port: int) -> None:
         assert request(port, "GET", "/healthz")[0] == 200
     finally:
         running.servicer.draining.clear()
+
+
+def test_openapi_document_is_served_and_valid(port: int) -> None:
+    status, headers, body = request(port, "GET", "/openapi.json")
+    assert status == 200 and headers["content-type"] == "application/json"
+    document = json.loads(body)
+    assert document["openapi"] == "3.1.0"
+    assert "/hortus.v1.Advisor/Analyze" in document["paths"]
+    assert "get" in document["paths"]["/hortus.v1.Advisor/ListGames"]
+    validator = pytest.importorskip("openapi_spec_validator")
+    validator.validate(document)
+
+
+def test_connect_get_of_a_read_only_rpc(port: int) -> None:
+    status, _, body = request(port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message=" + quote("{}"))
+    assert status == 200
+    assert any(game["name"] == GAME for game in json.loads(body)["games"])
+    status, _, body = request(port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message="
+                              + quote('{"bogus": 1}'))
+    assert status == 400 and "bogus" in json.loads(body)["message"]
