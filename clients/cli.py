@@ -318,7 +318,7 @@ def _suggest_in_turn(
     def ask(token: str) -> Suggestion:
         return client.suggest_move(
             position, iterations=args.iterations, time_ms=args.time_ms, seed=seed, threads=args.threads,
-            continue_from=token,
+            continue_from=token, level=getattr(args, "level", 0),
         )
 
     if not continue_from:
@@ -1232,6 +1232,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_non_negative_int, default=None, help="seed of the setup, chance draws and AI")
     p.add_argument("--manual-chance", action="store_true", help="type chance outcomes instead of drawing them")
     p.add_argument("--record", default=None, metavar="FILE", help="write the game record (JSONL) here at the end, for 'hortus review'")
+    p.add_argument("--level", type=_positive_int, default=0, help="the AI plays at this difficulty level (1-8) instead of a budget")
     _add_search(p)
     _add_connection(p)
     p.set_defaults(func=_cmd_play)
