@@ -243,6 +243,19 @@ async function advance(load: () => Promise<PositionInfo>): Promise<void> {
   if (ok) void step(state.generation);
 }
 
+/** Who won, from the engine's returns (each seat's share of the win), never from the scores
+ * alone: on equal points a game's tie-break (e.g. Botanical Lab's machine tiles) decides, and
+ * only seats that share the top return share the win. */
+function winnerText(scores: number[], returns: number[]): string {
+  const best = Math.max(...returns);
+  const winners = returns.map((v, p) => (v === best && v > 0 ? p : -1)).filter((p) => p >= 0);
+  if (!winners.length) return "No winner.";
+  const names = winners.map((p) => `seat ${p}`).join(" and ");
+  if (winners.length > 1) return `Shared win: ${names}.`;
+  const tied = scores.filter((v) => v === scores[winners[0]]).length > 1;
+  return `Winner: ${names}${tied ? " (on the tie-break)" : ""}.`;
+}
+
 function render(): void {
   const info = state.info!;
   const legal = state.legal!;
@@ -254,11 +267,10 @@ function render(): void {
   const scores = (info.scores ?? []).map((v, p) => `seat ${p}${state.setup.ai.includes(p) ? " (AI)" : ""}: ${v}`);
   const final = $("final");
   if (info.terminal) {
-    const best = Math.max(...(info.scores ?? [0]));
-    const winners = (info.scores ?? []).map((v, p) => (v === best ? p : -1)).filter((p) => p >= 0);
     final.hidden = false;
     final.dataset.scores = JSON.stringify(info.scores ?? []);
-    final.textContent = `Game over. Final scores: ${scores.join(", ")}. Winner: ${winners.map((p) => `seat ${p}`).join(" and ")}.`;
+    final.dataset.returns = JSON.stringify(info.returns ?? []);
+    final.textContent = `Game over. Final scores: ${scores.join(", ")}. ${winnerText(info.scores ?? [], info.returns ?? [])}`;
     setStatus("Game over.");
   } else {
     final.hidden = true;
