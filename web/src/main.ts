@@ -6,6 +6,7 @@
 
 import {
   AdvisorClient, AdvisorError, CancelledError, FailedPreconditionError, InvalidArgumentError, NotFoundError,
+  UnavailableError,
   PositionSchema, StructuredPositionSchema,
   create, fromJson, toJson,
   type ActionLike, type Analysis, type GameInfo, type LegalActionsResponse, type MoveAnalysis, type Position,
@@ -13,7 +14,10 @@ import {
 } from "../../clients/typescript/src/index.js";
 
 /** The web port that served this page (same origin: no CORS, no other host contacted). */
-const advisor = new AdvisorClient({ baseUrl: location.origin });
+// ?server=URL: a page served from elsewhere calling a server's web port (needs that server's
+// --cors-origin for this page's origin).
+const SERVER = new URLSearchParams(location.search).get("server") || location.origin;
+const advisor = new AdvisorClient({ baseUrl: SERVER });
 
 /** A mistake found in the page before any call (a pasted text that is no position). */
 class PageError extends Error {
@@ -71,6 +75,13 @@ function readable(e: unknown): string {
     const violation = e.violations[0];
     const where = violation?.field ? ` (field: ${violation.field})` : "";
     return `${violation?.description || e.rawMessage}${where}`;
+  }
+  if (e instanceof UnavailableError) {
+    // A fetch that failed tells the page nothing more (the browser hides a CORS refusal
+    // from scripts): name the likely causes and what fixes each.
+    return `The server at ${SERVER} could not be reached (${e.rawMessage}): the connection was lost or ` +
+      `the server stopped (try again when it is back), or it refuses this page's origin ${location.origin} ` +
+      `(start it with --cors-origin ${location.origin}; the server logs the origins it refuses).`;
   }
   if (e instanceof AdvisorError) return e.rawMessage || e.code;
   if (e instanceof PageError) return `${e.message} (field: ${e.field})`;
