@@ -148,3 +148,25 @@ def test_the_allowed_origins_are_printed_at_start() -> None:
         thread.join(60)
     assert "hortus web CORS origins allowed: https://a.test, https://b.test" in out.getvalue().splitlines()
     assert "none" in origins_line(())
+
+
+@pytest.mark.parametrize("name,players", [("botanik", 2), ("botanical_lab", 2), ("war_of_the_posies", 2), ("botanists", 2)])
+def test_a_phone_never_scrolls_sideways_and_the_text_is_legible(browser: Any, name: str, players: int) -> None:
+    server = _serve()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(f"{_url(server)}/?game={name}&players={players}&level=1&seed=4")
+        page.wait_for_function("() => document.body.dataset.busy === '0' && document.querySelector('#picture svg [data-action]')")
+        page.locator("#hint").click()
+        page.wait_for_selector("#hints tr.best")
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        smallest = page.evaluate("""() => {
+          const svg = document.querySelector('#picture svg');
+          const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+          return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+        }""")
+        assert smallest >= 11 - 1e-6, smallest
+    finally:
+        context.close()
+        server.stop(0)

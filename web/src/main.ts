@@ -267,6 +267,20 @@ function winnerText(scores: number[], returns: number[]): string {
   return `Winner: ${names}${tied ? " (on the tie-break)" : ""}.`;
 }
 
+/** The picture scales to its column, but never so far down that its smallest text falls
+ * under MIN_TEXT_PX on screen: below that width it keeps its size and scrolls inside its own
+ * box (#picture), so a phone page never scrolls sideways and its labels stay legible. */
+const MIN_TEXT_PX = 11;
+function readableText(svg: SVGSVGElement): void {
+  const width = svg.viewBox.baseVal?.width;
+  let smallest = Infinity;
+  for (const text of svg.querySelectorAll("text")) {
+    const size = parseFloat(getComputedStyle(text).fontSize);
+    if (size > 0) smallest = Math.min(smallest, size);
+  }
+  if (width && Number.isFinite(smallest)) svg.style.minWidth = `${Math.ceil((width * MIN_TEXT_PX) / smallest)}px`;
+}
+
 function render(): void {
   const info = state.info!;
   const legal = state.legal!;
@@ -274,7 +288,10 @@ function render(): void {
   const seat = viewSeat();
   $("picture").innerHTML = legal.picture || "";
   const svg = $("picture").querySelector("svg");
-  if (svg) svg.removeAttribute("height");
+  if (svg) {
+    svg.removeAttribute("height");
+    readableText(svg);
+  }
   const scores = (info.scores ?? []).map((v, p) => `seat ${p}${state.setup.ai.includes(p) ? " (AI)" : ""}: ${v}`);
   const final = $("final");
   if (info.terminal) {
