@@ -48,6 +48,7 @@ from hortus.cli.common import (
     normalize,
     parse_options,
     percent,
+    positive_int,
     print_json,
     read_line,
     say,
@@ -259,7 +260,7 @@ def _suggest_in_turn(
     def ask(token: str) -> Suggestion:
         return client.suggest_move(
             position, iterations=args.iterations, time_ms=args.time_ms, seed=seed, threads=args.threads,
-            continue_from=token,
+            continue_from=token, level=getattr(args, "level", 0),
         )
 
     if not continue_from:
@@ -588,6 +589,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--seed", type=non_negative_int, default=None, help="seed of the setup, chance draws and AI")
     p.add_argument("--manual-chance", action="store_true", help="type chance outcomes instead of drawing them")
     p.add_argument("--record", default=None, metavar="FILE", help="write the game record (JSONL) here at the end, for 'hortus review'")
+    p.add_argument("--level", type=positive_int, default=0, help="the AI plays at this difficulty level (1-8) instead of a budget")
     add_search_arguments(p)
     add_connection(p)
     p.set_defaults(func=_cmd_play)

@@ -48,7 +48,7 @@ class PositionRpcs(ServicerCore):
         """A new game from the fields of a request (NewGame, ReviewGame), each checked and
         named (game, players, variant, options[NAME]) when wrong."""
         game = self._game(name, "game")
-        players = players or game.min_players
+        players = players or game.default_players or game.min_players
         if not game.min_players <= players <= game.max_players:
             raise RequestError(
                 "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"

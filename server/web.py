@@ -335,6 +335,20 @@ class _Bridge:
 
 
 # --- HTTP: CORS, static files, the RPC app ---------------------------------------------------
+REFUSED_ORIGIN_LOG_INTERVAL_S = 60
+
+
+def origins_line(origins: tuple[str, ...] | frozenset[str]) -> str:
+    """What ``hortus serve`` prints at start: the origins whose pages may call the web port."""
+    listed = ", ".join(sorted(origins)) or "none (only pages served by this port; add --cors-origin)"
+    return f"hortus web CORS origins allowed: {listed}"
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    """The page served by this port itself (its Origin is this Host): no CORS is involved."""
+    return bool(host) and origin.split("://", 1)[-1] == host
+
+
 class FrontDoor:
     """The ASGI app of the web port: the RPCs under ``/hortus.v1.Advisor/``, CORS for the
     allowed origins, and static files for any other ``GET``."""
@@ -344,9 +358,22 @@ class FrontDoor:
         self.cors_origins = frozenset(cors_origins)
         self.static_dir = static_dir.resolve() if static_dir is not None else None
         self.plain: PlainHttp | None = None  # NDJSON/SSE streams and probes (http_json)
+        # A refused origin is logged so an operator sees why a page cannot call (the browser
+        # only tells its own console), at most once per interval so a busy page cannot flood it.
+        self._refused_logged_at = -math.inf
 
     def _allowed(self, origin: str) -> bool:
         return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
+
+    def _log_refused(self, origin: str) -> None:
+        now = time.monotonic()
+        if now - self._refused_logged_at < REFUSED_ORIGIN_LOG_INTERVAL_S:
+            return
+        self._refused_logged_at = now
+        allowed = ", ".join(sorted(self.cors_origins)) or "none (--cors-origin)"
+        logging.getLogger(__name__).warning(
+            "web: refused CORS origin %s (allowed: %s); at most one such line every %d s",
+            origin, allowed, REFUSED_ORIGIN_LOG_INTERVAL_S)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -356,6 +383,8 @@ class FrontDoor:
         cors: list[tuple[bytes, bytes]] = []
         if self._allowed(origin):
             cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+        elif origin and not _same_origin(origin, headers.get("host", "")):
+            self._log_refused(origin)
         method = scope["method"]
         if method == "OPTIONS" and "access-control-request-method" in headers:
             if cors:
