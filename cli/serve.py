@@ -76,7 +76,10 @@ def _web_options(args: argparse.Namespace) -> Any:
     static = Path(args.web_static) if args.web_static else None
     if static is not None and not static.is_dir():
         raise CliError(f"--web-static {args.web_static}: not a folder")
-    return WebOptions(address=address, cors_origins=tuple(args.cors_origin or ()), static_dir=static)
+    return WebOptions(
+        address=address, cors_origins=tuple(args.cors_origin or ()), static_dir=static, plaintext=args.web_plaintext,
+        trusted_proxies=tuple(args.trusted_proxy or ()),
+    )
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -172,5 +175,18 @@ def add_parsers(sub: Any) -> None:
         help="a page origin allowed to call the web port, e.g. https://play.example (repeatable; '*' = any)",
     )
     p.add_argument("--web-static", default=None, metavar="DIR", help="folder served at / of the web port (default: the bundled page)")
+    p.add_argument(
+        "--web-plaintext",
+        action="store_true",
+        help="serve the web port as plaintext HTTP even with --tls-cert (a warning is logged; "
+        "by default the web port serves HTTPS with the gRPC port's certificate and client-CA rule)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=None,
+        metavar="IP",
+        help="a reverse proxy (IP or network) whose X-Forwarded-For the web port believes (repeatable; default none)",
+    )
     p.set_defaults(func=_cmd_serve)
     defaults_from_environment(p, ENVIRONMENT_PREFIX)

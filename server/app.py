@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Callable, TextIO
 
+import logging
+
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
@@ -24,6 +26,8 @@ from hortus.server.service import SERVICE_NAME, AdvisorServicer
 from hortus.v1 import advisor_pb2_grpc
 
 __all__ = ["DEFAULT_ADDRESS", "RunningServer", "ServerTls", "build_server", "create_server", "serve"]
+
+_log = logging.getLogger("hortus.server")
 
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 LAME_DUCK_SECONDS = 0.5
@@ -82,6 +86,27 @@ class ServerTls:
                 context.load_verify_locations(cadata=self.client_ca.decode("ascii", "replace"))
             except (ssl.SSLError, ValueError) as exc:
                 raise ValueError(f"the client CA is not a PEM certificate: {exc}") from exc
+
+    def ssl_context(self) -> Any:
+        """An ``ssl.SSLContext`` of the same certificate, key and client-certificate rule, for
+        the web port: the web port must not be a plaintext way around the gRPC port's TLS."""
+        import os
+        import ssl
+        import tempfile
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        with tempfile.TemporaryDirectory(prefix="hortus-tls-") as folder:  # load_cert_chain reads files
+            cert_path = os.path.join(folder, "cert.pem")
+            key_path = os.path.join(folder, "key.pem")
+            for path, data in ((cert_path, self.certificate_chain), (key_path, self.private_key)):
+                with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+                    out.write(data)
+            context.load_cert_chain(cert_path, key_path)
+        if self.client_ca is not None:
+            context.load_verify_locations(cadata=self.client_ca.decode("ascii", "replace"))
+            context.verify_mode = ssl.CERT_REQUIRED  # mutual TLS, as require_client_auth on gRPC
+        return context
 
     def credentials(self) -> grpc.ServerCredentials:
         return grpc.ssl_server_credentials(
@@ -212,6 +237,13 @@ def build_server(
         from hortus.server.web import start_web  # lazy: the web extra is optional
 
         web = replace(web, reuse_port=config.reuse_port, grace_seconds=config.grace_seconds, observers=observer.observers)
+        if tls is not None and not web.plaintext:
+            web = replace(web, tls=tls)  # the web port serves HTTPS with the gRPC port's certificate
+        elif tls is not None:
+            _log.warning(
+                "the web port %s serves plaintext HTTP beside a TLS gRPC port (--web-plaintext): "
+                "anyone on the network can read and send its calls", web.address
+            )
         try:
             web_server = start_web(servicer, web, admission)  # one admission control for both ports
         except BaseException:
@@ -331,7 +363,7 @@ def serve(
             previous[sig] = signal.signal(sig, on_signal)
     print(f"hortus advisor listening on {running.address}", file=out, flush=True)
     if running.web is not None:
-        print(f"hortus web (Connect, gRPC-Web) on http://{running.web.address}", file=out, flush=True)
+        print(f"hortus web (Connect, gRPC-Web) on {running.web.scheme}://{running.web.address}", file=out, flush=True)
         from hortus.server.web import origins_line  # lazy: the web extra is optional
         print(origins_line(running.web.app.cors_origins), file=out, flush=True)
     try:

@@ -21,7 +21,15 @@ CallObserver = Callable[[str, str, float, grpc.ServicerContext], None]
 def _code_name(context: grpc.ServicerContext, failed: bool) -> str:
     code: Any = getattr(context, "code")()  # set by abort / set_code; None when the call just returned
     if code is None:
-        return "UNKNOWN" if failed else "OK"
+        if not failed:
+            return "OK"
+        # A call ended with no code set: if the call is no longer active its client went away
+        # (a stream cancelled by the client closes the handler's generator) or its deadline
+        # passed; only a handler's own failure is UNKNOWN.
+        if not context.is_active():
+            remaining = context.time_remaining()
+            return "DEADLINE_EXCEEDED" if remaining is not None and remaining <= 0 else "CANCELLED"
+        return "UNKNOWN"
     return str(getattr(code, "name", code))
 
 

@@ -102,6 +102,19 @@ class WebOptions:
     reuse_port: bool = False
     grace_seconds: float = 5.0
     observers: list[Observer] = field(default_factory=list, compare=False)
+    tls: Any = None
+    """``hortus.server.app.ServerTls``: serve HTTPS with it (mutual TLS when it has a client CA);
+    ``build_server`` sets the gRPC port's own unless ``plaintext``."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Peers whose ``X-Forwarded-For``/``X-Forwarded-Proto`` are believed (``--trusted-proxy``:
+    IP addresses or networks); none by default, so a local process cannot pose as any client."""
+    plaintext: bool = False
+    max_connections: int | None = None
+    """Connections the web port keeps open at once; more are closed at accept (None:
+    ``hortus.server.guard.default_max_connections()``, well below the descriptor limit)."""
+    request_timeout: float = 10.0
+    """Seconds a client has to send a whole request on a new or idle connection."""
+    """Plaintext HTTP even beside a TLS gRPC port (``--web-plaintext``; a warning is logged)."""
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -256,6 +269,12 @@ class _Bridge:
     def _done(self, method: str, probe: bool, started: float, error: BaseException | None, context: _WebContext) -> None:
         self._admission.release(probe)
         code = _code_name(error)
+        if code == "CANCELLED" and error is not None and not isinstance(error, ConnectError):
+            # asyncio cancels the call both when the client goes away and when its deadline
+            # passes (connectrpc's timeout): the remaining time tells them apart
+            remaining = context.time_remaining()
+            if remaining is not None and remaining <= 0:
+                code = "DEADLINE_EXCEEDED"
         seconds = time.perf_counter() - started
         for observer in self._observers:
             try:
@@ -361,6 +380,8 @@ class FrontDoor:
         # A refused origin is logged so an operator sees why a page cannot call (the browser
         # only tells its own console), at most once per interval so a busy page cannot flood it.
         self._refused_logged_at = -math.inf
+        self.allowed_hosts: frozenset[str] | None = None
+        """Host names served (lower case, no port); None: any. Set for a loopback address."""
 
     def _allowed(self, origin: str) -> bool:
         return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
@@ -379,6 +400,17 @@ class FrontDoor:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        if self.allowed_hosts is not None and "host" in headers:
+            if _host_name(headers["host"]) not in self.allowed_hosts:
+                # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1
+                # would otherwise call a loopback server as same-origin
+                await _respond(send, 421, [], b"this server answers only to its own host names\n")
+                return
+        if "content-length" in headers and "transfer-encoding" in headers:
+            # RFC 9112 6.1: a request smuggling attempt through a proxy that frames it by the
+            # other header; h11 frames by Transfer-Encoding and would serve it
+            await _respond(send, 400, [(b"connection", b"close")], b"Content-Length and Transfer-Encoding together\n")
+            return
         origin = headers.get("origin", "")
         cors: list[tuple[bytes, bytes]] = []
         if self._allowed(origin):
@@ -399,6 +431,10 @@ class FrontDoor:
         if self.plain is not None and await self.plain.handle(scope, receive, send, headers, cors):
             return
         if path.startswith(RPC_PREFIX):
+            refusal = _refused_content_type(headers.get("content-type", ""))
+            if refusal is not None:
+                await _respond(send, 415, cors, refusal.encode())
+                return
             if cors:
                 cors.append((b"access-control-expose-headers", EXPOSED_HEADERS.encode()))
 
@@ -422,13 +458,22 @@ class FrontDoor:
         if self.static_dir is None:
             await _respond(send, 404, [], b"no web page is installed here: the API is under /hortus.v1.Advisor/\n")
             return
-        target = (self.static_dir / path.lstrip("/")).resolve()
-        if target.is_dir():
-            target = target / "index.html"
-        if not target.is_relative_to(self.static_dir) or not target.is_file():
+        if "\0" in path:  # a client's mistake, not ours: os calls raise ValueError on it
+            await _respond(send, 400, [], b"the path holds a null byte\n")
+            return
+        try:
+            target = (self.static_dir / path.lstrip("/")).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_relative_to(self.static_dir) or not target.is_file():
+                await _respond(send, 404, [], b"not found\n")
+                return
+            body = target.read_bytes()
+        except (OSError, RuntimeError, ValueError):
+            # a name too long (ENAMETOOLONG), a symlink loop (ELOOP; RuntimeError from resolve
+            # before Python 3.13), a file that went away: not found, never a 500
             await _respond(send, 404, [], b"not found\n")
             return
-        body = target.read_bytes()
         kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
             kind += "; charset=utf-8"
@@ -438,6 +483,51 @@ class FrontDoor:
             (b"cache-control", b"no-cache"),
         ]
         await _respond(send, 200, headers, b"" if head else body)
+
+
+def _host_name(host: str) -> str:
+    """The name of a Host header, without its port (``[::1]:8080`` -> ``[::1]``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def loopback_host_names(bound_host: str) -> frozenset[str] | None:
+    """The Host names a server bound to `bound_host` answers to: for a loopback address
+    localhost, 127.0.0.1, [::1] and the address itself; None (any) for other addresses, where
+    the names clients use are not known here."""
+    import ipaddress
+
+    name = bound_host.strip("[]").lower()
+    try:
+        loopback = name == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return None
+    if not loopback:
+        return None
+    own = f"[{name}]" if ":" in name else name
+    return frozenset({"localhost", "127.0.0.1", "[::1]", own})
+
+
+def _refused_content_type(content_type: str) -> str | None:
+    """Why a call's content type is refused with 415 before Connect sees it (None: served).
+    Native gRPC (HTTP/2 trailers) cannot be answered by an ASGI server; gRPC-Web's text mode
+    (base64) is not implemented by connectrpc."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "application/grpc" or kind.startswith("application/grpc+"):
+        return (
+            "native gRPC is served on the gRPC port (hortus serve --address), not on the web port; "
+            "the web port serves Connect (application/json, application/proto) and gRPC-Web "
+            "(application/grpc-web, application/grpc-web+proto)\n"
+        )
+    if kind.startswith("application/grpc-web-text"):
+        return (
+            "gRPC-Web text mode (application/grpc-web-text) is not served: use the binary mode "
+            "(grpc-web JS client: mode=grpcweb, content type application/grpc-web+proto) or Connect "
+            "(application/json, application/proto)\n"
+        )
+    return None
 
 
 async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes = b"") -> None:
@@ -474,7 +564,16 @@ def _bind(address: str, reuse_port: bool) -> socket.socket:
 class WebServer:
     """uvicorn serving a ``FrontDoor`` in a thread of this process."""
 
-    def __init__(self, app: FrontDoor, sock: socket.socket, pool: futures.ThreadPoolExecutor, grace: float) -> None:
+    def __init__(
+        self,
+        app: FrontDoor,
+        sock: socket.socket,
+        pool: futures.ThreadPoolExecutor,
+        grace: float,
+        tls: Any = None,
+        trusted_proxies: tuple[str, ...] = (),
+        http: Any = "h11",
+    ) -> None:
         self.app = app
         self.socket = sock
         self.port: int = sock.getsockname()[1]
@@ -487,10 +586,22 @@ class WebServer:
             access_log=False,  # hortus's own access log covers web calls (--access-log)
             lifespan="off",
             ws="none",
-            http="h11",
+            http=http,  # uvicorn's h11 protocol with a connection cap and a request read timeout
             server_header=False,
             timeout_graceful_shutdown=math.ceil(max(grace, 0.0)),  # whole seconds in uvicorn's API
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: any local process could
+            # then pose as any client in the access log; only configured proxies are believed
+            proxy_headers=bool(trusted_proxies),
+            forwarded_allow_ips=list(trusted_proxies) or None,
         )
+        if tls is not None:
+            # uvicorn's own context is made from file names; ours from the PEM bytes, with the
+            # same certificate and client-certificate rule as the gRPC port. Loaded here, so a
+            # bad certificate fails start_web, not the server thread.
+            context = tls.ssl_context()
+            config.ssl_context_factory = lambda _config, _default: context
+            config.load()
+        self.scheme = "https" if tls is not None else "http"
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="hortus-web", daemon=True)
         self._failed: BaseException | None = None
@@ -538,6 +649,14 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static)
     app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
-    server = WebServer(app, sock, pool, options.grace_seconds)
+    app.allowed_hosts = loopback_host_names(str(sock.getsockname()[0]))
+    try:
+        from hortus.server.guard import guarded_protocol
+
+        http = guarded_protocol(options.max_connections, options.request_timeout)
+        server = WebServer(app, sock, pool, options.grace_seconds, options.tls, options.trusted_proxies, http)
+    except BaseException:
+        sock.close()
+        raise
     server.start()
     return server

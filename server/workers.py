@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from hortus.server.config import ServerConfig
+from hortus.server.portlock import PortLock, lock_port
 
 __all__ = ["serve_workers"]
 
@@ -38,6 +39,21 @@ def _split(address: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise OSError(f"cannot listen on {address}: expected HOST:PORT")
     return host, int(port)
+
+
+def _lock_and_reserve(host: str, port: int, locks: list[PortLock]) -> socket.socket:
+    """Lock the port (another server holding it: OSError saying so), then reserve it; port 0
+    is reserved first, since its number is known only then. The lock goes into `locks`."""
+    if port:
+        locks.append(lock_port(f"{host}:{port}", port))
+    sock = _reserve(host, port)
+    if not port:
+        try:
+            locks.append(lock_port(f"{host}:{sock.getsockname()[1]}", sock.getsockname()[1]))
+        except OSError:
+            sock.close()
+            raise
+    return sock
 
 
 def _reserve(host: str, port: int) -> socket.socket:
@@ -98,7 +114,15 @@ def serve_workers(
     if workers < 1:
         raise ValueError("workers must be >= 1")
     host, port = _split(address)
-    reservation = _reserve(host, port)
+    # held until this supervisor exits: a second server on these ports fails, while this
+    # group's workers (and their replacements) keep sharing them through SO_REUSEPORT
+    locks: list[PortLock] = []
+    try:
+        reservation = _lock_and_reserve(host, port, locks)
+    except OSError:
+        for lock in locks:
+            lock.close()
+        raise
     port = reservation.getsockname()[1]
     bound = f"{host}:{port}"
     web_reservation = None
@@ -107,9 +131,11 @@ def serve_workers(
 
         web_host, web_port = _split(web.address)
         try:
-            web_reservation = _reserve(web_host, web_port)
+            web_reservation = _lock_and_reserve(web_host, web_port, locks)
         except OSError:
             reservation.close()
+            for lock in locks:
+                lock.close()
             raise
         web = _replace(web, address=f"{web_host}:{web_reservation.getsockname()[1]}")
     worker_config = replace(config, reuse_port=True)
@@ -154,7 +180,8 @@ def serve_workers(
         pids = " ".join(str(p.pid) for p in procs.values())
         print(f"hortus advisor: {workers} worker processes (SO_REUSEPORT), pids {pids}", file=out, flush=True)
         if web is not None:
-            print(f"hortus web (Connect, gRPC-Web) on http://{web.address}", file=out, flush=True)
+            scheme = "https" if tls is not None and not web.plaintext else "http"
+            print(f"hortus web (Connect, gRPC-Web) on {scheme}://{web.address}", file=out, flush=True)
             from hortus.server.web import origins_line  # the web extra is there when web is set
             print(origins_line(tuple(web.cors_origins)), file=out, flush=True)
         while not stop.wait(0.5):
@@ -177,6 +204,8 @@ def serve_workers(
             if proc.is_alive():
                 proc.kill()
                 proc.join()
+        for lock in locks:  # only once no worker of this group serves the ports any more
+            lock.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0

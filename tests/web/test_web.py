@@ -215,7 +215,7 @@ def test_disconnect_stops_the_analysis_at_once(running: RunningServer, url: str,
         sock = socket.create_connection((host, int(port)))
         payload = _enveloped(body)
         sock.sendall(
-            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/connect+json\r\n"
+            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/connect+json\r\n"
             + f"Content-Length: {len(payload)}\r\n\r\n".encode()
             + payload
         )
@@ -363,7 +363,7 @@ def test_both_ports_share_one_admission_control() -> None:
             "interval_ms": 0,
         })
         sock.sendall(
-            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/connect+json\r\n"
+            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/connect+json\r\n"
             + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
         )
         limit = time.monotonic() + 10
