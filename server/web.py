@@ -57,6 +57,7 @@ from protobuf.wkt import Any as WireAny
 
 from hortus.server.admission import AdmissionControl
 from hortus.server.errors import status_for
+from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug
 from hortus.server.service import AdvisorServicer
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1.advisor_connect import AdvisorASGIApplication
@@ -356,6 +357,7 @@ class FrontDoor:
         self.rpc_app = rpc_app
         self.cors_origins = frozenset(cors_origins)
         self.static_dir = static_dir.resolve() if static_dir is not None else None
+        self.plain: PlainHttp | None = None  # NDJSON/SSE streams and probes (http_json)
         # A refused origin is logged so an operator sees why a page cannot call (the browser
         # only tells its own console), at most once per interval so a busy page cannot flood it.
         self._refused_logged_at = -math.inf
@@ -394,6 +396,8 @@ class FrontDoor:
             await _respond(send, 204, cors)
             return
         path: str = scope["path"]
+        if self.plain is not None and await self.plain.handle(scope, receive, send, headers, cors):
+            return
         if path.startswith(RPC_PREFIX):
             if cors:
                 cors.append((b"access-control-expose-headers", EXPOSED_HEADERS.encode()))
@@ -528,12 +532,11 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     pool = futures.ThreadPoolExecutor(
         max_workers=max(servicer.config.pool_size, admission.threads), thread_name_prefix="hortus-web"
     )
-    rpc_app = AdvisorASGIApplication(
-        _Bridge(servicer, pool, options.observers, admission),
-        read_max_bytes=servicer.config.receive_limit,
-    )
+    bridge = _Bridge(servicer, pool, options.observers, admission)
+    rpc_app = AdvisorASGIApplication(bridge, read_max_bytes=servicer.config.receive_limit, codecs=strict_codecs())
     static = options.static_dir if options.static_dir is not None else default_static_dir()
-    app = FrontDoor(rpc_app, options.cors_origins, static)
+    app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static)
+    app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
     server = WebServer(app, sock, pool, options.grace_seconds)
     server.start()

@@ -13,7 +13,7 @@ import pytest
 
 from hortus import games
 from hortus.clients import AdvisorClient, Position
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.search.arena import play_match, wilson_interval
 from hortus.server import ServerConfig, create_server
 

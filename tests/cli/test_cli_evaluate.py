@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hortus import games
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.server import ServerConfig, create_server
 
 GAME = "botanik"

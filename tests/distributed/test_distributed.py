@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hortus import games
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.distributed import Job, run
 from hortus.distributed.shards import Output, file_sha256
 

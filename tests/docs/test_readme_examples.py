@@ -31,7 +31,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-
 from grpc_status import rpc_status
 
 from hortus import games
-from hortus.clients.views import structured_to_view, view_to_structured
+from hortus.views import structured_to_view, view_to_structured
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2

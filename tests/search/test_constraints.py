@@ -13,7 +13,7 @@ import pytest
 
 from hortus import games
 from hortus.clients import AdvisorClient, InvalidArgumentError, Position
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.search import ConstraintError, Limits, analyze
 from hortus.search.analysis import analyze_stream
 from hortus.server import ServerConfig, create_server

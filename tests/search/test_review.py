@@ -25,7 +25,7 @@ from hortus.clients import (
     ReviewedMove,
     ReviewSummary,
 )
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.search import Limits, analyze
 from hortus.server import ServerConfig, create_server
 

@@ -12,7 +12,7 @@ import pytest
 
 from hortus import games
 from hortus.clients import AdvisorClient, InvalidArgumentError, Position
-from hortus.clients.cli import main
+from hortus.cli import main
 from hortus.search.levels import LEVELS, elo_level, elo_table
 from hortus.server import ServerConfig, create_server
 from hortus.v1 import advisor_pb2 as pb

@@ -303,7 +303,7 @@ def test_async_unavailable() -> None:
 
 def test_clients_import_stays_thin() -> None:
     code = (
-        "import sys, hortus.clients, hortus.clients.cli\n"
+        "import sys, hortus.clients, hortus.cli\n"
         "heavy = [m for m in sys.modules if m.startswith(('hortus.games', 'hortus.search', 'hortus.server', 'hortus._ext'))]\n"
         "print(heavy)\n"
     )

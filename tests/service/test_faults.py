@@ -32,7 +32,9 @@ import pytest
 
 from hortus.search import Analysis
 from hortus.server import RunningServer, ServerConfig, build_server
-from hortus.server import service as service_module
+from hortus.server import batch as batch_module
+from hortus.server import messages as messages_module
+from hortus.server import searching as searching_module
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
 
@@ -203,13 +205,14 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
     a bounded number of answers (its sends wait for the client's flow-control window), keeps
     serving other calls, and cancelling the calls frees their search slots."""
     built = Counter[str]()
-    real = service_module.analysis_message
+    real = messages_module.analysis_message
 
     def counting(*args: Any, **kwargs: Any) -> pb.Analysis:
         built[threading.current_thread().name] += 1
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(service_module, "analysis_message", counting)
+    for module in (batch_module, searching_module):  # the RPC families that stream analyses
+        monkeypatch.setattr(module, "analysis_message", counting)
     # a fixed receive window on the client (no BDP probing), so unread answers fill it
     options = [("grpc.http2.bdp_probe", 0)]
     with grpc.insecure_channel(f"127.0.0.1:{server.port}", options=options) as ch:
@@ -253,7 +256,7 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
 def test_sigterm_under_load_answers_every_accepted_call() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
          "--grace-seconds", "15", "--max-concurrent-searches", "3", "--batch-window", "1", "--log-level", "error"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )

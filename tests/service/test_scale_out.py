@@ -27,7 +27,7 @@ def serve_process(*extra: str) -> Iterator[tuple[subprocess.Popen[str], int, lis
     """A ``hortus serve`` process on a free port; yields it, its port and its first lines."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", *extra],
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -24,7 +24,8 @@ from grpc_status import rpc_status
 import hortus
 from hortus import games
 from hortus.server import RunningServer, ServerConfig, build_server, serve, status_for
-from hortus.server import service as service_module
+from hortus.server import positions as positions_module
+from hortus.server import requests as requests_module
 from hortus.server.errors import CapacityError, RequestError
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
@@ -426,7 +427,7 @@ def test_internal_errors_do_not_leak(
     def broken(state: games.State) -> pb.PositionInfo:
         raise RuntimeError("secret internal detail")
 
-    monkeypatch.setattr(service_module, "position_info", broken)
+    monkeypatch.setattr(positions_module, "position_info", broken)
     with caplog.at_level(logging.ERROR, logger="hortus.server"):
         with pytest.raises(grpc.RpcError) as info:
             stub.NewGame(pb.NewGameRequest(game=GAME, seed=1), timeout=10)
@@ -591,9 +592,9 @@ def test_message_size_cap() -> None:
 def test_size_caps_on_request_fields(stub: Any) -> None:
     """Every size a request controls is capped and named: names, option maps, notation,
     positions (encoded and structured), batch ids."""
-    from hortus.clients.views import view_to_structured
+    from hortus.views import view_to_structured
 
-    S = service_module
+    S = requests_module
     position = new_position(stub)
     long_name = "g" * (S.MAX_NAME_BYTES + 1)
     cases: list[tuple[Any, Any, str, str]] = [
@@ -695,7 +696,7 @@ class _Lines:
 def test_hortus_serve_process_shuts_down_on_sigterm() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--grace-seconds", "1"],
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--grace-seconds", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

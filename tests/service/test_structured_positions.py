@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from hortus import games
 from hortus.clients import AdvisorClient, InvalidArgumentError, Position
-from hortus.clients.views import ViewError, structured_games, structured_to_view, view_to_structured
+from hortus.views import ViewError, structured_games, structured_to_view, view_to_structured
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2

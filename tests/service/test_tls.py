@@ -111,7 +111,7 @@ def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> 
     for name, data in pki.items():
         (tmp_path / name).write_bytes(data)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
          "--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server.key"),
          "--tls-client-ca", str(tmp_path / "ca.pem"), "--grace-seconds", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
@@ -180,7 +180,7 @@ def test_a_key_that_does_not_match_the_certificate_is_named(pki: dict[str, bytes
     for name in ("server.pem", "server.key"):
         (tmp_path / name).write_bytes(pki[name])
     done = subprocess.run(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
          "--tls-cert", str(tmp_path / "server.key"), "--tls-key", str(tmp_path / "server.pem")],
         capture_output=True, text=True, timeout=120,
     )

@@ -432,7 +432,7 @@ def test_hortus_serve_starts_the_web_port_by_default() -> None:
     """`hortus serve --address HOST:0` puts the web port on a free port too (tests never
     collide on 8080), shared by the worker processes like the gRPC port; SIGTERM stops both."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
          "--grace-seconds", "1", "--cors-origin", PAGE_ORIGIN],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -457,7 +457,7 @@ def test_explicit_web_address_that_is_taken_fails_clearly() -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
              "--web-address", f"127.0.0.1:{port}"],
             capture_output=True, text=True, timeout=60,
         )

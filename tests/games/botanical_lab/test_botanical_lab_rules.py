@@ -810,7 +810,7 @@ def test_a_whole_game_through_the_service() -> None:
 def test_hortus_play_in_the_terminal(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import io
 
-    from hortus.clients.cli import main
+    from hortus.cli import main
 
     monkeypatch.setattr("sys.stdin", io.StringIO("2\n1\n1\nquit\n"))
     assert main(["play", "botanical_lab", "--seed", "3", "--seat", "0", "--iterations", "50"]) == 0

@@ -723,7 +723,7 @@ def test_contradictory_views_are_refused_naming_the_field(seed: int, kind: int) 
 def test_third_side_row_is_refused_through_a_structured_view() -> None:
     # The path a gRPC client takes: BotanikView with three `side` rows, the third holding a
     # tile that is also on top (issue 15: it used to be ignored).
-    from hortus.clients.views import structured_to_view, view_to_structured
+    from hortus.views import structured_to_view, view_to_structured
 
     s = random_positions(1, seed=5)[0]
     view = s.view(0)

@@ -1024,7 +1024,7 @@ def test_service_plays_war_of_the_posies() -> None:
 def test_hortus_play_war_of_the_posies(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import io
 
-    from hortus.clients.cli import main
+    from hortus.cli import main
 
     # The human types "1" (the first legal action, "end turn") throughout; the AI plays.
     monkeypatch.setattr("sys.stdin", io.StringIO("1\n" * 3000))
