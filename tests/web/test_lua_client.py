@@ -126,15 +126,7 @@ def _post(url: str, method: str, body: dict[str, object], content_type: str = "a
         return response.status, {"raw": data.decode("latin-1")}
 
 
-def _ndjson_served(url: str) -> bool:
-    """Whether the web port answers Analyze as NDJSON (Content-Type application/x-ndjson)."""
-    status, _ = _post(url, "ListGames", {}, "application/x-ndjson")
-    return status == 200
-
-
 def test_analyze_stream_read_line_by_line(url: str) -> None:
-    if not _ndjson_served(url):
-        pytest.skip("the web port does not serve NDJSON streams yet (application/x-ndjson: branch httpapi, not merged)")
     result = lua(LUA_DIR / "analyze_stream.lua", url)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -142,3 +134,14 @@ def test_analyze_stream_read_line_by_line(url: str) -> None:
     assert len(updates) >= 2, lines
     assert sum(", final true," in line for line in updates) == 1 and ", final true," in updates[-1], updates
     assert lines[-1].startswith(f"final after {len(updates)} updates:"), lines[-1]
+
+
+def test_analyze_stream_errors_end_the_stream(url: str) -> None:
+    script = PREAMBLE + """
+      local info = a:new_game("botanik", {players = 2, seed = 1})
+      local ok, e = pcall(a.analyze, a, info.position, {interval_ms = 1}, function() end)
+      print(ok, e.code)
+    """
+    result = lua(script, url)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "false\tinvalid_argument", result.stdout
