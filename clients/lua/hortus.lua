@@ -176,43 +176,41 @@ local function line_sink(on_line)
   end
 end
 
---- Analyze, read line by line as it runs (the NDJSON form of a server stream: POST with
---- Content-Type application/x-ndjson, one JSON object per line). Each AnalyzeResponse
---- {analysis, final, continuation} goes to `on_update(message)` as its line arrives; the
---- last line says how the stream ended: an `error` object (raised here, as a unary call's
---- error) or none (a clean end). opts as rank_moves, plus interval_ms (a partial result every
---- so many milliseconds of search). Returns the final AnalyzeResponse.
+--- Analyze, read line by line as it runs (the web port's NDJSON form of a server stream:
+--- POST with Content-Type application/x-ndjson, one JSON object per line). Every line
+--- {"result": AnalyzeResponse} goes to `on_update(message)` as it arrives; exactly one last
+--- line {"end": {"code": "ok"}} ends the stream, or {"end": <error JSON>} when the call failed
+--- (raised here as a unary call's error); a stream without an end line was cut (raised as
+--- "unavailable"). opts as rank_moves, plus interval_ms (a partial result every so many
+--- milliseconds of search). Returns the final AnalyzeResponse.
 function Advisor:analyze(position, opts, on_update)
   opts = opts or {}
-  local final, failure = nil, nil
-  local non_stream = {}
+  local final, ended = nil, nil
   local function on_line(line)
     local message = cjson.decode(line)
-    if message.error then
-      failure = message.error
-    elseif message.analysis ~= nil or message.final ~= nil or message.result ~= nil then
-      -- a stream message: bare, or wrapped as {"result": ...}
-      local response = message.result or message
+    if message["end"] ~= nil then
+      ended = message["end"]
+    elseif message.result ~= nil then
+      local response = message.result
       response.analysis = response.analysis or {}
       response.analysis.moves = response.analysis.moves or {}
       if response.final then final = response end
       if on_update then on_update(response) end
-    else
-      non_stream[#non_stream + 1] = line   -- the end line ({"end": ...}, metadata) or a unary error
     end
   end
+  local chunks = {}
+  local lines = line_sink(on_line)
   local status, err = self:_post("Analyze", {
     position = position, limits = limits(opts), intervalMs = opts.interval_ms, maxMoves = opts.max_moves,
     continueFrom = opts.continue_from,
-  }, "application/x-ndjson", line_sink(on_line))
+  }, "application/x-ndjson", function(chunk, e)
+    if chunk then chunks[#chunks + 1] = chunk end
+    return lines(chunk, e)
+  end)
   if status == nil then raise(error_object(nil, nil, err)) end
-  if status ~= 200 then raise(error_object(status, table.concat(non_stream, "\n"))) end
-  for _, line in ipairs(non_stream) do
-    local ok, decoded = pcall(cjson.decode, line)
-    local ended = ok and type(decoded) == "table" and (decoded["end"] or decoded)
-    if type(ended) == "table" and type(ended.error) == "table" then failure = ended.error end
-  end
-  if failure then raise(failure) end
+  if status ~= 200 then raise(error_object(status, table.concat(chunks))) end
+  if ended == nil then raise({code = "unavailable", message = "the stream was cut before its end line"}) end
+  if ended.code ~= "ok" then raise(ended) end
   if final == nil then raise({code = "unknown", message = "the stream ended without a final analysis"}) end
   return final
 end

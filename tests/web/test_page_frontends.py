@@ -9,6 +9,7 @@ import io
 import logging
 import os
 import random
+import re
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -169,4 +170,28 @@ def test_a_phone_never_scrolls_sideways_and_the_text_is_legible(browser: Any, na
         assert smallest >= 11 - 1e-6, smallest
     finally:
         context.close()
+        server.stop(0)
+
+
+def test_a_log_of_the_moves_played(page: Any) -> None:
+    """The AI's moves and the seat's own, in notation, with the draws it may see; the picture
+    marks the last move where the new position still draws its element."""
+    server = _serve()
+    try:
+        page.goto(f"{_url(server)}/?game=botanik&players=2&level=1&seed=7")
+        ready = "() => document.body.dataset.busy === '0' && document.querySelector('#picture svg [data-action]')"
+        page.wait_for_function(ready)
+        for _ in range(2):
+            count = page.locator("#log li").count()
+            page.locator("#picture svg [data-action]").first.click()
+            if page.locator("#chooser").is_visible():
+                page.locator("#chooser-list button").first.click()
+            page.wait_for_function("(n) => document.querySelectorAll('#log li').length > n", arg=count)
+            page.wait_for_function(ready)
+        lines = page.locator("#log li").all_inner_texts()
+        assert any(line.startswith("seat 0: ") for line in lines), lines
+        assert any(line.startswith("seat 1 (AI): ") for line in lines), lines
+        assert all(re.match(r"^(seat [01]( \(AI\))?|draw): \S", line) for line in lines), lines
+        assert page.locator("#log li.last").count() == 1
+    finally:
         server.stop(0)

@@ -54,6 +54,10 @@ const state = {
   info: null as PositionInfo | null,
   legal: null as LegalActionsResponse | null,
   ply: 0,
+  // What the viewing seat saw happen, in notation (the AI's moves, its own, and the chance
+  // draws it may see; a draw it may not see is named as hidden), and the last move's ids.
+  log: [] as string[],
+  last: [] as number[],
   generation: 0, // bumped by every new game: stale AI steps stop
   busy: false,
   analysis: null as AbortController | null,
@@ -154,7 +158,7 @@ function fillForm(): void {
   for (const g of state.games) {
     const o = document.createElement("option");
     o.value = g.name;
-    o.textContent = g.name.replace(/_/g, " ");
+    o.textContent = TITLES[g.name] ?? g.name.replace(/_/g, " ");
     gameSelect.append(o);
   }
   gameSelect.value = s.game;
@@ -208,6 +212,8 @@ function readForm(): void {
 async function newGame(): Promise<void> {
   state.generation++;
   state.ply = 0;
+  state.log = [];
+  state.last = [];
   const s = state.setup;
   history.replaceState(null, "", link(false));
   await advance(() => advisor.newGame(s.game, { players: s.players, seed: s.seed }));
@@ -215,6 +221,8 @@ async function newGame(): Promise<void> {
 
 async function openPosition(position: Position): Promise<void> {
   state.generation++;
+  state.log = [];
+  state.last = [];
   await advance(async () => (await advisor.applyActions(position, [])).info!);
 }
 
@@ -227,6 +235,7 @@ async function show(info: PositionInfo): Promise<void> {
   ($("share") as HTMLInputElement).value = link(true);
   state.legal = await advisor.legalActions(state.position, { forSeat: viewSeat(), picture: true });
   render();
+  renderLog();
 }
 
 function setBusy(busy: boolean): void {
@@ -253,6 +262,14 @@ async function advance(load: () => Promise<PositionInfo>): Promise<void> {
   }
   if (ok) void step(state.generation);
 }
+
+/** The games' names as their rulebooks write them (the API names are identifiers). */
+const TITLES: Record<string, string> = {
+  botanik: "Botanik",
+  botanists: "Botanists",
+  botanical_lab: "Botanical Lab",
+  war_of_the_posies: "Botany: War of the Posies",
+};
 
 /** Who won, from the engine's returns (each seat's share of the win), never from the scores
  * alone: on equal points a game's tie-break (e.g. Botanical Lab's machine tiles) decides, and
@@ -353,10 +370,36 @@ async function play(ids: number[]): Promise<void> {
 async function apply(actions: ActionLike[]): Promise<void> {
   if (!state.position) return;
   const position = state.position;
+  const mover = state.info?.currentPlayer ?? 0;
+  // the outcomes the viewing seat can tell apart: listed by LegalActions for that seat
+  const visible = new Set((state.legal?.chanceOutcomes ?? []).map((o) => o.action?.id ?? 0));
   await advance(async () => {
     const answer = await advisor.applyActions(position, actions);
     state.ply += actions.length;
+    for (const a of answer.applied) {
+      const id = a.id ?? 0;
+      if (mover === -1) state.log.push(visible.has(id) ? `draw: ${a.notation}` : "draw: hidden from you");
+      else state.log.push(`seat ${mover}${state.setup.ai.includes(mover) ? " (AI)" : ""}: ${a.notation}`);
+    }
+    if (mover >= 0) state.last = answer.applied.map((a) => a.id ?? 0);
     return answer.info!;
+  });
+}
+
+function renderLog(): void {
+  const list = $("log");
+  list.innerHTML = "";
+  state.log.forEach((line, i) => {
+    const item = document.createElement("li");
+    item.textContent = line;
+    if (i === state.log.length - 1) item.className = "last";
+    list.appendChild(item);
+  });
+  list.scrollTop = list.scrollHeight;
+  // the last decision's element in the picture, where the new position still draws it
+  document.querySelectorAll("#picture [data-action]").forEach((el) => {
+    const ids = (el.getAttribute("data-action") || "").split(/\s+/).map(Number);
+    el.classList.toggle("last", state.last.some((id) => ids.includes(id)));
   });
 }
 
