@@ -52,6 +52,12 @@ def _scalar(field: FieldDescriptor) -> dict[str, Any]:
     raise ValueError(f"no JSON schema for field type {kind} of {field.full_name}")
 
 
+def _repeated(field: FieldDescriptor) -> bool:
+    # protobuf 6 has is_repeated (and drops label); older ones only label
+    flag = getattr(field, "is_repeated", None)
+    return bool(flag) if flag is not None else field.label == _F.LABEL_REPEATED
+
+
 def _field(field: FieldDescriptor, todo: list[Descriptor | EnumDescriptor]) -> dict[str, Any]:
     if field.type == _F.TYPE_MESSAGE:
         message = field.message_type
@@ -65,7 +71,7 @@ def _field(field: FieldDescriptor, todo: list[Descriptor | EnumDescriptor]) -> d
         schema = _ref(field.enum_type.full_name)
     else:
         schema = _scalar(field)
-    if field.label == _F.LABEL_REPEATED:
+    if _repeated(field):
         return {"type": "array", "items": schema}
     return schema
 
@@ -122,7 +128,7 @@ def openapi_document() -> dict[str, Any]:
                 "operationId": method.name,
                 "summary": f"{method.name} as NDJSON: one JSON object a line, the last one {{\"end\": ...}}",
                 "requestBody": {"required": True, "content": {"application/x-ndjson": {"schema": _ref(method.input_type.full_name)}}},
-                "responses": {"200": {"description": "the stream", "content": {"application/x-ndjson": {"itemSchema": line, "schema": line}}}},
+                "responses": {"200": {"description": "the stream", "content": {"application/x-ndjson": {"schema": line}}}},
             }
         else:
             operations["post"] = {
