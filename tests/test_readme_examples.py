@@ -35,7 +35,8 @@ from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+# the examples live on the protocol page of the docs site (the README links to it)
+README = Path(__file__).resolve().parent.parent / "docs" / "service" / "protocol.md"
 MARKER = re.compile(r"<!-- json-example: (\w+) (\w+) -->\s*```json\n(.*?)```", re.S)
 METHODS = {"SuggestMoveRequest": "SuggestMove", "RankMovesRequest": "RankMoves"}
 RESPONSES: dict[str, type[Message]] = {"SuggestMove": pb.SuggestMoveResponse, "RankMoves": pb.RankMovesResponse}
