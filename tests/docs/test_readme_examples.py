@@ -1,7 +1,8 @@
-"""The README's protobuf-JSON examples (one per game), executed.
+"""The protobuf-JSON examples of the protocol page (one per game), executed; the README's
+front-page promises checked.
 
 Each example is a fenced ``json`` block right after a marker ``<!-- json-example: GAME REQUEST -->``
-in README.md: a seat's structured view of a mid-game position inside a ``SuggestMoveRequest`` or
+in docs/service/protocol.md: a seat's structured view of a mid-game position inside a ``SuggestMoveRequest`` or
 ``RankMovesRequest``, as a web frontend would send it. Every example is parsed strictly with
 ``google.protobuf.json_format`` into its request message and sent to an in-process server on a
 free port; the answer must be a valid move of the position the server completes the view
@@ -9,7 +10,7 @@ into, and the view must be exactly what that seat sees of that position. Corrupt
 (a field out of range) must give ``INVALID_ARGUMENT`` naming the field.
 
 The examples were made from seeded random play (``EXAMPLES``); ``python
-tests/test_readme_examples.py`` prints them again (e.g. after a view message changed).
+tests/docs/test_readme_examples.py`` prints them again (e.g. after a view message changed).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
 
-README = REPO / "README.md"
+# the examples live on the protocol page of the docs site (the README links to it)
+README = REPO / "docs" / "service" / "protocol.md"
 MARKER = re.compile(r"<!-- json-example: (\w+) (\w+) -->\s*```json\n(.*?)```", re.S)
 METHODS = {"SuggestMoveRequest": "SuggestMove", "RankMovesRequest": "RankMoves"}
 RESPONSES: dict[str, type[Message]] = {"SuggestMove": pb.SuggestMoveResponse, "RankMoves": pb.RankMovesResponse}
@@ -52,7 +54,7 @@ EXAMPLES: dict[str, tuple[int, int, str, int]] = {
 
 
 def readme_examples() -> list[tuple[str, str, str]]:
-    """(game, request message name, JSON text) of every marked example in README.md."""
+    """(game, request message name, JSON text) of every marked example on the protocol page."""
     return MARKER.findall(README.read_text())
 
 
@@ -227,3 +229,22 @@ if __name__ == "__main__":
         print("```json")
         print(compact(example_request(game)))
         print("```\n")
+
+
+# --- the front page ----------------------------------------------------------------------------
+FRONT_PAGE = REPO / "README.md"
+LINK = re.compile(r"\]\(((?:docs/|CHANGELOG)[^)#]*)")
+
+
+def test_front_page_is_short_and_keeps_the_two_commands() -> None:
+    text = FRONT_PAGE.read_text()
+    assert len(text.splitlines()) <= 250, "README.md is a front page: at most 250 lines"
+    assert "pip install '.[web]' && hortus serve" in text
+    assert "pip install -e '.[test]' && pytest" in text
+
+
+def test_front_page_links_into_the_docs_resolve() -> None:
+    links = LINK.findall(FRONT_PAGE.read_text())
+    assert links, "the README links into docs/"
+    missing = [link for link in links if not (REPO / link).exists()]
+    assert not missing, f"README links to missing files: {missing}"
