@@ -33,6 +33,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "hortus.search": "search",
     "hortus.server": "server",
     "hortus.clients": "clients",
+    "hortus.cli": "cli",
     "hortus.training": "training",
     "hortus.distributed": "distributed",
     # the web page's built assets (web/ -> esbuild), data only: a package of its own so that
@@ -110,7 +111,7 @@ def make_cython_include() -> None:
     pkg = CYTHON_INCLUDE / "hortus"
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "__init__.pxd").write_text("")
-    links = {"__init__.py": ROOT / "src" / "hortus" / "__init__.py", "py.typed": ROOT / "src" / "hortus" / "py.typed"}
+    links = {name: ROOT / "src" / "hortus" / name for name in ("__init__.py", "py.typed", "views.py")}
     for package, folder in PACKAGE_DIRS.items():
         if package.count(".") == 1:
             links[package.split(".")[1]] = ROOT / folder
@@ -202,6 +203,7 @@ setup(
         "hortus.search": ["py.typed", "*.json"],
         "hortus.server": ["py.typed"],
         "hortus.clients": ["py.typed"],
+        "hortus.cli": ["py.typed"],
         "hortus.training": ["py.typed"],
         "hortus.distributed": ["py.typed"],
     },

@@ -115,7 +115,7 @@ def main() -> None:
 
     # The gRPC service with worker processes, through the Python client's batch call.
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "hortus.clients.cli", "serve", "--address", f"127.0.0.1:{port}",
+    server = subprocess.Popen([sys.executable, "-m", "hortus.cli", "serve", "--address", f"127.0.0.1:{port}",
                                "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         from hortus.clients import AdvisorClient, EvaluationItem, Position

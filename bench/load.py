@@ -191,7 +191,7 @@ class Server:
     ) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **(environment or {}))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0",
+            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0",
              "--workers", str(workers), "--log-level", "error", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
         )

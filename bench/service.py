@@ -71,7 +71,7 @@ class Server:
         if not web:
             args = (*args, "--web-address", "off")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning",
+            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning",
              *args],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
         )

@@ -644,9 +644,15 @@ class AdvisorClient:
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
         continue_from: str = "",
+        level: int = 0,
+        target_elo: float | None = None,
     ) -> Suggestion:
         """The decision to play now and the turn it starts. ``iterations`` 0 = the server's
-        default (or, with only ``time_ms``, as many as fit in that time).
+        default (or, with only ``time_ms``, as many as fit in that time). ``level`` 1-8 plays
+        at a difficulty level, ``target_elo`` at a rating on the game's Elo scale (level 1 = 0),
+        as the TypeScript client's ``suggestMove({level, targetElo})``: then only ``seed`` and
+        ``threads`` of the budget are used, and a level with an iteration/time budget (or with a
+        target Elo) is an InvalidArgumentError naming the field.
 
         `continue_from`: the ``Suggestion.continuation`` of this seat's previous decision in
         the same turn (on this client), for exactly the position its move led to: the search
@@ -655,7 +661,7 @@ class AdvisorClient:
         ``NotFoundError`` (``field == "continue_from"``) when the server no longer keeps it:
         ask afresh then."""
         request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-                                        continue_from=continue_from)
+                                        continue_from=continue_from, level=level, target_elo=target_elo)
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def rank_moves(
@@ -951,10 +957,12 @@ class AsyncAdvisorClient:
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
         continue_from: str = "",
+        level: int = 0,
+        target_elo: float | None = None,
     ) -> Suggestion:
         """See ``AdvisorClient.suggest_move`` (`continue_from` included)."""
         request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-                                        continue_from=continue_from)
+                                        continue_from=continue_from, level=level, target_elo=target_elo)
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def rank_moves(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hortus.clients.views import structured_to_view, view_to_structured
+from hortus.views import structured_to_view, view_to_structured
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [

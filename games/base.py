@@ -89,6 +89,9 @@ class Game(ABC):
     game_id: int  # stable id written in every encoded position
     min_players: int
     max_players: int
+    default_players: int = 0
+    """Seats of a request that names none (NewGame players 0); 0 = ``min_players``. A game
+    whose minimum is a solo variant deals a table of 2 by default, as the others do."""
     variants: tuple[str, ...] = ()
     options: Mapping[str, RuleOption] = {}
     score_range: tuple[float, float] = (float("-inf"), float("inf"))

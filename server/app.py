@@ -332,6 +332,8 @@ def serve(
     print(f"hortus advisor listening on {running.address}", file=out, flush=True)
     if running.web is not None:
         print(f"hortus web (Connect, gRPC-Web) on http://{running.web.address}", file=out, flush=True)
+        from hortus.server.web import origins_line  # lazy: the web extra is optional
+        print(origins_line(running.web.app.cors_origins), file=out, flush=True)
     try:
         if ready is not None:
             ready(running)

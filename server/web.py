@@ -57,6 +57,7 @@ from protobuf.wkt import Any as WireAny
 
 from hortus.server.admission import AdmissionControl
 from hortus.server.errors import status_for
+from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug
 from hortus.server.service import AdvisorServicer
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1.advisor_connect import AdvisorASGIApplication
@@ -334,6 +335,20 @@ class _Bridge:
 
 
 # --- HTTP: CORS, static files, the RPC app ---------------------------------------------------
+REFUSED_ORIGIN_LOG_INTERVAL_S = 60
+
+
+def origins_line(origins: tuple[str, ...] | frozenset[str]) -> str:
+    """What ``hortus serve`` prints at start: the origins whose pages may call the web port."""
+    listed = ", ".join(sorted(origins)) or "none (only pages served by this port; add --cors-origin)"
+    return f"hortus web CORS origins allowed: {listed}"
+
+
+def _same_origin(origin: str, host: str) -> bool:
+    """The page served by this port itself (its Origin is this Host): no CORS is involved."""
+    return bool(host) and origin.split("://", 1)[-1] == host
+
+
 class FrontDoor:
     """The ASGI app of the web port: the RPCs under ``/hortus.v1.Advisor/``, CORS for the
     allowed origins, and static files for any other ``GET``."""
@@ -342,9 +357,23 @@ class FrontDoor:
         self.rpc_app = rpc_app
         self.cors_origins = frozenset(cors_origins)
         self.static_dir = static_dir.resolve() if static_dir is not None else None
+        self.plain: PlainHttp | None = None  # NDJSON/SSE streams and probes (http_json)
+        # A refused origin is logged so an operator sees why a page cannot call (the browser
+        # only tells its own console), at most once per interval so a busy page cannot flood it.
+        self._refused_logged_at = -math.inf
 
     def _allowed(self, origin: str) -> bool:
         return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
+
+    def _log_refused(self, origin: str) -> None:
+        now = time.monotonic()
+        if now - self._refused_logged_at < REFUSED_ORIGIN_LOG_INTERVAL_S:
+            return
+        self._refused_logged_at = now
+        allowed = ", ".join(sorted(self.cors_origins)) or "none (--cors-origin)"
+        logging.getLogger(__name__).warning(
+            "web: refused CORS origin %s (allowed: %s); at most one such line every %d s",
+            origin, allowed, REFUSED_ORIGIN_LOG_INTERVAL_S)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -354,6 +383,8 @@ class FrontDoor:
         cors: list[tuple[bytes, bytes]] = []
         if self._allowed(origin):
             cors = [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+        elif origin and not _same_origin(origin, headers.get("host", "")):
+            self._log_refused(origin)
         method = scope["method"]
         if method == "OPTIONS" and "access-control-request-method" in headers:
             if cors:
@@ -365,6 +396,8 @@ class FrontDoor:
             await _respond(send, 204, cors)
             return
         path: str = scope["path"]
+        if self.plain is not None and await self.plain.handle(scope, receive, send, headers, cors):
+            return
         if path.startswith(RPC_PREFIX):
             if cors:
                 cors.append((b"access-control-expose-headers", EXPOSED_HEADERS.encode()))
@@ -499,12 +532,11 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     pool = futures.ThreadPoolExecutor(
         max_workers=max(servicer.config.pool_size, admission.threads), thread_name_prefix="hortus-web"
     )
-    rpc_app = AdvisorASGIApplication(
-        _Bridge(servicer, pool, options.observers, admission),
-        read_max_bytes=servicer.config.receive_limit,
-    )
+    bridge = _Bridge(servicer, pool, options.observers, admission)
+    rpc_app = AdvisorASGIApplication(bridge, read_max_bytes=servicer.config.receive_limit, codecs=strict_codecs())
     static = options.static_dir if options.static_dir is not None else default_static_dir()
-    app = FrontDoor(rpc_app, options.cors_origins, static)
+    app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static)
+    app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
     server = WebServer(app, sock, pool, options.grace_seconds)
     server.start()

@@ -155,6 +155,8 @@ def serve_workers(
         print(f"hortus advisor: {workers} worker processes (SO_REUSEPORT), pids {pids}", file=out, flush=True)
         if web is not None:
             print(f"hortus web (Connect, gRPC-Web) on http://{web.address}", file=out, flush=True)
+            from hortus.server.web import origins_line  # the web extra is there when web is set
+            print(origins_line(tuple(web.cors_origins)), file=out, flush=True)
         while not stop.wait(0.5):
             for index, proc in list(procs.items()):
                 if not proc.is_alive() and not stop.is_set():

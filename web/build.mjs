@@ -5,7 +5,7 @@
 // Needs `npm ci` here and in clients/typescript; the client's messages are generated first
 // (buf generate, as `npm run generate` there), so they always match proto/.
 // The bundle's first line records a hash of the sources (the page's, the client's wrapper,
-// the protos, both lock files); tests/test_page_assets.py recomputes it, so CI fails when the
+// the protos, both lock files); tests/web/test_page_assets.py recomputes it, so CI fails when the
 // shipped assets are older than their sources. `node build.mjs --check` rebuilds in memory
 // and fails if the shipped files differ byte for byte.
 import { execFileSync } from "node:child_process";

@@ -92,6 +92,7 @@ class BotanistsGame(Game):
     name = "botanists"
     game_id = 1
     min_players = 1   # 1 = the solo variant, the Little Helper (decisions.md 2.10)
+    default_players = 2   # the solo variant only when asked for: players 0 deals 2, as the other games
     max_players = 4
     variants = ()
     # Bounds of any final score: at most 2 orders per turn (150) + 7 and column bonuses per

@@ -103,7 +103,7 @@ def evaluate_output(input_text: str) -> str:
         input_path = Path(folder) / "in.jsonl"
         input_path.write_text(input_text)
         subprocess.run(
-            [sys.executable, "-m", "hortus.clients.cli", "evaluate", str(input_path), "-o", str(output),
+            [sys.executable, "-m", "hortus.cli", "evaluate", str(input_path), "-o", str(output),
              "--iterations", "100", "--threads", "1", "--streams", "1", "--no-progress"],
             check=True, capture_output=True,
         )

@@ -6,6 +6,7 @@
 
 import {
   AdvisorClient, AdvisorError, CancelledError, FailedPreconditionError, InvalidArgumentError, NotFoundError,
+  UnavailableError,
   PositionSchema, StructuredPositionSchema,
   create, fromJson, toJson,
   type ActionLike, type Analysis, type GameInfo, type LegalActionsResponse, type MoveAnalysis, type Position,
@@ -13,7 +14,10 @@ import {
 } from "../../clients/typescript/src/index.js";
 
 /** The web port that served this page (same origin: no CORS, no other host contacted). */
-const advisor = new AdvisorClient({ baseUrl: location.origin });
+// ?server=URL: a page served from elsewhere calling a server's web port (needs that server's
+// --cors-origin for this page's origin).
+const SERVER = new URLSearchParams(location.search).get("server") || location.origin;
+const advisor = new AdvisorClient({ baseUrl: SERVER });
 
 /** A mistake found in the page before any call (a pasted text that is no position). */
 class PageError extends Error {
@@ -71,6 +75,13 @@ function readable(e: unknown): string {
     const violation = e.violations[0];
     const where = violation?.field ? ` (field: ${violation.field})` : "";
     return `${violation?.description || e.rawMessage}${where}`;
+  }
+  if (e instanceof UnavailableError) {
+    // A fetch that failed tells the page nothing more (the browser hides a CORS refusal
+    // from scripts): name the likely causes and what fixes each.
+    return `The server at ${SERVER} could not be reached (${e.rawMessage}): the connection was lost or ` +
+      `the server stopped (try again when it is back), or it refuses this page's origin ${location.origin} ` +
+      `(start it with --cors-origin ${location.origin}; the server logs the origins it refuses).`;
   }
   if (e instanceof AdvisorError) return e.rawMessage || e.code;
   if (e instanceof PageError) return `${e.message} (field: ${e.field})`;
@@ -243,6 +254,33 @@ async function advance(load: () => Promise<PositionInfo>): Promise<void> {
   if (ok) void step(state.generation);
 }
 
+/** Who won, from the engine's returns (each seat's share of the win), never from the scores
+ * alone: on equal points a game's tie-break (e.g. Botanical Lab's machine tiles) decides, and
+ * only seats that share the top return share the win. */
+function winnerText(scores: number[], returns: number[]): string {
+  const best = Math.max(...returns);
+  const winners = returns.map((v, p) => (v === best && v > 0 ? p : -1)).filter((p) => p >= 0);
+  if (!winners.length) return "No winner.";
+  const names = winners.map((p) => `seat ${p}`).join(" and ");
+  if (winners.length > 1) return `Shared win: ${names}.`;
+  const tied = scores.filter((v) => v === scores[winners[0]]).length > 1;
+  return `Winner: ${names}${tied ? " (on the tie-break)" : ""}.`;
+}
+
+/** The picture scales to its column, but never so far down that its smallest text falls
+ * under MIN_TEXT_PX on screen: below that width it keeps its size and scrolls inside its own
+ * box (#picture), so a phone page never scrolls sideways and its labels stay legible. */
+const MIN_TEXT_PX = 11;
+function readableText(svg: SVGSVGElement): void {
+  const width = svg.viewBox.baseVal?.width;
+  let smallest = Infinity;
+  for (const text of svg.querySelectorAll("text")) {
+    const size = parseFloat(getComputedStyle(text).fontSize);
+    if (size > 0) smallest = Math.min(smallest, size);
+  }
+  if (width && Number.isFinite(smallest)) svg.style.minWidth = `${Math.ceil((width * MIN_TEXT_PX) / smallest)}px`;
+}
+
 function render(): void {
   const info = state.info!;
   const legal = state.legal!;
@@ -250,15 +288,17 @@ function render(): void {
   const seat = viewSeat();
   $("picture").innerHTML = legal.picture || "";
   const svg = $("picture").querySelector("svg");
-  if (svg) svg.removeAttribute("height");
+  if (svg) {
+    svg.removeAttribute("height");
+    readableText(svg);
+  }
   const scores = (info.scores ?? []).map((v, p) => `seat ${p}${state.setup.ai.includes(p) ? " (AI)" : ""}: ${v}`);
   const final = $("final");
   if (info.terminal) {
-    const best = Math.max(...(info.scores ?? [0]));
-    const winners = (info.scores ?? []).map((v, p) => (v === best ? p : -1)).filter((p) => p >= 0);
     final.hidden = false;
     final.dataset.scores = JSON.stringify(info.scores ?? []);
-    final.textContent = `Game over. Final scores: ${scores.join(", ")}. Winner: ${winners.map((p) => `seat ${p}`).join(" and ")}.`;
+    final.dataset.returns = JSON.stringify(info.returns ?? []);
+    final.textContent = `Game over. Final scores: ${scores.join(", ")}. ${winnerText(info.scores ?? [], info.returns ?? [])}`;
     setStatus("Game over.");
   } else {
     final.hidden = true;

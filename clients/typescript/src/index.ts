@@ -134,8 +134,21 @@ function codeName(code: Code): string {
     : Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 
-/** The typed error for a failed call (anything else is rethrown as it is). */
+/** A fetch that never reached the server (refused connection, DNS, a CORS refusal, offline)
+ * throws a TypeError; connect may hand it on as it is or wrapped in an UNKNOWN ConnectError. */
+function isNetworkFailure(error: unknown): boolean {
+  if (error instanceof TypeError) return true;
+  return error instanceof ConnectError && error.code === Code.Unknown && error.cause instanceof TypeError;
+}
+
+/** The typed error for a failed call (anything else is rethrown as it is). A fetch that
+ * failed (no server, connection lost, origin refused by CORS) is an `UnavailableError`. */
 export function toAdvisorError(error: unknown): unknown {
+  if (isNetworkFailure(error)) {
+    const reason = error instanceof ConnectError ? error.cause : error;
+    const text = reason instanceof Error ? reason.message : String(reason);
+    return new UnavailableError(new ConnectError(`the server could not be reached (${text})`, Code.Unavailable, undefined, undefined, reason));
+  }
   if (!(error instanceof ConnectError)) {
     const connect = ConnectError.from(error);
     if (connect.code === Code.Unknown) return error;
@@ -458,4 +471,20 @@ export function createAdvisor(options: AdvisorOptions | string): AdvisorClient {
 /** A position message from a game name and its encoded bytes (e.g. kept in a page's state). */
 export function position(game: string, encoded: Uint8Array): Position {
   return create(PositionSchema, { game, encoded });
+}
+
+/** A replacer for `JSON.stringify` of any answer: its 64-bit counts (visits, iterations,
+ * seeds) are bigints, which `JSON.stringify` refuses; this writes each as a number where it
+ * fits exactly (`Number.isSafeInteger`), else as a decimal string.
+ * `JSON.stringify(analysis, jsonReplacer)`. */
+export function jsonReplacer(_key: string, value: unknown): unknown {
+  if (typeof value !== "bigint") return value;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : value.toString();
+}
+
+/** `JSON.stringify` with `jsonReplacer`: any answer (or part of one) as JSON text (protobuf-es's
+ * `toJson(Schema, message)` gives the proto3 JSON form instead, 64-bit counts as strings). */
+export function stringify(value: unknown, space?: number): string {
+  return JSON.stringify(value, jsonReplacer, space);
 }

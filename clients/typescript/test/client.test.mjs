@@ -25,7 +25,7 @@ let url;
 before(async () => {
   server = spawn(
     python,
-    ["-m", "hortus.clients.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
+    ["-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
       "--web-address", "127.0.0.1:0", "--max-concurrent-searches", String(SEARCHES), "--max-threads", "1",
       "--max-batch-size", "8", "--default-iterations", "200", "--deadline-margin-ms", "150", "--grace-seconds", "1", "--log-level", "warning"],
     { stdio: ["ignore", "pipe", "inherit"] },

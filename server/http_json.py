@@ -1,0 +1,350 @@
+"""Plain HTTP + JSON on the web port, for a frontend in any language: NDJSON and Server-Sent
+Events for the server-streaming RPCs, strict JSON decoding, readable error details, and the
+load balancer's probes (``/healthz``, ``/readyz``).
+
+Why a module of its own beside ``hortus.server.web``: the Connect app (connectrpc) already
+answers unary JSON; what it cannot give a client without a Connect library is a stream (its
+streams are enveloped binary frames). ``PlainHttp`` serves those streams through the same
+``_Bridge`` call as Connect, so admission control, deadlines, the observers and the
+cancel-on-disconnect path are the bridge's, unchanged.
+
+The NDJSON stream (``docs/service/http.md``):
+
+* ``POST /hortus.v1.Advisor/<Method>`` with ``Content-Type: application/x-ndjson`` (or
+  ``application/json`` with ``Accept: application/x-ndjson``); the body is ONE request
+  message in the protobuf JSON mapping.
+* The answer is ``200`` with ``Content-Type: application/x-ndjson``: one JSON object per line
+  (``\\n``-terminated), each ``{"result": <message>}`` in the same mapping Connect's JSON
+  codec writes (``json_format.MessageToJson``'s defaults: lowerCamelCase names, default values
+  left out), then exactly one last line ``{"end": {"code": "ok"}}`` or
+  ``{"end": <Connect error JSON>}`` (``code``, ``message``, ``details`` with ``debug``).
+  A stream without its ``end`` line was cut (the server or the network went away).
+* Closing the connection stops the search, as a Connect client's cancel does.
+
+Server-Sent Events (``text/event-stream``): ``GET`` with the request as ``?message=<JSON>``
+(URL-encoded) or ``POST`` with ``Accept: text/event-stream``; each message is an event
+``result`` and the last one an event ``end`` with the same objects as above.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from connectrpc.code import Code
+from connectrpc.codec import Codec
+from connectrpc.compat import google_protobuf_binary_codec
+from connectrpc.compat._codec import ProtoJSONCodec
+from connectrpc.errors import ConnectError, ErrorDetail
+from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: F401 - registers the detail types
+
+from hortus.v1 import advisor_pb2 as pb
+
+__all__ = [
+    "NDJSON",
+    "SSE",
+    "PlainHttp",
+    "StrictJSONCodec",
+    "error_json",
+    "strict_codecs",
+    "with_error_debug",
+]
+
+NDJSON = "application/x-ndjson"
+SSE = "text/event-stream"
+RPC_PREFIX = "/hortus.v1.Advisor/"
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_UNKNOWN_FIELD = re.compile(r'has no field named "([^"]+)"')
+
+
+# --- strict JSON -----------------------------------------------------------------------------
+def decode_json(data: bytes | bytearray, message: Message) -> Message:
+    """`data` (protobuf JSON) into `message`; an unknown field or a malformed value is
+    INVALID_ARGUMENT naming the field (a ``google.rpc.BadRequest`` detail), never ignored:
+    a misspelt ``"seeed"`` must not silently give an undealt position."""
+    try:
+        json_format.Parse(bytes(data), message, ignore_unknown_fields=False)
+    except json_format.ParseError as exc:
+        text = str(exc).splitlines()[0] if str(exc) else "invalid JSON"
+        match = _UNKNOWN_FIELD.search(text)
+        field = match.group(1) if match else ""
+        violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=text)
+        raise ConnectError(
+            Code.INVALID_ARGUMENT,
+            f"unknown field {field!r}: {text}" if match else text,
+            [ErrorDetail(error_details_pb2.BadRequest(field_violations=[violation]))],
+        ) from None
+    return message
+
+
+class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg]
+    """Connect's JSON codec (the same ``MessageToJson`` on the way out) that rejects unknown
+    fields on the way in (``decode_json``)."""
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        return decode_json(data, message_class())
+
+
+def strict_codecs() -> list[Codec]:  # type: ignore[type-arg]
+    """The codecs of the web port's Connect app: binary, and JSON that rejects unknown fields."""
+    return [google_protobuf_binary_codec(), StrictJSONCodec()]
+
+
+# --- error JSON with decoded details ---------------------------------------------------------
+def _debug(type_name: str, value: bytes) -> dict[str, Any] | None:
+    """A detail's message as JSON (Connect's ``debug`` field), if its type is known here."""
+    try:
+        descriptor = descriptor_pool.Default().FindMessageTypeByName(type_name)
+    except KeyError:
+        return None
+    message = message_factory.GetMessageClass(descriptor)()
+    message.ParseFromString(value)
+    result: dict[str, Any] = json_format.MessageToDict(message)
+    return result
+
+
+def _b64(value: bytes) -> str:
+    return base64.b64encode(value).decode().rstrip("=")  # Connect: base64 without padding
+
+
+def error_json(error: ConnectError) -> dict[str, Any]:
+    """Connect's error JSON for `error`, each detail with its ``debug`` form."""
+    body: dict[str, Any] = {"code": error.code.value}
+    if error.message:
+        body["message"] = error.message
+    details = []
+    for detail in error.details:
+        entry: dict[str, Any] = {"type": detail.type_name, "value": _b64(detail.message_bytes)}
+        debug = _debug(detail.type_name, detail.message_bytes)
+        if debug is not None:
+            entry["debug"] = debug
+        details.append(entry)
+    if details:
+        body["details"] = details
+    return body
+
+
+def add_debug(body: dict[str, Any]) -> dict[str, Any]:
+    """The Connect error JSON `body` with a ``debug`` member on every detail it can decode."""
+    for entry in body.get("details", ()) or ():
+        if isinstance(entry, dict) and "debug" not in entry and isinstance(entry.get("value"), str):
+            raw = entry["value"]
+            try:
+                value = base64.b64decode(raw + "=" * (-len(raw) % 4))
+                debug = _debug(str(entry.get("type", "")), value)
+            except Exception:  # noqa: BLE001 - a detail we cannot read stays as it is
+                continue
+            if debug is not None:
+                entry["debug"] = debug
+    return body
+
+
+def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    """An ASGI wrapper that adds ``debug`` to the details of Connect's unary error JSON (an
+    answer of status >= 400 and ``application/json``): a client without protobuf reads the
+    field, the description and the retry delay without decoding base64 protobuf."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        held: MutableMapping[str, Any] | None = None
+        chunks: list[bytes] = []
+
+        async def intercept(message: MutableMapping[str, Any]) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start":
+                headers = {k.lower(): v for k, v in message.get("headers", ())}
+                if message["status"] >= 400 and headers.get(b"content-type", b"").startswith(b"application/json") \
+                        and b"content-encoding" not in headers:
+                    held = message
+                    return
+            elif message["type"] == "http.response.body" and held is not None:
+                chunks.append(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                body = b"".join(chunks)
+                with contextlib.suppress(ValueError):
+                    parsed = json.loads(body)
+                    if isinstance(parsed, dict):
+                        body = json.dumps(add_debug(parsed), separators=(",", ":")).encode()
+                headers = [(k, v) for k, v in held.get("headers", ()) if k.lower() != b"content-length"]
+                headers.append((b"content-length", str(len(body)).encode()))
+                await send({**held, "headers": headers})
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+            await send(message)
+
+        await app(scope, receive, intercept)
+
+    return wrapped
+
+
+# --- NDJSON and SSE streams ------------------------------------------------------------------
+class _Headers:
+    """The request headers as the bridge's context reads them (``allitems()``)."""
+
+    def __init__(self, items: list[tuple[str, str]]) -> None:
+        self._items = items
+
+    def allitems(self) -> list[tuple[str, str]]:
+        return list(self._items)
+
+
+class _PlainCtx:
+    """What ``_WebContext`` reads of connectrpc's request context."""
+
+    def __init__(self, headers: list[tuple[str, str]], client: Any) -> None:
+        self.request_headers = _Headers(headers)
+        self.client_address = f"{client[0]}:{client[1]}" if client else None
+        self.timeout_ms: float | None = None
+        for key, value in headers:
+            if key == "connect-timeout-ms" and value.isdigit():
+                self.timeout_ms = float(value)
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    # json.dumps never writes a raw newline: one message is one line
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+def _event(kind: str, obj: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: ".encode() + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+
+class PlainHttp:
+    """The plain-HTTP side of the web port: NDJSON and SSE streams of the server-streaming
+    RPCs (through `bridge`, the Connect app's own ``_Bridge``), ``/healthz`` and ``/readyz``."""
+
+    def __init__(self, bridge: Any, ready: Callable[[], bool], read_max_bytes: int) -> None:
+        self._bridge = bridge
+        self._ready = ready
+        self._limit = read_max_bytes
+        self.streams: dict[str, tuple[str, type[Message]]] = {}
+        for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
+            if method.server_streaming and not method.client_streaming:
+                snake = re.sub(r"(?<!^)(?=[A-Z])", "_", method.name).lower()
+                self.streams[method.name] = (snake, message_factory.GetMessageClass(method.input_type))
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
+                     cors: list[tuple[bytes, bytes]]) -> bool:
+        """Serve the request if it is plain HTTP's (True), else leave it to the Connect app."""
+        path: str = scope["path"]
+        method: str = scope["method"]
+        if path in ("/healthz", "/readyz") and method in ("GET", "HEAD"):
+            ok = path == "/healthz" or self._ready()
+            body = b"ok\n" if ok else b"draining\n"
+            await _plain(send, 200 if ok else 503, cors, b"" if method == "HEAD" else body, len(body))
+            return True
+        if path == "/openapi.json" and method in ("GET", "HEAD"):
+            from hortus.server.openapi import openapi_json  # made from the descriptors once
+
+            document = openapi_json()
+            await _plain(send, 200, cors, b"" if method == "HEAD" else document, len(document), b"application/json")
+            return True
+        if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX):] not in self.streams:
+            return False
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        accept = headers.get("accept", "").lower()
+        if method == "POST" and (content_type == NDJSON or (content_type == "application/json" and NDJSON in accept)):
+            kind = NDJSON
+        elif (method == "POST" and content_type in ("application/json", NDJSON, "") and SSE in accept) or \
+                (method == "GET" and (SSE in accept or NDJSON in accept or b"message=" in scope.get("query_string", b""))):
+            kind = SSE if SSE in accept or NDJSON not in accept else NDJSON
+        else:
+            return False
+        await self._stream(path[len(RPC_PREFIX):], kind, scope, receive, send, cors)
+        return True
+
+    async def _read(self, scope: Scope, receive: Receive) -> bytes:
+        if scope["method"] == "GET":
+            params = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True)
+            return params.get("message", ["{}"])[0].encode()
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise asyncio.CancelledError
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._limit:
+                raise ConnectError(Code.RESOURCE_EXHAUSTED, f"request is over {self._limit} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _stream(self, name: str, kind: str, scope: Scope, receive: Receive, send: Send,
+                      cors: list[tuple[bytes, bytes]]) -> None:
+        snake, request_class = self.streams[name]
+        frame = _line if kind == NDJSON else _event
+        headers = [
+            (b"content-type", kind.encode()),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),  # a proxy must pass each line on as it comes
+            *cors,
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        request_headers = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", ())]
+        context = _PlainCtx(request_headers, scope.get("client"))
+
+        async def finish(end: dict[str, Any]) -> None:
+            last = {"end": end}
+            await send({"type": "http.response.body",
+                        "body": frame(last) if kind == NDJSON else frame("end", end), "more_body": False})
+
+        try:
+            body = await self._read(scope, receive)
+            request = decode_json(body or b"{}", request_class())
+        except ConnectError as exc:
+            await finish(error_json(exc))
+            return
+
+        async def pump() -> None:
+            end: dict[str, Any] = {"code": "ok"}
+            try:
+                async for item in getattr(self._bridge, snake)(request, context):
+                    result = json_format.MessageToDict(item)
+                    await send({"type": "http.response.body",
+                                "body": frame({"result": result}) if kind == NDJSON else frame("result", result),
+                                "more_body": True})
+            except ConnectError as exc:
+                end = error_json(exc)
+            await finish(end)
+
+        async def gone() -> None:
+            # once the body is read, receive() gives http.disconnect when the client closes
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        await _race(asyncio.ensure_future(pump()), asyncio.ensure_future(gone()))
+
+
+async def _race(task: asyncio.Future[None], watch: asyncio.Future[None]) -> None:
+    done, _ = await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        watch.cancel()
+        task.result()
+        return
+    # the client went away: cancelling the bridge's generator ends the call, which cancels
+    # the search (the same path as a Connect client's disconnect)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _plain(send: Send, status: int, cors: list[tuple[bytes, bytes]], body: bytes, length: int,
+                 kind: bytes = b"text/plain; charset=utf-8") -> None:
+    headers = [(b"content-type", kind), (b"content-length", str(length).encode()),
+               (b"cache-control", b"no-store"), *cors]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

@@ -1,0 +1,172 @@
+"""The page's end of a game and its connection problems, in a real browser (Debian's
+chromium via playwright): the winner named by the engine's returns where a tie-break decides
+on equal points, a lost connection and a refused CORS origin explained on the page, and the
+server's log of the refused origin (at most once per interval) and its allowed origins."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import random
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (the test extra)")
+pytest.importorskip("connectrpc", reason="the page needs the web front door: pip install 'hortus[web]'")
+
+from hortus import games  # noqa: E402
+from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server.web import WebOptions, origins_line  # noqa: E402
+
+CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install chromium (.ci/run does)")
+CONFIG = ServerConfig(default_iterations=100, max_iterations=10**6, max_time_ms=60_000)
+
+
+def _serve(cors: tuple[str, ...] = ()) -> RunningServer:
+    return build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0", cors_origins=cors))
+
+
+def _url(server: RunningServer) -> str:
+    assert server.web is not None
+    return f"http://127.0.0.1:{server.web.port}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def _tie_broken_end(name: str, players: int) -> tuple[str, list[float], list[float]]:
+    """A random game's final position (hex) whose top scores are equal but whose returns name
+    one winner: the game's tie-break decided."""
+    game = games.get(name)
+    for seed in range(2000):
+        rng = random.Random(seed)
+        state = game.new_game(players=players, seed=seed)
+        while not state.is_terminal():
+            if state.is_chance():
+                state.resolve_chance(rng)
+            else:
+                state.apply(rng.choice(state.legal_actions()))
+        scores, returns = list(state.scores()), list(state.returns())
+        top = max(scores)
+        if scores.count(top) > 1 and sorted(returns)[-1] > sorted(returns)[-2]:
+            return state.encode().hex(), scores, returns
+    raise AssertionError(f"no tie-broken end in 2000 random {name} games")
+
+
+@pytest.mark.parametrize("name,players", [("botanical_lab", 2), ("botanik", 2)])
+def test_the_banner_names_the_tie_breaks_winner(page: Any, name: str, players: int) -> None:
+    try:
+        hexed, scores, returns = _tie_broken_end(name, players)
+    except AssertionError:
+        if name != "botanical_lab":
+            pytest.skip(f"{name}: no tie on points in the random games tried")
+        raise
+    server = _serve()
+    try:
+        page.goto(f"{_url(server)}/?game={name}&players={players}&position={hexed}")
+        page.wait_for_selector("#final:not([hidden])")
+        text = page.locator("#final").inner_text()
+        winner = returns.index(max(returns))
+        assert f"Winner: seat {winner} (on the tie-break)" in text, (text, scores, returns)
+        assert " and seat" not in text, text
+    finally:
+        server.stop(0)
+
+
+def test_a_lost_connection_is_explained(page: Any) -> None:
+    server = _serve()
+    url = _url(server)
+    page.goto(f"{url}/?game=botanik&players=2&level=1&seed=7")
+    page.wait_for_function("() => document.body.dataset.busy === '0' && document.querySelector('#picture svg [data-action]')")
+    server.stop(0)
+    page.locator("#hint").click()
+    page.wait_for_selector("#error:not([hidden])")
+    text = page.locator("#error").inner_text()
+    assert "could not be reached" in text and "connection was lost" in text, text
+
+
+def test_a_refused_origin_is_explained_and_logged(page: Any, caplog: pytest.LogCaptureFixture) -> None:
+    home = _serve()       # serves the page
+    other = _serve()      # the API it is pointed at, which allows no other origin
+    caplog.set_level(logging.WARNING, logger="hortus.server.web")
+    try:
+        page.goto(f"{_url(home)}/?server={_url(other)}&game=botanik&players=2&seed=7")
+        page.wait_for_selector("#error:not([hidden])")
+        text = page.locator("#error").inner_text()
+        origin = _url(home)
+        assert "could not be reached" in text and f"--cors-origin {origin}" in text, text
+        # a second refused call within the interval is not logged again
+        page.reload()
+        page.wait_for_selector("#error:not([hidden])")
+        refused = [r.getMessage() for r in caplog.records if "refused CORS origin" in r.getMessage()]
+        assert len(refused) == 1, refused
+        assert origin in refused[0] and "allowed: none" in refused[0], refused
+    finally:
+        other.stop(0)
+        home.stop(0)
+
+
+def test_the_allowed_origins_are_printed_at_start() -> None:
+    """``hortus serve`` prints the origins whose pages may call its web port."""
+    import threading
+
+    from hortus.server.app import serve
+
+    out = io.StringIO()
+    stop = threading.Event()
+    started = threading.Event()
+    web = WebOptions("127.0.0.1:0", cors_origins=("https://b.test", "https://a.test"))
+    thread = threading.Thread(target=serve, args=("127.0.0.1:0", CONFIG),
+                              kwargs={"out": out, "stop_event": stop, "web": web, "ready": lambda _: started.set()})
+    thread.start()
+    try:
+        assert started.wait(60)
+    finally:
+        stop.set()
+        thread.join(60)
+    assert "hortus web CORS origins allowed: https://a.test, https://b.test" in out.getvalue().splitlines()
+    assert "none" in origins_line(())
+
+
+@pytest.mark.parametrize("name,players", [("botanik", 2), ("botanical_lab", 2), ("war_of_the_posies", 2), ("botanists", 2)])
+def test_a_phone_never_scrolls_sideways_and_the_text_is_legible(browser: Any, name: str, players: int) -> None:
+    server = _serve()
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(f"{_url(server)}/?game={name}&players={players}&level=1&seed=4")
+        page.wait_for_function("() => document.body.dataset.busy === '0' && document.querySelector('#picture svg [data-action]')")
+        page.locator("#hint").click()
+        page.wait_for_selector("#hints tr.best")
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        smallest = page.evaluate("""() => {
+          const svg = document.querySelector('#picture svg');
+          const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+          return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+        }""")
+        assert smallest >= 11 - 1e-6, smallest
+    finally:
+        context.close()
+        server.stop(0)
