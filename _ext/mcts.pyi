@@ -18,7 +18,6 @@ class Search:
         margin_scale: float = ...,
         paranoid: bool = ...,
         widening_c: float = ...,
-        widening_alpha: float = ...,
         playout_policy: bool = ...,
         eval_plies: int = ...,
         resume: bool = ...,

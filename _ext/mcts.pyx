@@ -51,6 +51,11 @@ ctypedef struct Node:
     double mover_sq              # sum of the squared reward of `mover` (value spread)
 
 
+# Progressive widening allows widening_c * visits**WIDENING_ALPHA children per node; 0.5 was
+# the only exponent ever used, so it is fixed here rather than a run() argument.
+cdef double WIDENING_ALPHA = 0.5
+
+
 cdef enum:
     MAX_FEATURES = 32     # bound on GameKernel.num_features for a value model
     MAX_HIDDEN = 32       # bound on a value model's hidden units
@@ -156,12 +161,10 @@ cdef class Search:
     cdef double margin_scale
     cdef bint paranoid
     cdef double widening_c
-    cdef double widening_alpha
     cdef bint use_policy
     cdef bint expand_policy        # expansion tries the playout policy's choice first
     cdef bint turn_max             # selection values a move by its seat's best own continuation
     cdef uint32_t turn_min_visits  # visits a continuation needs to count for turn_max
-    cdef bint root_sqrt            # the root explores with UCB-sqrt (simple regret), below it UCT
     # The playout policy of this run: the game's rollout_action, or its baseline_rollout_action
     # for the frozen baseline (run(baseline_playout=True)); NULL = uniform over the actions.
     cdef PolicyFn policy
@@ -219,7 +222,6 @@ cdef class Search:
         self.margin_scale = 10.0
         self.paranoid = False
         self.widening_c = 0.0
-        self.widening_alpha = 0.5
         self.use_policy = True
         self.expand_policy = False
         self.policy = self.kernel.rollout_action
@@ -470,14 +472,7 @@ cdef class Search:
                             q = -c.reward[obs] / c.visits
                         else:
                             q = c.turn_value if self.turn_max else c.reward[p] / c.visits
-                        if node == 0 and self.root_sqrt:
-                            # UCB-sqrt at the root only (Tolpin & Shimony 2012, "MCTS Based on
-                            # Simple Regret"): the move finally chosen is judged by how good it is
-                            # (simple regret), not by the reward collected while searching, so the
-                            # root spreads more visits over its runners-up (sqrt(N) > log N).
-                            ucb = q + exploration * sqrt(sqrt(<double>c.availability) / c.visits)
-                        else:
-                            ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
+                        ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
                     else:
                         ucb = 1e300
                     if ucb > best_ucb:
@@ -485,10 +480,9 @@ cdef class Search:
                         best = child
                 child = c.next_sibling
             if (untried > 0 and best != -1 and self.widening_c > 0.0
-                    and n_children >= self.widening_c * pow(self.nodes[node].visits + 1.0,
-                                                            self.widening_alpha)):
+                    and n_children >= self.widening_c * pow(self.nodes[node].visits + 1.0, WIDENING_ALPHA)):
                 # Progressive widening: a node with many options grows its children with
-                # its visits (C * visits^alpha) instead of trying every option once first.
+                # its visits (C * visits^0.5) instead of trying every option once first.
                 untried = 0
             if untried > 0:
                 # Expand one untried legal action: the playout policy's choice when asked
@@ -606,10 +600,10 @@ cdef class Search:
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
             double exploration=0.7, double margin_weight=0.1, double margin_scale=10.0,
-            bint paranoid=False, double widening_c=0.0, double widening_alpha=0.5,
+            bint paranoid=False, double widening_c=0.0,
             bint playout_policy=True, int eval_plies=-1, bint resume=False,
             bint expansion_policy=False, bint turn_max=False, int turn_min_visits=16,
-            bint baseline_playout=False, bint root_sqrt=False):
+            bint baseline_playout=False):
         """Iterate until `iterations` (if > 0), `time_ms` (if > 0) or cancel(); returns the count.
 
         At least one budget must be set. The RNG is seeded from `seed`, so one thread with an
@@ -620,7 +614,7 @@ cdef class Search:
         20: continue_from) gives what one run would. exploration: UCT constant. margin_weight and
         margin_scale: the reward's score-margin term. paranoid: opponents minimise the
         searching seat's reward instead of maximising their own (max^n). widening_c > 0 turns
-        on progressive widening with at most widening_c * visits^widening_alpha children.
+        on progressive widening with at most widening_c * visits^0.5 children.
         playout_policy: play out with the game's rollout_action where it has one (else, and
         when False, uniformly over legal actions) — False measures what the policy is worth.
         eval_plies >= 0 (needs set_model): a playout stops after that many decisions and the
@@ -632,8 +626,7 @@ cdef class Search:
         A tree grown with turn_max off has no turn values: keep the setting within one tree.
         baseline_playout: the policy (playouts, and expansion_policy) is the game's
         baseline_rollout_action where it has one (the frozen baseline search), else its
-        rollout_action. root_sqrt: the root's children are chosen by UCB-sqrt (simple regret)
-        instead of UCT.
+        rollout_action.
         """
         if iterations <= 0 and time_ms <= 0.0:
             raise ValueError("set an iteration or a time budget")
@@ -647,14 +640,12 @@ cdef class Search:
         self.margin_scale = margin_scale
         self.paranoid = paranoid
         self.widening_c = widening_c
-        self.widening_alpha = widening_alpha
         self.use_policy = playout_policy
         self.expand_policy = expansion_policy
         if turn_min_visits < 1:
             raise ValueError("turn_min_visits must be >= 1")
         self.turn_max = turn_max
         self.turn_min_visits = turn_min_visits
-        self.root_sqrt = root_sqrt
         self.policy = self.kernel.rollout_action
         if baseline_playout and self.kernel.baseline_rollout_action != NULL:
             self.policy = self.kernel.baseline_rollout_action

@@ -17,7 +17,7 @@ the reference's worst tried move. ``--bot-evaluation`` picks the hint search's l
 evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine default base``
 also gives the frozen baseline's hint (``mcts-base``) of every position, judged against the same
 reference search (today's default engine at 64x): a paired comparison in one run.
-``--engine default,root=sqrt`` (bot options after ``default``) judges a variant of today's
+``--engine default,turn=mean`` (bot options after ``default``) judges a variant of today's
 default on the same positions. ``--engine reference`` judges a second reference search of each position (same budget, another
 seed) against the first: the yardstick's own noise, i.e. the agreement and regret a hint could
 not beat even if it were as good as the reference.
@@ -125,7 +125,7 @@ def _engine_limits(engine: str, limits: Limits, state: games.State, budget: str,
 
 
 def _engine(spec: str) -> str:
-    """--engine: default[,OPTION...] (bot options, e.g. default,root=sqrt), base or reference."""
+    """--engine: default[,OPTION...] (bot options, e.g. default,turn=mean), base or reference."""
     head, *options = spec.split(",")
     if head in ("base", "reference") and not options:
         return spec
@@ -212,7 +212,7 @@ def main() -> None:
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
     parser.add_argument("--engine", type=_engine, nargs="+", default=["default"],
-                        help="the hint search: today's default (with bot options: default,root=sqrt), the "
+                        help="the hint search: today's default (with bot options: default,turn=mean), the "
                              "frozen baseline (mcts-base: base) and/or a second reference search (reference: "
                              "the yardstick's noise), each judged against the same reference searches")
     parser.add_argument("--values", choices=["shared", "dedicated"], default="shared",

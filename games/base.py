@@ -13,9 +13,12 @@ import struct
 import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from hortus._ext.engine import KernelState
+
+if TYPE_CHECKING:
+    from hortus.search.settings import SearchSettings
 
 CHANCE = -1
 """``current_player`` at a chance node."""
@@ -150,50 +153,42 @@ class Game(ABC):
         others = [v for i, v in enumerate(scores) if i != seat]
         return scores[seat] - (max(others) if others else 0.0)
 
+    def search_settings(self, players: int) -> "SearchSettings":
+        """How the search plays this game at `players` seats: the game folder's
+        ``search.toml`` (``hortus.search.settings``; docs/search_settings.md), read once."""
+        from hortus.search.settings import game_settings
+
+        return game_settings(self, players)
+
+    # The hooks below read search_settings; they stay for callers of the old names.
     def search_margin(self, players: int) -> tuple[float, float]:
-        """(weight, scale) of the search reward's score-margin term
-        ``weight * tanh(margin / scale)``: scale should be a typical winning margin in points.
-        The weight stays small where a win share exists, so the margin never outweighs it."""
-        return (0.1, 10.0)
+        """(weight, scale) of the search reward's score-margin term (``search.toml``)."""
+        s = self.search_settings(players)
+        return (s.margin_weight, s.margin_scale)
 
     def search_exploration(self, players: int) -> float:
-        """The UCT exploration constant of the search (``Limits.exploration`` None = this). A
-        game lowers it where that gave better hints at equal strength (issue 16); the frozen
-        baseline (``mcts-base``) keeps 0.7."""
-        return 0.7
+        """The UCT exploration constant (``search.toml``: exploration)."""
+        return self.search_settings(players).exploration
 
     def search_expansion_policy(self, players: int) -> bool:
-        """Whether the search expands the playout policy's choice first at a node not yet
-        fully expanded (``Limits.expansion_policy`` None = this), rather than a uniformly drawn
-        untried move. A game turns it on where it won at equal time (issue 16); the frozen
-        baseline (``mcts-base``) never uses it."""
-        return False
+        """Policy-first expansion (``search.toml``: expansion_policy)."""
+        return self.search_settings(players).expansion_policy
 
     def search_widening(self, players: int) -> float:
-        """Progressive widening of the search (``Limits.widening`` None = this): at most
-        ``C * visits**0.5`` children per node, 0 = off. A game turns it on where it won at
-        equal time (issue 16); the frozen baseline (``mcts-base``) never uses it."""
-        return 0.0
+        """Progressive widening constant, 0 = off (``search.toml``: widening)."""
+        return self.search_settings(players).widening
 
     def search_value_model(self, players: int) -> bool:
-        """Whether ``Limits(evaluation="default")`` uses the game's value model at this seat
-        count, where its file says ``default: true`` (``hortus.search.evaluation``). A game
-        narrows it to the seat counts where the model won at equal time (issue 16); solo games
-        always play out, and the frozen baseline (``mcts-base``) never uses a model."""
-        return True
+        """Whether the default evaluation uses the value model (``search.toml``: value_model)."""
+        return self.search_settings(players).value_model
 
     def search_eval_plies(self, players: int) -> int | None:
-        """Decisions a playout plays before the value model scores it, where the model is used
-        (``Limits.eval_plies`` None = this); None = the model file's ``eval_plies``. A game
-        sets it per seat count where another cut won at equal time (issue 16)."""
-        return None
+        """The playout cut with a model, None = the model file's (``search.toml``: eval_plies)."""
+        return self.search_settings(players).eval_plies
 
     def search_turn_max(self, players: int) -> bool:
-        """Whether the search values a move by its seat's best own continuation rather than by
-        its mean (``Limits.turn_max`` None = this; ``Search._turn_value`` says why). A game
-        turns it on where it won at equal time (issue 16); the frozen baseline (``mcts-base``)
-        never uses it."""
-        return False
+        """Turn-max selection (``search.toml``: turn_max)."""
+        return self.search_settings(players).turn_max
 
     def review_thresholds(self, players: int) -> ReviewThresholds:
         """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10

@@ -21,8 +21,9 @@ integers and doubles its capacity as it grows (from 1,024), so 2**30 is the last
 it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs out first.)"""
 
 
-ROOT_EXPLORATIONS = ("uct", "sqrt")
-"""``Limits.root_exploration``'s rules."""
+DRAW_PLAYOUTS = 3
+"""Playouts per sampled world in the draw-dependence measurement (``Limits.draw_worlds``): they
+separate the players' choices from luck; 3 was the only value ever used."""
 
 @dataclass(frozen=True)
 class Limits:
@@ -47,10 +48,9 @@ class Limits:
     paranoid: bool = False
     """Opponents minimise the searching seat's reward (hardest opponents) instead of max^n."""
     widening: float | None = None
-    """Progressive widening: > 0 allows at most ``widening * visits**widening_alpha``
+    """Progressive widening: > 0 allows at most ``widening * visits**0.5``
     children per node (for decisions with very many options); 0 = off; None = the game's
     (``Game.search_widening``)."""
-    widening_alpha: float = 0.5
     margin_weight: float | None = None
     """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
     margin_scale: float | None = None
@@ -66,11 +66,6 @@ class Limits:
     game's (``Game.search_turn_max``)."""
     turn_min_visits: int = 16
     """Visits a continuation needs (and at least 1/8 of its parent's) to count for turn_max."""
-    root_exploration: str = "uct"
-    """How the root picks the move to search next: ``"uct"`` (UCB1, as every other node) or
-    ``"sqrt"`` (UCB-sqrt, exploration sqrt(sqrt(N)/n): the root is judged by the move it
-    finally names, a simple-regret problem, so it spreads more visits over the runners-up;
-    Tolpin & Shimony 2012)."""
     baseline_playout: bool = False
     """Play out (and expand, with ``expansion_policy``) with the playout policy the frozen
     baseline search (``mcts-base``) was measured with, where a game has changed its policy
@@ -82,8 +77,6 @@ class Limits:
     draw_worlds: int = 0
     """After the search, measure how much the top moves depend on the draw (see
     ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
-    draw_playouts: int = 3
-    """Playouts per world for that measurement (they separate the players' choices from luck)."""
     evaluation: str = "default"
     """Leaf evaluation: ``"playout"`` plays every playout to the end (the search before issue
     16); ``"model"`` cuts playouts short and scores the state with the game's value model
@@ -120,16 +113,12 @@ class Limits:
             raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
         if self.exploration is not None and self.exploration < 0:
             raise ValueError("exploration must be >= 0")
-        if (self.widening is not None and self.widening < 0) or not 0 < self.widening_alpha <= 1:
-            raise ValueError("widening must be >= 0 and widening_alpha in (0, 1]")
+        if self.widening is not None and self.widening < 0:
+            raise ValueError("widening must be >= 0")
         if isinstance(self.turn_min_visits, bool) or not isinstance(self.turn_min_visits, int) or self.turn_min_visits < 1:
             raise ValueError(f"turn_min_visits must be an integer >= 1, not {self.turn_min_visits!r}")
         if self.draw_worlds != 0 and not 2 <= self.draw_worlds <= 4096:
             raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
-        if not 1 <= self.draw_playouts <= 256:
-            raise ValueError("draw_playouts must be in 1..256")
-        if self.root_exploration not in ROOT_EXPLORATIONS:
-            raise ValueError(f"root_exploration must be one of {', '.join(ROOT_EXPLORATIONS)}, not {self.root_exploration!r}")
         if self.evaluation not in EVALUATIONS:
             raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {self.evaluation!r}")
         if self.eval_plies is not None and not 0 <= self.eval_plies <= 1000:
@@ -251,14 +240,12 @@ def _search_options(state: State, limits: Limits) -> dict[str, Any]:
                         if limits.exploration is None else limits.exploration),
         "paranoid": limits.paranoid,
         "widening_c": state.game.search_widening(state.num_players) if limits.widening is None else limits.widening,
-        "widening_alpha": limits.widening_alpha,
         "playout_policy": limits.playout_policy,
         "baseline_playout": limits.baseline_playout,
         "expansion_policy": (state.game.search_expansion_policy(state.num_players)
                              if limits.expansion_policy is None else limits.expansion_policy),
         "turn_max": state.game.search_turn_max(state.num_players) if limits.turn_max is None else limits.turn_max,
         "turn_min_visits": limits.turn_min_visits,
-        "root_sqrt": limits.root_exploration == "sqrt",
         "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
         "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
     }
@@ -438,7 +425,7 @@ def _same_search(a: Limits, b: Limits) -> bool:
     """Limits that grow the same trees: equal but for the budgets, the node cap and the draw
     measurement (which happen per call)."""
     def tree(limits: Limits) -> Limits:
-        return replace(limits, iterations=1, time_ms=None, max_nodes=1, draw_worlds=0, draw_playouts=3,
+        return replace(limits, iterations=1, time_ms=None, max_nodes=1, draw_worlds=0,
                        draw_deadline=None, allow_actions=tuple(sorted(set(limits.allow_actions))),
                        avoid_actions=tuple(sorted(set(limits.avoid_actions))))
     return tree(a) == tree(b)
@@ -629,7 +616,7 @@ def _measure_draws(state: State, moves: list[MoveInfo], seat: int, limits: Limit
     if limits.draw_deadline is not None and time.perf_counter() > limits.draw_deadline:
         return moves
     stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], limits.draw_worlds,
-                            limits.draw_playouts, (limits.seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
+                            DRAW_PLAYOUTS, (limits.seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
     by_action = {}
     for m, (_, between, within, _, points_between, _) in zip(measured, stats):
         total = between + within

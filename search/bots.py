@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from hortus.games import State
-from hortus.search.analysis import ROOT_EXPLORATIONS, Limits, SearchTrees, analyze, analyze_stream
+from hortus.search.analysis import Limits, SearchTrees, analyze, analyze_stream
 
 
 class Bot(Protocol):
@@ -126,8 +126,6 @@ def apply_options(limits: Limits, options: list[str]) -> tuple[Limits, bool]:
             limits = replace(limits, paranoid=True)
         elif key == "turn" and value in ("max", "mean"):
             limits = replace(limits, turn_max=value == "max")
-        elif key == "root" and value in ROOT_EXPLORATIONS:
-            limits = replace(limits, root_exploration=value)
         elif key == "widen" and value:
             limits = replace(limits, widening=float(value))
         elif key == "eval" and value:
@@ -162,8 +160,7 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
     weight, ``Limits.margin_weight``), ``expand=policy|uniform`` (which untried move a node
     expands first, ``Limits.expansion_policy``), ``turn=max|mean`` (value a move by its seat's
-    best own continuation or by its mean, ``Limits.turn_max``), ``root=sqrt|uct`` (the root's
-    exploration rule, ``Limits.root_exploration``), ``reuse`` (continue the last search's
+    best own continuation or by its mean, ``Limits.turn_max``), ``reuse`` (continue the last search's
     subtree at the bot's next decision of the same turn, :class:`MctsBot`). Example:
     ``mcts:50ms,uniform``.
     """
@@ -189,4 +186,4 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,root=sqrt ,reuse), mcts-base[:BUDGET] or level:N")
+                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N")

@@ -127,29 +127,7 @@ class BotanicalLabGame(Game):
             "piles_only = only the draw and discard piles (the rulebook's literal 'research documents')."),
     }
 
-    # Seat counts whose default search was measured at equal time against mcts-base (issue 16).
-    TUNED_SEATS: tuple[int, ...] = (2, 4)
-
-    def search_expansion_policy(self, players: int) -> bool:
-        """Tuned seat counts: a node's children grow in the playout policy's order (with
-        search_widening and search_turn_max below; README, Botanical Lab, "Playout policy").
-        A Lab turn is many decisions by one seat; with the greedy policy of issue 16 the
-        search tries its move first and few others, instead of every move once."""
-        return players in self.TUNED_SEATS
-
-    def search_widening(self, players: int) -> float:
-        """At most visits**0.5 children per node at the tuned seat counts (see
-        search_expansion_policy)."""
-        return 1.0 if players in self.TUNED_SEATS else 0.0
-
-    def search_turn_max(self, players: int) -> bool:
-        """Tuned seat counts: a move is valued by its seat's best own continuation within the
-        turn (Limits.turn_max). Together with the two settings above and the playout policy of
-        issue 16: 74.0% of 100 games against mcts-base at 100 ms (Wilson 95% [64.6, 81.6]); at 4
-        seats, one such seat against three mcts-base seats 47.5% of 40 games ([32.9, 62.5], fair
-        share 25%). At 3 seats the same seat scored the fair share (33.3% of 39 games), so 3
-        seats keep the baseline's search."""
-        return players in self.TUNED_SEATS
+    # How the search plays the game per seat count: search.toml beside this file.
 
     def kernel_capsule(self) -> object:
         return kernel.kernel_capsule()

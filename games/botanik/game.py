@@ -400,14 +400,7 @@ class BotanikGame(Game):
             effects.append(f"{gain:+.0f} points in your machine now")
         return effects
 
-    def search_exploration(self, players: int) -> float:
-        """0.35 instead of 0.7 (issue 16, round 10; README, Botanik). With the value model's
-        short playouts the best few moves' values barely differ at a 100 ms hint's depth, and
-        at 0.7 its 11,000 or so iterations spread almost evenly over them; at 0.35 they go
-        deeper below the leading ones. At 100 ms it beat the same search at 0.7 79.2% of 60
-        games, and its hints agreed with a 64x reference on 89.2% of 120 positions against
-        80.8%."""
-        return 0.35
+    # How the search plays the game per seat count: search.toml beside this file.
 
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: current points (K-SC on the machine as it stands) minus the opponent's."""

@@ -302,42 +302,7 @@ class BotanistsGame(Game):
     def render(self, state: State, seat: int | None = None) -> str:
         return render(core_dict(state), state.current_player, seat)
 
-    def search_margin(self, players: int) -> tuple[float, float]:
-        """Solo: the win share is always 1, so the score is the whole signal, and solo scores
-        span about -200..+60: a strong, wide margin term (measured: the mean solo score of
-        mcts:2000 rose from -105 to +37 over 14 seeds against the default (0.1, 10))."""
-        if players == 1:
-            return (0.5, 60.0)
-        return super().search_margin(players)
-
-    # Seat counts where the default search below beat mcts-base at equal time (issue 16,
-    # round 7): the value model (value_model.json, `default: true`) cutting playouts after 40
-    # decisions, turn_max, and the kernel's playout policy of issue 16 (POLICY_SEATS in
-    # kernel.pyx). Solo (no opponent to beat) the search is the baseline's.
-    TUNED_SEATS: tuple[int, ...] = (2, 3, 4)
-
-    def search_value_model(self, players: int) -> bool:
-        """Tuned seat counts: playouts cut after the model file's 40 decisions and scored by
-        the model (trained at 2 seats), with turn_max (below) and policy A (README, Botanists):
-        at 100 ms against mcts-base, 2 seats 63.2% of 400 games (Wilson 95% [58.4, 67.8]); one
-        such seat against two, 54.2% of 60 games ([41.7, 66.1]; fair share 33.3%); against
-        three, 65.0% of 40 games ([49.5, 77.9]; fair share 25%)."""
-        return players in self.TUNED_SEATS
-
-    def search_eval_plies(self, players: int) -> int | None:
-        """2 seats: playouts cut after 20 decisions, not the model file's 40 (issue 16, round
-        11): against mcts-base at 100 ms, 67.8% of 320 games (Wilson 95% [62.5, 72.7]); the
-        cut at 40 scored 64.2% on the first three of those seeds, 67.9% for this one. Hints
-        agree on 80.8% of 120 positions against 79.2%. 3-4 seats keep 40, the cut measured
-        there."""
-        return 20 if players == 2 else None
-
-    def search_turn_max(self, players: int) -> bool:
-        """Tuned seat counts: a move is valued by its seat's best own continuation within the
-        turn (Limits.turn_max), against the first move to get a deep subtree locking the search
-        in. Part of the default measured above; alone, with full playouts of the old policy,
-        it scored 55.0% of 60 games at 2 seats, 30.0% of 30 at 3 and 41.3% of 80 at 4."""
-        return players in self.TUNED_SEATS
+    # How the search plays the game per seat count: search.toml beside this file.
 
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: each seat's score as if the scoring phase came now (orders, leftovers,

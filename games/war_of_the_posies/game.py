@@ -463,50 +463,13 @@ class WarOfThePosiesGame(Game):
             lines.append("Compost: " + _listing(d["compost"]))
         return "\n".join(lines)
 
-    # Seat counts whose default search was measured and tuned (issue 16): the margin, policy
-    # expansion with widening and turn_max below apply there. The four together, one such
-    # seat against mcts-base seats at 100 ms: 3 seats 70.0% of 30 games (Wilson 95%
-    # [52.1, 83.3]; fair share 33%), 4 seats 72.5% of 40 (Wilson 95% [57.2, 83.9]; fair
-    # share 25%). So every seat count of the game.
-    TUNED_SEATS = (2, 3, 4)
-
-    def search_margin(self, players: int) -> tuple[float, float]:
-        """2 seats (and the tuned seat counts): a margin weight of 0.3 instead of 0.1 (issue 16, measured at equal time,
-        100 ms a decision: 60.8% over 120 games against mcts-base, Wilson 95% [51.9, 69.1]).
-        Why was not measured; a likely reason: a War playout runs ~250 decisions, so a win
-        share from few playouts is noisy, and the margin in points (Reputation first) gives
-        the search a steadier signal."""
-        if players in self.TUNED_SEATS:
-            return (0.3, 10.0)
-        return super().search_margin(players)
-
-    def search_expansion_policy(self, players: int) -> bool:
-        """2 seats: with progressive widening (search_widening), a node's children grow in
-        the playout policy's order (issue 16): together, with the margin above, 69.0% of 100
-        games against mcts-base at 100 ms (Wilson 95% [59.4, 77.2]). Either alone did not
-        win at 20 ms (policy order 50.0%, widening in uniform order 42.5%), so they go
-        together: widening stops a node from trying every move once before it deepens, and
-        the policy picks which moves it does try."""
-        return players in self.TUNED_SEATS
-
-    def search_widening(self, players: int) -> float:
-        """At most visits**0.5 children per node at the tuned seat counts (see
-        search_expansion_policy)."""
-        return 1.0 if players in self.TUNED_SEATS else 0.0
-
-    def search_turn_max(self, players: int) -> bool:
-        """2 seats (and the tuned seat counts): a move is valued by its seat's best own continuation (Limits.turn_max).
-        A War turn is many decisions by one seat (play cards, plant, buy, end), and with mean
-        values the first move to get a deep subtree locked the search in: at 100,000
-        iterations one seed gave its best move 0.47 and another move 0.22 (1,138 visits),
-        another seed the reverse (0.46 against 0.22), in one of the hint positions. On top of the three settings above:
-        70.0% of 40 games against them at 20 ms, and 88.3% of 60 games against mcts-base at
-        100 ms (Wilson 95% [77.8, 94.2]). 3-4 seats: see TUNED_SEATS."""
-        return players in self.TUNED_SEATS
+    # How the search plays the game per seat count: search.toml beside this file.
 
     def baseline_search_margin(self, players: int) -> tuple[float, float]:
         """mcts-base keeps the margin of 2026-12-01, the default (0.1, 10)."""
-        return super().search_margin(players)
+        from hortus.search.settings import SearchSettings
+
+        return (SearchSettings.margin_weight, SearchSettings.margin_scale)
 
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy (one ply): points plus progress, minus the best opponent's. Progress is a

@@ -187,19 +187,19 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
     make_bot("mcts:10,expand=uniform,widen=0", seed=1).choose(war)
     assert seen == [(True, 1.0), (True, 1.0), (False, 0.0), (False, 0.0)]
     lab_game = games.get("botanical_lab")
-    for players in (2, 3, 4):  # measured and tuned at 2 seats (TUNED_SEATS)
-        tuned = players in lab_game.TUNED_SEATS  # type: ignore[attr-defined]
+    for players in (2, 3, 4):  # measured and tuned at 2 and 4 seats (search.toml)
+        tuned = players in (2, 4)
         assert lab_game.search_expansion_policy(players) == tuned and lab_game.search_widening(players) == float(tuned)
         assert lab_game.search_turn_max(players) == tuned
         assert lab_game.search_margin(players) == (0.1, 10.0)
     war_game = games.get("war_of_the_posies")
-    for players in (2, 3, 4):  # measured and tuned at every seat count (TUNED_SEATS)
-        tuned = players in war_game.TUNED_SEATS  # type: ignore[attr-defined]
+    for players in (2, 3, 4):  # measured and tuned at every seat count (search.toml)
+        tuned = True
         assert war_game.search_expansion_policy(players) == tuned and war_game.search_widening(players) == float(tuned)
         assert war_game.search_turn_max(players) == tuned
         assert war_game.search_margin(players) == ((0.3, 10.0) if tuned else (0.1, 10.0))
     botanists_game = games.get("botanists")
-    for players in (1, 2, 3, 4):  # the tuned search where it won at equal time, not solo (TUNED_SEATS)
-        tuned = players in botanists_game.TUNED_SEATS  # type: ignore[attr-defined]
+    for players in (1, 2, 3, 4):  # the tuned search where it won at equal time, not solo (search.toml)
+        tuned = players != 1
         assert botanists_game.search_turn_max(players) == tuned
         assert not botanists_game.search_expansion_policy(players) and botanists_game.search_widening(players) == 0.0
