@@ -172,7 +172,7 @@ def star1(
             outcomes = s.chance_outcomes()
             seen = 0.0
             left = 1.0
-            v = None
+            cut: float | None = None
             for action, p in outcomes:
                 left -= p
                 # Star1: the window this outcome must fall in for the node to land in
@@ -184,13 +184,12 @@ def star1(
                 cv = search(child, ca, cb)
                 seen += p * cv
                 if cv <= ca and ca > lo:
-                    v = seen + left * hi  # fails low: an upper bound <= alpha
+                    cut = seen + left * hi  # fails low: an upper bound <= alpha
                     break
                 if cv >= cb and cb < hi:
-                    v = seen + left * lo  # fails high: a lower bound >= beta
+                    cut = seen + left * lo  # fails high: a lower bound >= beta
                     break
-            if v is None:
-                v = seen
+            v = seen if cut is None else cut
         else:
             maximise = s.current_player == 0
             v = lo if maximise else hi
