@@ -1,0 +1,161 @@
+"""Strength against ground truth: Botanik positions near the end, solved exactly.
+
+``python bench/exact.py make`` writes ``bench/data/exact_positions.jsonl``: positions up to
+``--back`` decisions before the end of seeded level-4 and level-6 self-play games, each with
+every legal move's exact win probability (``hortus.search.exact.star1``; positions the solver
+cannot finish within its node budget are left out, and counted).
+
+``python bench/exact.py`` (``run``) reports per engine: the share of positions where its move
+is exactly optimal (within 0.005 of the best exact value) with a Wilson interval, mean and
+p90 regret in exact win probability, and calibration (mean absolute error of the engine's
+own estimate of its move against that move's exact value). JSON + a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import report  # noqa: E402
+
+from hortus import games  # noqa: E402
+from hortus.search import Limits, analyze  # noqa: E402
+from hortus.search.arena import wilson_interval  # noqa: E402
+from hortus.search.bots import BASELINE  # noqa: E402
+from hortus.search.exact import SolveBudgetError, star1  # noqa: E402
+from hortus.search.levels import LevelBot, choose, get_level, level_limits  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "exact_positions.jsonl"
+OPTIMAL = 0.005
+
+
+def make(out: Path, games_per_level: int, back: int, budget: int, seed: int) -> None:
+    game = games.get("botanik")
+    rows: list[dict[str, Any]] = []
+    skipped = 0
+    for level in (4, 6):
+        for g in range(games_per_level):
+            game_seed = seed * 1000 + level * 100 + g
+            rng = random.Random(game_seed)
+            bots = [LevelBot(level, game_seed * 2 + s) for s in range(2)]
+            state = game.new_game(players=2, seed=game_seed)
+            decisions = []
+            while not state.is_terminal():
+                if state.is_chance():
+                    state.resolve_chance(rng)
+                    continue
+                decisions.append(state.clone())
+                state.apply(bots[state.current_player].choose(state))
+            for k in range(1, min(back, len(decisions)) + 1):
+                position = decisions[-k]
+                if len(position.legal_actions()) < 2:
+                    continue
+                start = time.monotonic()
+                try:
+                    solution = star1(position, budget=budget)
+                except SolveBudgetError:
+                    skipped += 1
+                    continue
+                rows.append({
+                    "state": position.encode().hex(), "level": level, "game_seed": game_seed,
+                    "back": k, "seat": solution.seat, "nodes": solution.nodes,
+                    "seconds": round(time.monotonic() - start, 3),
+                    "values": {str(a): v for a, v in solution.values.items()},
+                })
+            print(f"level {level} game {g}: {len(rows)} positions, {skipped} over budget", file=sys.stderr)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as f:
+        for row in rows:
+            f.write(json.dumps(row, sort_keys=True) + "\n")
+
+
+Engine = Callable[[Any, int], tuple[int, float | None]]
+
+
+def _search(limits: Limits) -> Engine:
+    def run(state: Any, seed: int) -> tuple[int, float | None]:
+        analysis = analyze(state, replace(limits, seed=seed, threads=1))
+        return analysis.best.action, analysis.best.win_probability
+    return run
+
+
+def _level(level: int) -> Engine:
+    def run(state: Any, seed: int) -> tuple[int, float | None]:
+        analysis = analyze(state, level_limits(level, seed))
+        move = choose(analysis, get_level(level).temperature, random.Random(seed))
+        return move.action, move.win_probability
+    return run
+
+
+def _random(state: Any, seed: int) -> tuple[int, float | None]:
+    return random.Random(seed).choice(state.legal_actions()), None
+
+
+ENGINES: dict[str, Engine] = {
+    **{f"default-100ms-s{s}": _search(Limits(iterations=None, time_ms=100.0)) for s in (1, 2, 3)},
+    "default-10000it": _search(Limits(iterations=10_000)),
+    "mcts-base-100ms": _search(replace(BASELINE, iterations=None, time_ms=100.0)),
+    **{f"level{n}": _level(n) for n in (2, 4, 6, 8)},
+    "random": _random,
+}
+
+
+def run(path: Path, names: list[str], limit: int | None) -> None:
+    game = games.get("botanik")
+    positions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    positions = positions[:limit] if limit else positions
+    rows = []
+    for name in names:
+        engine = ENGINES[name]
+        seed_base = int(name[-1]) if name.startswith("default-100ms-s") else 0
+        optimal = 0
+        regrets: list[float] = []
+        errors: list[float] = []
+        for i, p in enumerate(positions):
+            state = game.decode(bytes.fromhex(p["state"]))
+            values = {int(a): v for a, v in p["values"].items()}
+            action, estimate = engine(state, seed_base * 100_000 + i)
+            regret = max(values.values()) - values[action]
+            regrets.append(regret)
+            optimal += regret <= OPTIMAL
+            if estimate is not None:
+                errors.append(abs(estimate - values[action]))
+        lo, hi = wilson_interval(optimal, len(positions))
+        regrets.sort()
+        rows.append({
+            "engine": name, "positions": len(positions), "optimal": optimal / len(positions),
+            "optimal_lo": lo, "optimal_hi": hi, "mean_regret": statistics.fmean(regrets),
+            "p90_regret": regrets[min(len(regrets) - 1, int(0.9 * len(regrets)))],
+            "calibration_mae": statistics.fmean(errors) if errors else None,
+        })
+    report("exact endgames (botanik, 2 seats)", rows,
+           ["engine", "positions", "optimal", "optimal_lo", "optimal_hi", "mean_regret", "p90_regret", "calibration_mae"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", default="run", choices=["make", "run"])
+    parser.add_argument("--file", type=Path, default=DATA)
+    parser.add_argument("--games", type=int, default=10, help="make: self-play games per level")
+    parser.add_argument("--back", type=int, default=7, help="make: decisions before the end")
+    parser.add_argument("--budget", type=int, default=2_000_000, help="make: solver node budget")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--limit", type=int, default=None, help="run: first N positions only")
+    args = parser.parse_args()
+    if args.command == "make":
+        make(args.file, args.games, args.back, args.budget, args.seed)
+    else:
+        run(args.file, args.engines.split(","), args.limit)
+
+
+if __name__ == "__main__":
+    main()
