@@ -1325,6 +1325,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(p)
     p.set_defaults(func=run_training)
+
+    from hortus.balance.cli import add_parser as add_balance_parser
+
+    add_balance_parser(sub)
     return parser
 
 
