@@ -39,6 +39,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--variant", type=_option, action="append", default=[], metavar="OPTION=VALUE",
                    help="a rule option of the game (repeatable)")
+    p.add_argument("--skill", type=_positive, nargs="*", default=[], metavar="LEVEL",
+                   help="levels to play head to head at 2 seats (e.g. 1 4 8): skill matrix and upset rate")
+    p.add_argument("--skill-games", type=_positive, default=None, help="games per level pair (default --games)")
     p.add_argument("-o", "--output", required=True, type=Path, help="directory for report.json and report.html")
     p.set_defaults(func=run)
     return p
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             options=dict(args.variant) or None,
             progress=(lambda _record: bar.update(1)) if bar is not None else None,
+            skill_levels=args.skill,
+            skill_games=args.skill_games,
         )
     except (KeyError, ValueError) as exc:  # an unknown game, seat count, bot or option: the user's mistake
         if bar is not None:

@@ -57,5 +57,15 @@ def render_html(report: dict[str, Any]) -> str:
             f"{d[0]:.0f}/{d[1]:.0f}/{d[2]:.0f}; winning margin p10/p50/p90 {m[0]:.1f}/{m[1]:.1f}/{m[2]:.1f}</p>"
         )
         parts.append(_svg(seat))
+    if report.get("skill"):
+        parts.append("<h2>Skill (2 seats, seats alternating)</h2><table border='1'>")
+        parts.append("<tr><th>stronger</th><th>weaker</th><th>games</th><th>stronger's share</th><th>95% interval</th><th>upset rate</th></tr>")
+        for row in report["skill"]:
+            low, high = row["stronger_interval95"]
+            parts.append(
+                f"<tr><td>level {row['stronger']}</td><td>level {row['weaker']}</td><td>{row['games']}</td>"
+                f"<td>{row['stronger_share']:.3f}</td><td>[{low:.3f}, {high:.3f}]</td><td>{row['upset_rate']:.3f}</td></tr>"
+            )
+        parts.append("</table>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

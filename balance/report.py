@@ -13,7 +13,7 @@ from typing import Any
 
 from hortus.search.arena import GameRecord, play_match, wilson_interval
 
-__all__ = ["SeatReport", "balance_report", "quantiles", "seat_report"]
+__all__ = ["SeatReport", "balance_report", "quantiles", "seat_report", "skill_matrix"]
 
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -98,6 +98,8 @@ def balance_report(
     jobs: int = 1,
     options: dict[str, str] | None = None,
     progress: Callable[[GameRecord], None] | None = None,
+    skill_levels: Sequence[int] = (),
+    skill_games: int | None = None,
 ) -> dict[str, Any]:
     """Play `games_count` games per seat count, every seat played by `bot`, and return the
     report as a JSON-ready dict (stable key order, so its dump is byte-identical per seed)."""
@@ -114,6 +116,7 @@ def balance_report(
             progress=progress,
         )
         per_seats.append(seat_report(count, match.records).to_dict())
+    skill = [] if not skill_levels else skill_matrix(game, skill_levels, skill_games or games_count, seed, jobs=jobs, options=options)
     return {
         "game": game,
         "bot": bot,
@@ -121,4 +124,44 @@ def balance_report(
         "games_per_seat_count": games_count,
         "options": dict(sorted((options or {}).items())),
         "seat_counts": per_seats,
+        "skill": skill,
     }
+
+
+def skill_matrix(
+    game: str,
+    levels: Sequence[int],
+    games_count: int,
+    seed: int,
+    *,
+    jobs: int = 1,
+    options: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Every pair of levels head to head at 2 seats, seats alternating: the stronger level's
+    share with its interval, and the upset rate (the weaker level's share), a measure of how
+    much luck decides."""
+    rows = []
+    ordered = sorted(set(levels))
+    for i, weak in enumerate(ordered):
+        for strong in ordered[i + 1 :]:
+            match = play_match(
+                game,
+                [f"level:{strong}", f"level:{weak}"],
+                games_count,
+                seed=seed + 1000 * strong + weak,
+                jobs=jobs,
+                players=2,
+                options=options,
+            )
+            stronger = match.stats[0]
+            rows.append(
+                {
+                    "stronger": strong,
+                    "weaker": weak,
+                    "games": stronger.games,
+                    "stronger_share": stronger.score_rate,
+                    "stronger_interval95": list(stronger.interval),
+                    "upset_rate": 1.0 - stronger.score_rate,
+                }
+            )
+    return rows
