@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--variant", type=_option, action="append", default=[], metavar="OPTION=VALUE",
-                   help="a rule option of the game (repeatable)")
+                   help="a rule option to measure (repeatable): paired deals with and without it, seat 0's difference")
     p.add_argument("--skill", type=_positive, nargs="*", default=[], metavar="LEVEL",
                    help="levels to play head to head at 2 seats (e.g. 1 4 8): skill matrix and upset rate")
     p.add_argument("--skill-games", type=_positive, default=None, help="games per level pair (default --games)")
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             args.games,
             args.seed,
             jobs=args.jobs,
-            options=dict(args.variant) or None,
+            variant=dict(args.variant) or None,
             progress=(lambda _record: bar.update(1)) if bar is not None else None,
             skill_levels=args.skill,
             skill_games=args.skill_games,

@@ -67,5 +67,14 @@ def render_html(report: dict[str, Any]) -> str:
                 f"<td>{row['stronger_share']:.3f}</td><td>[{low:.3f}, {high:.3f}]</td><td>{row['upset_rate']:.3f}</td></tr>"
             )
         parts.append("</table>")
+    for effect in report.get("variant_effects", []):
+        low, high = effect["share_difference_interval95"]
+        plow, phigh = effect["points_difference_interval95"]
+        change = ", ".join(f"{k}={v}" for k, v in effect["change"].items())
+        parts.append(
+            f"<p>{e(change)} at {effect['players']} seats, {effect['pairs']} paired games: seat {effect['seat']}'s "
+            f"win share {effect['share_difference']:+.3f} [{low:+.3f}, {high:+.3f}], points "
+            f"{effect['points_difference']:+.2f} [{plow:+.2f}, {phigh:+.2f}] (SPRT: {e(effect['sprt'])})</p>"
+        )
     parts.append("</body></html>\n")
     return "\n".join(parts)

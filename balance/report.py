@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hortus import games
+from hortus.balance.paired import paired_option_effect
 from hortus.search.arena import GameRecord, play_match, wilson_interval
 
 __all__ = ["SeatReport", "balance_report", "quantiles", "seat_report", "skill_matrix"]
@@ -98,11 +100,14 @@ def balance_report(
     jobs: int = 1,
     options: dict[str, str] | None = None,
     progress: Callable[[GameRecord], None] | None = None,
+    variant: dict[str, str] | None = None,
     skill_levels: Sequence[int] = (),
     skill_games: int | None = None,
 ) -> dict[str, Any]:
     """Play `games_count` games per seat count, every seat played by `bot`, and return the
     report as a JSON-ready dict (stable key order, so its dump is byte-identical per seed)."""
+    if variant:
+        games.get(game).resolve_options({**(options or {}), **variant})  # fail before any game is played
     per_seats = []
     for count in players:
         match = play_match(
@@ -116,6 +121,10 @@ def balance_report(
             progress=progress,
         )
         per_seats.append(seat_report(count, match.records).to_dict())
+    effects = [
+        paired_option_effect(game, count, bot, games_count, seed + count, variant, base=options, jobs=jobs)
+        for count in players
+    ] if variant else []
     skill = [] if not skill_levels else skill_matrix(game, skill_levels, skill_games or games_count, seed, jobs=jobs, options=options)
     return {
         "game": game,
@@ -125,6 +134,7 @@ def balance_report(
         "options": dict(sorted((options or {}).items())),
         "seat_counts": per_seats,
         "skill": skill,
+        "variant_effects": effects,
     }
 
 
