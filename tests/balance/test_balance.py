@@ -60,3 +60,22 @@ def test_cli_bad_option_is_a_usage_error(tmp_path: Path) -> None:
         ["balance", "--game", "botanik", "--bots", "random", "--games", "1", "--variant", "nonsense=1", "-o", str(tmp_path)]
     )
     assert run(args) == 2
+
+
+def test_paired_option_effect_is_paired_and_seat_zero_centred() -> None:
+    from hortus.balance.paired import paired_option_effect
+
+    # planted null: changing nothing gives identical pairs, a difference of exactly 0
+    same = paired_option_effect("botanik", 2, "random", 6, seed=5, change={"first_player": "0"}, batch=3)
+    assert same["share_difference"] == 0.0
+    assert same["points_difference"] == 0.0
+    assert same["pairs"] == 6
+
+
+def test_botanik_first_player_flips_the_seat_advantage() -> None:
+    # K-S5: first_player=1 hands the Meca pawn to seat 1, so seat 0's edge changes sign
+    start = balance_report("botanik", [2], "greedy", 40, seed=7)["seat_counts"][0]["first_player_gap"]
+    flipped = balance_report("botanik", [2], "greedy", 40, seed=7, options={"first_player": "1"})["seat_counts"][0][
+        "first_player_gap"
+    ]
+    assert start * flipped < 0
