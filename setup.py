@@ -36,6 +36,7 @@ PACKAGE_DIRS: dict[str, str] = {
     "hortus.cli": "cli",
     "hortus.training": "training",
     "hortus.distributed": "distributed",
+    "hortus.balance": "balance",
     # the web page's built assets (web/ -> esbuild), data only: a package of its own so that
     # setuptools ships them without "importable package absent from packages" warnings
     "hortus.static": "src/hortus/static",
@@ -206,6 +207,7 @@ setup(
         "hortus.cli": ["py.typed"],
         "hortus.training": ["py.typed"],
         "hortus.distributed": ["py.typed"],
+        "hortus.balance": ["py.typed"],
     },
     ext_modules=extensions(),
     zip_safe=False,

@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for family in (serve, play, evaluate, arena, train):
         family.add_parsers(sub)
+    from hortus.balance.cli import add_parser as add_balance_parser  # the balance lab's own room
+
+    add_balance_parser(sub)
     return parser
 
 

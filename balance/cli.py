@@ -1,0 +1,83 @@
+"""``hortus balance``: the balance lab's command line (parser builder + run function)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hortus.balance.html import render_html
+from hortus.balance.report import balance_report
+
+__all__ = ["add_parser", "run"]
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"--variant takes OPTION=VALUE, not {text!r}")
+    return name, value
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``balance`` subcommand to an argparse subparsers object."""
+    p: argparse.ArgumentParser = sub.add_parser("balance", help="balance lab: seat advantage, game length, margins")
+    p.add_argument("--game", required=True, help="game name")
+    p.add_argument("--players", type=_positive, nargs="+", default=[2], help="seat counts (default 2)")
+    p.add_argument("--bots", default="level:4", help="bot spec playing every seat (default level:4)")
+    p.add_argument("--games", type=_positive, default=100, help="games per seat count (default 100)")
+    p.add_argument("--jobs", type=_positive, default=1, help="worker processes")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--variant", type=_option, action="append", default=[], metavar="OPTION=VALUE",
+                   help="a rule option to measure (repeatable): paired deals with and without it, seat 0's difference")
+    p.add_argument("--skill", type=_positive, nargs="*", default=[], metavar="LEVEL",
+                   help="levels to play head to head at 2 seats (e.g. 1 4 8): skill matrix and upset rate")
+    p.add_argument("--skill-games", type=_positive, default=None, help="games per level pair (default --games)")
+    p.add_argument("-o", "--output", required=True, type=Path, help="directory for report.json and report.html")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    bar: Any = None
+    try:
+        from tqdm import tqdm  # the progress extra
+
+        bar = tqdm(total=args.games * len(args.players), file=sys.stderr, unit="game")
+    except ImportError:
+        pass
+    try:
+        report = balance_report(
+            args.game,
+            args.players,
+            args.bots,
+            args.games,
+            args.seed,
+            jobs=args.jobs,
+            variant=dict(args.variant) or None,
+            progress=(lambda _record: bar.update(1)) if bar is not None else None,
+            skill_levels=args.skill,
+            skill_games=args.skill_games,
+        )
+    except (KeyError, ValueError) as exc:  # an unknown game, seat count, bot or option: the user's mistake
+        if bar is not None:
+            bar.close()
+        print(f"hortus balance: {exc}", file=sys.stderr)
+        return 2
+    if bar is not None:
+        bar.close()
+    out: Path = args.output
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / "report.html").write_text(render_html(report))
+    print(f"wrote {out / 'report.json'} and {out / 'report.html'}")
+    return 0
