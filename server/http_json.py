@@ -46,6 +46,8 @@ from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: F401 - registers the detail types
 
+from protobuf.wkt import Any as WireAny
+
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [
@@ -84,7 +86,10 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
         raise ConnectError(
             Code.INVALID_ARGUMENT,
             f"unknown field {field!r}: {text}" if match else text,
-            [ErrorDetail(error_details_pb2.BadRequest(field_violations=[violation]))],
+            # connectrpc's details are its own protobuf-py messages: the google.rpc detail goes
+            # in as an Any of its bytes, as hortus.server.web.connect_error does
+            [ErrorDetail(WireAny(type_url="type.googleapis.com/google.rpc.BadRequest",
+                                 value=error_details_pb2.BadRequest(field_violations=[violation]).SerializeToString()))],
         ) from None
     return message
 
