@@ -22,9 +22,7 @@ from hortus.server.errors import (
 )
 from hortus.server.messages import analysis_message
 from hortus.server.requests import (
-    GIVE_UP_SHARE,
     MAX_ID_BYTES,
-    NO_DEADLINE_S,
     ServicerCore,
     check_bytes,
 )
@@ -60,28 +58,6 @@ class BatchRpcs(ServicerCore):
         except Exception as exc:  # noqa: BLE001 - an error is an answer
             answer = _error_response(request.id, exc)
         call.answer(token, answer)
-
-    def _batch_call(self, context: grpc.ServicerContext) -> "tuple[BatchCall, float | None]":
-        """A batch call's shared state (ended with the RPC) and the ``time.monotonic()`` at which
-        its unsearched items are answered DEADLINE_EXCEEDED (None: no deadline)."""
-        remaining_s = context.time_remaining()
-        reserve_ms = self._give_up_ms(remaining_s)
-        give_up_at = None
-        if remaining_s is not None and remaining_s < NO_DEADLINE_S:
-            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
-        call = BatchCall(self.config.window, reserve_ms)
-        if not context.add_callback(call.end):
-            call.end()
-        return call, give_up_at
-
-    def _give_up_ms(self, remaining_s: float | None) -> float:
-        """How long before a batch call's deadline its unsearched positions are answered
-        DEADLINE_EXCEEDED: twice the deadline margin, at least 150 ms and 20% of the call's
-        time (the sending and thread switches on a loaded machine), at most half of it."""
-        give_up = max(2.0 * self.config.deadline_margin_ms, 150.0)
-        if remaining_s is not None and remaining_s < NO_DEADLINE_S:
-            give_up = min(max(give_up, remaining_s * 1000.0 * GIVE_UP_SHARE), remaining_s * 500.0)
-        return give_up
 
     def EvaluatePositions(
         self, request_iterator: Iterator[pb.EvaluateRequest], context: grpc.ServicerContext

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 
 import grpc
 from hortus.games import (
     IllegalActionError,
-    State,
 )
 from hortus.server.errors import (
     RequestError,
 )
 from hortus.server.messages import action_message, game_info, position_info
 from hortus.server.requests import (
-    MAX_NAME_BYTES,
     MAX_NOTATION_BYTES,
-    MAX_OPTIONS,
     PROTOCOL,
     ServicerCore,
     check_bytes,
@@ -41,38 +37,6 @@ class PositionRpcs(ServicerCore):
         seed = int(request.seed) if request.HasField("seed") else None
         state = self._new_state(request.game, request.players, request.variant, request.options, seed)
         return pb.NewGameResponse(info=position_info(state))
-
-    def _new_state(
-        self, name: str, players: int, variant_name: str, request_options: Mapping[str, str], seed: int | None
-    ) -> State:
-        """A new game from the fields of a request (NewGame, ReviewGame), each checked and
-        named (game, players, variant, options[NAME]) when wrong."""
-        game = self._game(name, "game")
-        players = players or game.default_players or game.min_players
-        if not game.min_players <= players <= game.max_players:
-            raise RequestError(
-                "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"
-            )
-        check_bytes("variant", variant_name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
-        if len(request_options) > MAX_OPTIONS:
-            raise RequestError("options", f"{len(request_options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
-        for name, value in request_options.items():
-            check_bytes("options", name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
-            check_bytes(f"options[{name}]", value, MAX_NAME_BYTES, "MAX_NAME_BYTES")
-        variant = variant_name or None
-        if variant is not None and variant not in game.variants:
-            raise RequestError("variant", f"unknown variant {variant!r} for {game.name}; known: {list(game.variants)}")
-        options: Mapping[str, str] = dict(request_options)
-        for name, value in options.items():
-            if name not in game.options:
-                raise RequestError(
-                    f"options[{name}]", f"unknown option {name!r} for {game.name}; known: {sorted(game.options)}"
-                )
-            if value not in game.options[name].choices:
-                raise RequestError(
-                    f"options[{name}]", f"{value!r} is not one of {list(game.options[name].choices)}"
-                )
-        return game.new_game(players=players, seed=seed, variant=variant, options=options)
 
     @unary_rpc
     def LegalActions(self, request: pb.LegalActionsRequest, context: grpc.ServicerContext) -> pb.LegalActionsResponse:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from concurrent import futures
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -109,14 +110,17 @@ _Response = TypeVar("_Response")
 _Answer = TypeVar("_Answer", bound=Message)
 
 
+_Servicer = TypeVar("_Servicer", bound="ServicerCore")
+
+
 def unary_rpc(
-    method: Callable[["ServicerCore", _Request, grpc.ServicerContext], _Response],
-) -> Callable[["ServicerCore", _Request, grpc.ServicerContext], _Response]:
+    method: Callable[[_Servicer, _Request, grpc.ServicerContext], _Response],
+) -> Callable[[_Servicer, _Request, grpc.ServicerContext], _Response]:
     """A unary RPC: refused UNAVAILABLE while the server drains, the request's size checked
     first, and any exception turned into a status."""
 
     @functools.wraps(method)
-    def checked(self: "ServicerCore", request: _Request, context: grpc.ServicerContext) -> _Response:
+    def checked(self: _Servicer, request: _Request, context: grpc.ServicerContext) -> _Response:
         self.check_accepting()
         self.check_size(request)
         return method(self, request, context)
@@ -535,3 +539,57 @@ class ServicerCore:
             return None
         stored = self.cache.get(key)
         return None if stored is None else kind.FromString(stored)
+
+    def _new_state(
+        self, name: str, players: int, variant_name: str, request_options: Mapping[str, str], seed: int | None
+    ) -> State:
+        """A new game from the fields of a request (NewGame, ReviewGame), each checked and
+        named (game, players, variant, options[NAME]) when wrong."""
+        game = self._game(name, "game")
+        players = players or game.default_players or game.min_players
+        if not game.min_players <= players <= game.max_players:
+            raise RequestError(
+                "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"
+            )
+        check_bytes("variant", variant_name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+        if len(request_options) > MAX_OPTIONS:
+            raise RequestError("options", f"{len(request_options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
+        for name, value in request_options.items():
+            check_bytes("options", name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+            check_bytes(f"options[{name}]", value, MAX_NAME_BYTES, "MAX_NAME_BYTES")
+        variant = variant_name or None
+        if variant is not None and variant not in game.variants:
+            raise RequestError("variant", f"unknown variant {variant!r} for {game.name}; known: {list(game.variants)}")
+        options: Mapping[str, str] = dict(request_options)
+        for name, value in options.items():
+            if name not in game.options:
+                raise RequestError(
+                    f"options[{name}]", f"unknown option {name!r} for {game.name}; known: {sorted(game.options)}"
+                )
+            if value not in game.options[name].choices:
+                raise RequestError(
+                    f"options[{name}]", f"{value!r} is not one of {list(game.options[name].choices)}"
+                )
+        return game.new_game(players=players, seed=seed, variant=variant, options=options)
+
+    def _batch_call(self, context: grpc.ServicerContext) -> "tuple[BatchCall, float | None]":
+        """A batch call's shared state (ended with the RPC) and the ``time.monotonic()`` at which
+        its unsearched items are answered DEADLINE_EXCEEDED (None: no deadline)."""
+        remaining_s = context.time_remaining()
+        reserve_ms = self._give_up_ms(remaining_s)
+        give_up_at = None
+        if remaining_s is not None and remaining_s < NO_DEADLINE_S:
+            give_up_at = time.monotonic() + remaining_s - reserve_ms / 1000.0
+        call = BatchCall(self.config.window, reserve_ms)
+        if not context.add_callback(call.end):
+            call.end()
+        return call, give_up_at
+
+    def _give_up_ms(self, remaining_s: float | None) -> float:
+        """How long before a batch call's deadline its unsearched positions are answered
+        DEADLINE_EXCEEDED: twice the deadline margin, at least 150 ms and 20% of the call's
+        time (the sending and thread switches on a loaded machine), at most half of it."""
+        give_up = max(2.0 * self.config.deadline_margin_ms, 150.0)
+        if remaining_s is not None and remaining_s < NO_DEADLINE_S:
+            give_up = min(max(give_up, remaining_s * 1000.0 * GIVE_UP_SHARE), remaining_s * 500.0)
+        return give_up

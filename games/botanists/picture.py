@@ -56,7 +56,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
     svg = Svg("botanists", seat, f"Botanists{' (solo)' if solo else ''} - you are seat {seat} - "
                                  f"round {min(v['round'] + 1, 3)}/3 - {who(state)}")
     bag = ", ".join(f"{COLOURS[c]} {v['bag'][c]}" for c in range(5))
-    svg.text(10, 50, f"Scores: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['score'][p]}" for p in range(n))
+    svg.text(10, 50, "Scores: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['score'][p]}" for p in range(n))
              + f".  Bag: {bag}.  Market read from the {SIDE_NAMES[turn]} side (you sit below it).")
 
     # The market grid, turned for the viewing seat, with the pawns on it.

@@ -97,7 +97,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
     n = v["players"]
     scores = state.scores()
     svg = Svg("war_of_the_posies", seat, f"War of the Posies - you are seat {seat} - round {v['round']} - {who(state)}")
-    svg.text(10, 50, f"Points: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {scores[p]:.0f}" for p in range(n))
+    svg.text(10, 50, "Points: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {scores[p]:.0f}" for p in range(n))
              + f".  This turn (seat {v['turn_player']}): {v['coins']} coins, {v['buys']} purchases, "
                f"{v['plants']} plantings." + (f"  End triggered by seat {v['end_trigger']}." if v["end_trigger"] is not None else ""))
     y = 60.0
@@ -147,7 +147,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
         info = v["seats"][p]
         owner = "Your" if p == seat else f"Seat {p}'s"
         svg.text(10, y + 16, f"{owner} garden", cls="title")
-        unseen = "" if p == seat else f"; hand + draw pile: " + (", ".join(f"{k} x{c}" for k, c in info["unseen"].items()) or "-")
+        unseen = "" if p == seat else "; hand + draw pile: " + (", ".join(f"{k} x{c}" for k, c in info["unseen"].items()) or "-")
         known = ", ".join(f"{k} x{c}" for k, c in info["known_in_hand"].items())
         y = svg.wrapped(10, y + 32, f"hand {info['hand_count']}, draw pile {info['draw_count']}, discard: "
                         + (", ".join(f"{k} x{c}" for k, c in info["discard"].items()) or "-") + unseen

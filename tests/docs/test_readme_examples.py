@@ -21,7 +21,6 @@ import json
 import random
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc

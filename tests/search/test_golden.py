@@ -6,7 +6,6 @@ from __future__ import annotations
 from paths import TESTS
 import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 

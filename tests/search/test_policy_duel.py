@@ -7,7 +7,6 @@ from paths import REPO
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 SCRIPT = REPO / "bench" / "policy_duel.py"
 

@@ -30,7 +30,6 @@ from typing import Any
 import grpc
 import pytest
 
-from hortus.search import Analysis
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.server import batch as batch_module
 from hortus.server import messages as messages_module

@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped, unused-ignore]
+from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]
 from grpc_status import rpc_status
 
 from hortus.server import RunningServer, ServerConfig, build_server

@@ -14,7 +14,6 @@ import random
 import re
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
