@@ -245,5 +245,6 @@ def test_front_page_is_short_and_keeps_the_two_commands() -> None:
 def test_front_page_links_into_the_docs_resolve() -> None:
     links = LINK.findall(FRONT_PAGE.read_text())
     assert links, "the README links into docs/"
-    missing = [link for link in links if not (REPO / link).exists()]
+    generated = {"docs/service/fields.md"}  # written from the proto by docs/hooks.py at build time
+    missing = [link for link in links if link not in generated and not (REPO / link).exists()]
     assert not missing, f"README links to missing files: {missing}"
