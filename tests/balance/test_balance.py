@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hortus.balance.cli import run
 from hortus.balance.report import balance_report, quantiles, seat_report
-from hortus.clients.cli import build_parser
+from hortus.cli import build_parser
 from hortus.search.arena import GameRecord
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hortus.clients.cli import build_parser
+from hortus.cli import build_parser
 from hortus.clients.client import AdvisorClient
 from hortus.clients.types import ChanceDraw
 from hortus.clients.errors import InvalidArgumentError

@@ -37,7 +37,7 @@ def test_lock_port_is_exclusive_and_released() -> None:
 
 def _serve(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "hortus.clients.cli", "serve", *args],
+        [sys.executable, "-m", "hortus.cli", "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
