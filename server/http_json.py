@@ -89,7 +89,7 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
     return message
 
 
-class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg]
+class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg, unused-ignore]
     """Connect's JSON codec (the same ``MessageToJson`` on the way out) that rejects unknown
     fields on the way in (``decode_json``)."""
 
@@ -97,7 +97,7 @@ class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg]
         return decode_json(data, message_class())
 
 
-def strict_codecs() -> list[Codec]:  # type: ignore[type-arg]
+def strict_codecs() -> list[Codec]:  # type: ignore[type-arg, unused-ignore]
     """The codecs of the web port's Connect app: binary, and JSON that rejects unknown fields."""
     return [google_protobuf_binary_codec(), StrictJSONCodec()]
 
