@@ -46,6 +46,8 @@ from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: F401 - registers the detail types
 
+from protobuf.wkt import Any as WireAny
+
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [
@@ -84,9 +86,15 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
         raise ConnectError(
             Code.INVALID_ARGUMENT,
             f"unknown field {field!r}: {text}" if match else text,
-            [ErrorDetail(error_details_pb2.BadRequest(field_violations=[violation]))],
+            [_detail(error_details_pb2.BadRequest(field_violations=[violation]))],
         ) from None
     return message
+
+
+def _detail(message: Message) -> ErrorDetail:
+    # connectrpc's Any is protobuf-py's: a google.protobuf message goes in by its bytes
+    return ErrorDetail(WireAny(type_url="type.googleapis.com/" + message.DESCRIPTOR.full_name,
+                               value=message.SerializeToString()))
 
 
 class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg, unused-ignore]
