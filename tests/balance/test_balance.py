@@ -69,7 +69,9 @@ def test_paired_option_effect_is_paired_and_seat_zero_centred() -> None:
     same = paired_option_effect("botanik", 2, "random", 6, seed=5, change={"first_player": "0"}, batch=3)
     assert same["share_difference"] == 0.0
     assert same["points_difference"] == 0.0
-    assert same["pairs"] == 6
+    # whole batches of pairs, at most the games asked for (the sequential test may stop after
+    # the first batch: identical pairs decide at once)
+    assert same["pairs"] in (3, 6)
 
 
 def test_botanik_first_player_flips_the_seat_advantage() -> None:
