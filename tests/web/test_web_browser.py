@@ -71,13 +71,14 @@ try {
 """
 
 
-README = REPO / "README.md"
+WEB_PAGE_DOC = REPO / "docs" / "service" / "web.md"
+"""The docs page holding the full page example (the README links to it)."""
 
 
 def readme_page() -> str:
-    """The page of the README's "From a web page" section, as a user pastes it."""
-    found = re.search(r"<!-- web-page-example -->\s*```html\n(.*?)```", README.read_text(), re.S)
-    assert found, "README.md lost its web page example"
+    """The page of the web port's docs ("From a web page"), as a user pastes it."""
+    found = re.search(r"<!-- web-page-example -->\s*```html\n(.*?)```", WEB_PAGE_DOC.read_text(), re.S)
+    assert found, "docs/service/web.md lost its web page example"
     return found.group(1)
 
 
