@@ -102,7 +102,7 @@ class StrictJSONCodec(ProtoJSONCodec):  # type: ignore[type-arg]
         return decode_json(data, message_class())
 
 
-def strict_codecs() -> list[Codec]:  # type: ignore[type-arg]
+def strict_codecs() -> list[Codec]:
     """The codecs of the web port's Connect app: binary, and JSON that rejects unknown fields."""
     return [google_protobuf_binary_codec(), StrictJSONCodec()]
 
@@ -182,9 +182,9 @@ def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> 
                     parsed = json.loads(body)
                     if isinstance(parsed, dict):
                         body = json.dumps(add_debug(parsed), separators=(",", ":")).encode()
-                headers = [(k, v) for k, v in held.get("headers", ()) if k.lower() != b"content-length"]
-                headers.append((b"content-length", str(len(body)).encode()))
-                await send({**held, "headers": headers})
+                kept = [(k, v) for k, v in held.get("headers", ()) if k.lower() != b"content-length"]
+                kept.append((b"content-length", str(len(body)).encode()))
+                await send({**held, "headers": kept})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
                 return
             await send(message)
@@ -273,7 +273,8 @@ class PlainHttp:
     async def _read(self, scope: Scope, receive: Receive) -> bytes:
         if scope["method"] == "GET":
             params = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"), keep_blank_values=True)
-            return params.get("message", ["{}"])[0].encode()
+            query_message: str = params.get("message", ["{}"])[0]
+            return query_message.encode()
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -291,7 +292,9 @@ class PlainHttp:
     async def _stream(self, name: str, kind: str, scope: Scope, receive: Receive, send: Send,
                       cors: list[tuple[bytes, bytes]]) -> None:
         snake, request_class = self.streams[name]
-        frame = _line if kind == NDJSON else _event
+        def frame(name: str, obj: dict[str, Any]) -> bytes:
+            return _line({name: obj}) if kind == NDJSON else _event(name, obj)
+
         headers = [
             (b"content-type", kind.encode()),
             (b"cache-control", b"no-cache"),
@@ -303,9 +306,7 @@ class PlainHttp:
         context = _PlainCtx(request_headers, scope.get("client"))
 
         async def finish(end: dict[str, Any]) -> None:
-            last = {"end": end}
-            await send({"type": "http.response.body",
-                        "body": frame(last) if kind == NDJSON else frame("end", end), "more_body": False})
+            await send({"type": "http.response.body", "body": frame("end", end), "more_body": False})
 
         try:
             body = await self._read(scope, receive)
@@ -320,7 +321,7 @@ class PlainHttp:
                 async for item in getattr(self._bridge, snake)(request, context):
                     result = json_format.MessageToDict(item)
                     await send({"type": "http.response.body",
-                                "body": frame({"result": result}) if kind == NDJSON else frame("result", result),
+                                "body": frame("result", result),
                                 "more_body": True})
             except ConnectError as exc:
                 end = error_json(exc)

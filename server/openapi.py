@@ -55,20 +55,23 @@ def _scalar(field: FieldDescriptor) -> dict[str, Any]:
 def _repeated(field: FieldDescriptor) -> bool:
     # protobuf 6 has is_repeated (and drops label); older ones only label
     flag = getattr(field, "is_repeated", None)
-    return bool(flag) if flag is not None else field.label == _F.LABEL_REPEATED
+    return bool(flag) if flag is not None else bool(getattr(field, "label") == _F.LABEL_REPEATED)
 
 
 def _field(field: FieldDescriptor, todo: list[Descriptor | EnumDescriptor]) -> dict[str, Any]:
     if field.type == _F.TYPE_MESSAGE:
         message = field.message_type
+        assert message is not None  # a message-typed field always names its message
         if message.GetOptions().map_entry:
             value = _field(message.fields_by_name["value"], todo)
             return {"type": "object", "additionalProperties": value}
         todo.append(message)
         schema = _ref(message.full_name)
     elif field.type == _F.TYPE_ENUM:
-        todo.append(field.enum_type)
-        schema = _ref(field.enum_type.full_name)
+        enum = field.enum_type
+        assert enum is not None  # likewise for an enum-typed field
+        todo.append(enum)
+        schema = _ref(enum.full_name)
     else:
         schema = _scalar(field)
     if _repeated(field):
