@@ -92,12 +92,14 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
                 targets += [a for a, m in exchanges if m and int(m.group(3)) == c + 1]
             owner = {0: other, 2: seat}.get(r)  # whose side row (None: the central stacks)
 
-            def filled(t: str, kind: str | None = kind, c: int = c) -> bool:
+            row_kind = "side" if owner is not None else "stack"
+
+            def filled(t: str, row_kind: str = row_kind, c: int = c) -> bool:
                 m, x = _PLACE.match(t), _EXCHANGE.match(t)
-                if m and m.group(2) == kind and int(m.group(3)) == c + 1:
+                if m and m.group(2) == row_kind and int(m.group(3)) == c + 1:
                     return True
-                return bool(x and kind == "stack" and int(x.group(3)) == c + 1)
-            changed = moves.was_last(filled, seat=owner) if kind else None
+                return bool(x and row_kind == "stack" and int(x.group(3)) == c + 1)
+            changed = moves.was_last(filled, seat=owner)  # K-T1: a tile goes on its placer's own side
             svg.open(moves.attrs(targets, last=changed), title=f"{label}, column {c + 1}")
             svg.rect(x - 3, y - 3, CELL + 6, CELL + 6, fill="#f3efe2", stroke="#9a927a")
             if row[c] != EMPTY:
