@@ -196,9 +196,9 @@ def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> 
                     parsed = json.loads(body)
                     if isinstance(parsed, dict):
                         body = json.dumps(add_debug(parsed), separators=(",", ":")).encode()
-                headers = [(k, v) for k, v in held.get("headers", ()) if k.lower() != b"content-length"]
-                headers.append((b"content-length", str(len(body)).encode()))
-                await send({**held, "headers": headers})
+                kept = [(k, v) for k, v in held.get("headers", ()) if k.lower() != b"content-length"]
+                kept.append((b"content-length", str(len(body)).encode()))
+                await send({**held, "headers": kept})
                 await send({"type": "http.response.body", "body": body, "more_body": False})
                 return
             await send(message)

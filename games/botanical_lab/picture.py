@@ -86,7 +86,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         width = room.cols * (CELL + 4)
         here = [p for p in range(n) if v["seats"][p]["room"] == r]
         # moved here, or fertilized the room its assistant stands in (LP3)
-        moved = moves.was_last(lambda t, name=room.name: bool((m := _ROOM.match(t)) and m.group(1) == name))
+        moved = moves.was_last(lambda t: bool((m := _ROOM.match(t)) and m.group(1) == room.name))
         if moved is None and 0 <= moves.last.seat < n and v["seats"][moves.last.seat]["room"] == r:
             moved = moves.was_last(lambda t: bool(_FERTILIZE.match(t)))
         svg.open(moves.attrs(by_room.get(room.name, []), last=moved), title=f"room {room.name}")
@@ -128,7 +128,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         w = 12 + 6.5 * len(label)
         if sx + w > 820:
             sx, y = 60.0, y + 28
-        took = moves.was_last(lambda t, name=name: t == f"acquire {name}")
+        took = moves.was_last(lambda t: t == f"acquire {name}")
         svg.open(moves.attrs(moves.find(f"acquire {name}"), last=took), title=f"{card.card_type} card")
         svg.rect(sx, y - 15, w, 22, fill="#fbf6e9")
         svg.text(sx + 6, y, label, cls="small")

@@ -157,7 +157,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         svg.text(x0, y0 + 12, f"{'Your machine' if p == seat else f'Machine of seat {p}'}: {scores[p]:.0f} points", cls="title")
         ox, oy = x0 - min(xs) * size, y0 + 22 - min(ys) * size
         for t, tx, ty, r in machine:
-            built = moves.was_last(lambda text, tx=tx, ty=ty: bool((m := _BUILD.match(text)) and (int(m.group(2)), int(m.group(3))) == (tx, ty)), seat=p)
+            built = moves.was_last(lambda text: bool((m := _BUILD.match(text)) and (int(m.group(2)), int(m.group(3))) == (tx, ty)), seat=p)
             svg.open(moves.attrs([], last=built), title=f"{tile_name(t) if t < SOURCE_ID else 'Source'} at {tx},{ty}")
             svg.rect(ox + tx * size, oy + ty * size, size, size, fill="none", stroke="none")  # the frame .last strokes
             _tile(svg, ox + tx * size, oy + ty * size, t, r, size=size)

@@ -79,7 +79,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         sx, sy = _screen(cell, turn)
         x, y = x0 + sx * (CELL + 4), y0 + 18 + sy * (CELL + 4)
         name = "abcde"[cell % 5] + str(cell // 5 + 1)
-        moved = moves.was_last(lambda t, name=name: bool((m := _CELL_NAME.search(t)) and m.group(1) == name))
+        moved = moves.was_last(lambda t: bool((m := _CELL_NAME.search(t)) and m.group(1) == name))
         svg.open(moves.attrs(by_cell.get(name, []), last=moved), title=f"market {name}")
         tile = v["market"][cell]
         svg.rect(x, y, CELL, CELL, fill=colour(COLOURS[tile]) if tile < 5 else "#eee9da", stroke="#7a6f55")
@@ -100,7 +100,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     for i, order in enumerate(v["open_orders"]):
         wanted = (f"fulfil open {i + 1}", f"bonus: take open order {i + 1}")
         ids = [a for a, t in moves.notation.items() if t in wanted]
-        taken = moves.was_last(lambda t, i=i: bool((m := _OPEN.match(t)) and int(m.group(1)) == i + 1))
+        taken = moves.was_last(lambda t: bool((m := _OPEN.match(t)) and int(m.group(1)) == i + 1))
         svg.open(moves.attrs(ids, last=taken), title=f"open order {i + 1}")
         svg.rect(ox, y0 + 18 + i * 34, 130, 28, fill="#fff8e8")
         svg.close()

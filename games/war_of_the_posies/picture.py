@@ -120,7 +120,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     x = 10.0
     for name, count in v["market_row"].items():
         _card(svg, moves, ids_for(lambda t, name=name: t == f"buy {name}"), x, y + 24, name,
-              f" x{count}" if count > 1 else "", last=moves.was_last(lambda t, name=name: t == f"buy {name}"))
+              f" x{count}" if count > 1 else "", last=moves.was_last(lambda t: t == f"buy {name}"))
         x += CARD_W + 8
     if v["basic_top"]:
         name = v["basic_top"]
