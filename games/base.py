@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from hortus._ext.engine import KernelState
 
 if TYPE_CHECKING:
+    from hortus.games.svg import Last
     from hortus.search.settings import SearchSettings
 
 CHANCE = -1
@@ -128,11 +129,13 @@ class Game(ABC):
         parts included, the others' as counts); without, the public picture (every hidden part
         as counts), which any player may be shown."""
 
-    def picture(self, state: "State", seat: int, highlight: Sequence[int] = ()) -> str:
+    def picture(self, state: "State", seat: int, highlight: Sequence[int] = (),
+                last: "Last | None" = None) -> str:
         """An SVG picture of what `seat` sees (conventions in ``hortus.games.svg``: move
         targets carry ``data-action``; `highlight` = a hinted move then its principal
-        variation). Drawn by the game folder's ``picture.py`` (``draw(state, seat,
-        highlight)``); a game without one gets its text picture as SVG."""
+        variation; `last` = the moves one seat just made, marked where they changed the
+        board). Drawn by the game folder's ``picture.py`` (``draw(state, seat, highlight,
+        last)``); a game without one gets its text picture as SVG."""
         import importlib
 
         from hortus.games import svg
@@ -143,8 +146,8 @@ class Game(ABC):
         except ModuleNotFoundError as e:
             if e.name != name:
                 raise
-            return svg.text_picture(state, seat, highlight)
-        result: str = module.draw(state, seat, highlight)
+            return svg.text_picture(state, seat, highlight, last)
+        result: str = module.draw(state, seat, highlight, last)
         return result
 
     def heuristic(self, state: "State", seat: int) -> float:
@@ -480,12 +483,13 @@ class State:
             raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
         return self.game.render(self, seat)
 
-    def picture(self, seat: int, highlight: Sequence[int] = ()) -> str:
+    def picture(self, seat: int, highlight: Sequence[int] = (), last: "Last | None" = None) -> str:
         """An SVG picture of what `seat` sees; its own legal moves are clickable
-        (``data-action``), `highlight` marks a hinted move and its principal variation."""
+        (``data-action``), `highlight` marks a hinted move and its principal variation,
+        `last` the elements the last turn's moves changed (class ``last``)."""
         if not 0 <= seat < self.num_players:
             raise ValueError(f"seat {seat} is not in 0..{self.num_players - 1}")
-        return self.game.picture(self, seat, highlight)
+        return self.game.picture(self, seat, highlight, last)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, State) and other.game is self.game and other.encode() == self.encode()

@@ -10,7 +10,10 @@ Conventions every picture follows, so any frontend can use them the same way:
 - moves the drawing has no element for are drawn as labelled buttons in a "moves" strip at
   the bottom, so every legal move of the viewing seat has an element;
 - ``highlight`` (the hinted move, then its principal variation) adds the class ``hint`` to
-  the first move's elements and ``pv`` to the later ones'.
+  the first move's elements and ``pv`` to the later ones';
+- ``last`` (the moves one seat just made, by notation) adds the class ``last`` and
+  ``data-last="<notation>"`` to the elements those moves placed, took or changed, so a player
+  sees what the other seats did.
 
 Only the viewing seat's own moves become targets: the moves of another seat depend on its
 hand, which the viewing seat does not see (no-leak: a picture is a function of the seat's
@@ -19,6 +22,7 @@ view alone; ``tests/test_pictures.py`` checks it over re-deals).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
@@ -38,6 +42,7 @@ STYLE = (
     ".hortus-picture .act:hover>rect:first-of-type,.hortus-picture .act:focus>rect:first-of-type{stroke:#0b4f1b;stroke-width:4}"
     ".hortus-picture .hint>rect:first-of-type{stroke:#e08a00;stroke-width:5;stroke-dasharray:none}"
     ".hortus-picture .pv>rect:first-of-type{stroke:#b07be0;stroke-width:4;stroke-dasharray:2 2}"
+    ".hortus-picture .last>rect:first-of-type{stroke:#1565c0;stroke-width:4;stroke-dasharray:none}"
 )
 
 COLOURS = {
@@ -55,11 +60,30 @@ def esc(text: object) -> str:
     return escape(str(text), quote=True)
 
 
+@dataclass(frozen=True)
+class Last:
+    """The moves one seat just made (its last turn), by their public notation: the picture of
+    the position they led to marks what they changed. Given by the caller (the frontend saw
+    them applied), so a picture stays a function of the seat's view and its request."""
+
+    seat: int
+    notations: tuple[str, ...] = ()
+
+    def find(self, predicate: Callable[[str], bool]) -> str | None:
+        """The latest of the moves that `predicate` accepts (None when none does)."""
+        for text in reversed(self.notations):
+            if predicate(text):
+                return text
+        return None
+
+
 class Moves:
     """The viewing seat's legal moves and their notation; elements claim moves by notation
-    (or id), and whatever no element claimed is drawn in the moves strip."""
+    (or id), and whatever no element claimed is drawn in the moves strip. ``last`` says which
+    element the last turn's moves changed (``attrs(..., last=...)``)."""
 
-    def __init__(self, state: "State", seat: int, highlight: Sequence[int] = ()) -> None:
+    def __init__(self, state: "State", seat: int, highlight: Sequence[int] = (), last: Last | None = None) -> None:
+        self.last = last or Last(-1)
         self.notation: dict[int, str] = {}
         if state.current_player == seat:
             for action in state.legal_actions():
@@ -77,19 +101,30 @@ class Moves:
     def matching(self, predicate: Callable[[str], bool]) -> list[int]:
         return [a for a, t in self.notation.items() if predicate(t)]
 
-    def attrs(self, actions: Iterable[int]) -> str:
-        """Attributes of an element standing for `actions` ('' when there are none)."""
+    def was_last(self, predicate: Callable[[str], bool], seat: int | None = None) -> str | None:
+        """The last turn's latest move that `predicate` accepts, when that turn was `seat`'s
+        (any seat's when None): an element passes it to ``attrs(..., last=...)``."""
+        if seat is not None and seat != self.last.seat:
+            return None
+        return self.last.find(predicate)
+
+    def attrs(self, actions: Iterable[int], last: str | None = None) -> str:
+        """Attributes of an element standing for `actions` ('' when there are none), marked
+        as changed by the last turn's move `last` when given."""
         ids = sorted(set(actions))
+        mark = f' data-last="{esc(last)}"' if last else ""
         if not ids:
-            return ""
+            return f' class="last"{mark}' if last else ""
         self.claimed.update(ids)
         classes = ["act"]
         if self.hint is not None and self.hint in ids:
             classes.append("hint")
         elif self.pv.intersection(ids):
             classes.append("pv")
+        if last:
+            classes.append("last")
         label = "; ".join(self.notation[a] for a in ids[:6]) + ("; ..." if len(ids) > 6 else "")
-        return (f' class="{" ".join(classes)}" data-action="{" ".join(map(str, ids))}"'
+        return (f' class="{" ".join(classes)}" data-action="{" ".join(map(str, ids))}"{mark}'
                 f' tabindex="0" role="button" aria-label="{esc(label)}"')
 
     def unclaimed(self) -> list[int]:
@@ -131,6 +166,11 @@ class Svg:
         self._grow(max(x1, x2) + 6, max(y1, y2) + 6)
         self.parts.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" '
                           f'stroke-width="{width:g}"{extra}/>')
+
+    def polygon(self, points: Sequence[tuple[float, float]], fill: str, stroke: str = "#333", extra: str = "") -> None:
+        self._grow(max(p[0] for p in points) + 6, max(p[1] for p in points) + 6)
+        coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+        self.parts.append(f'<polygon points="{coords}" fill="{fill}" stroke="{stroke}"{extra}/>')
 
     def text(self, x: float, y: float, content: object, cls: str = "", anchor: str = "start",
              extra: str = "") -> None:
@@ -206,11 +246,17 @@ def who(state: "State") -> str:
     return f"seat {mover} to move"
 
 
-def text_picture(state: "State", seat: int, highlight: Sequence[int] = ()) -> str:
+def text_picture(state: "State", seat: int, highlight: Sequence[int] = (), last: Last | None = None) -> str:
     """The fallback picture of a game without a ``picture.py``: its text picture for `seat`,
-    plus every move of that seat as a button."""
+    the last turn's moves as a line, plus every move of that seat as a button."""
     svg = Svg(state.game.name, seat, f"{state.game.name} - seat {seat} - {who(state)}")
     y = 40.0
+    if last and last.notations:
+        svg.open(f' class="last" data-last="{esc(last.notations[-1])}"')
+        svg.rect(6, y - 13, 12 + 7 * 40, 18, fill="none", stroke="none")
+        svg.text(10, y, f"Last, seat {last.seat}: " + "; ".join(last.notations[-4:]))
+        svg.close()
+        y += 18
     for line in state.render(seat).splitlines():
         svg.text(10, y, line, extra=' xml:space="preserve" font-family="monospace"')
         y += 15

@@ -10,8 +10,8 @@ cancel-on-disconnect path are the bridge's, unchanged.
 
 The NDJSON stream (``docs/service/http.md``):
 
-* ``POST /hortus.v1.Advisor/<Method>`` with ``Content-Type: application/x-ndjson`` (or
-  ``application/json`` with ``Accept: application/x-ndjson``); the body is ONE request
+* ``POST /hortus.v1.Advisor/<Method>`` with ``Content-Type: application/x-ndjson`` or
+  ``application/json`` (without ``Accept: text/event-stream``); the body is ONE request
   message in the protobuf JSON mapping.
 * The answer is ``200`` with ``Content-Type: application/x-ndjson``: one JSON object per line
   (``\\n``-terminated), each ``{"result": <message>}`` in the same mapping Connect's JSON
@@ -77,8 +77,11 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
     INVALID_ARGUMENT naming the field (a ``google.rpc.BadRequest`` detail), never ignored:
     a misspelt ``"seeed"`` must not silently give an undealt position."""
     try:
-        json_format.Parse(bytes(data), message, ignore_unknown_fields=False)
-    except json_format.ParseError as exc:
+        # JSON is UTF-8 (RFC 8259): other bytes are the client's mistake, not the server's
+        json_format.Parse(bytes(data).decode("utf-8"), message, ignore_unknown_fields=False)
+    except (json_format.ParseError, UnicodeDecodeError) as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            exc = json_format.ParseError(f"the body is not UTF-8 JSON: {exc.reason} at byte {exc.start}")
         text = str(exc).splitlines()[0] if str(exc) else "invalid JSON"
         match = _UNKNOWN_FIELD.search(text)
         field = match.group(1) if match else ""
@@ -163,21 +166,32 @@ def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> 
 
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
         held: MutableMapping[str, Any] | None = None
+        bare = False  # an error answered without a body (a 415, 405...): given the error JSON
         chunks: list[bytes] = []
 
         async def intercept(message: MutableMapping[str, Any]) -> None:
-            nonlocal held
+            nonlocal held, bare
             if message["type"] == "http.response.start":
                 headers = {k.lower(): v for k, v in message.get("headers", ())}
                 if message["status"] >= 400 and headers.get(b"content-type", b"").startswith(b"application/json") \
                         and b"content-encoding" not in headers:
                     held = message
                     return
+                if message["status"] >= 400 and b"content-type" not in headers and scope.get("method") != "HEAD":
+                    held, bare = message, True
+                    return
             elif message["type"] == "http.response.body" and held is not None:
                 chunks.append(message.get("body", b""))
                 if message.get("more_body", False):
                     return
                 body = b"".join(chunks)
+                if bare:
+                    if body:  # not empty after all: passed on as it was
+                        await send(held)
+                        await send({"type": "http.response.body", "body": body, "more_body": False})
+                        return
+                    body = json.dumps(_bare_error(held["status"])).encode()
+                    held = {**held, "headers": [*held.get("headers", ()), (b"content-type", b"application/json")]}
                 with contextlib.suppress(ValueError):
                     parsed = json.loads(body)
                     if isinstance(parsed, dict):
@@ -192,6 +206,23 @@ def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> 
         await app(scope, receive, intercept)
 
     return wrapped
+
+
+def _bare_error(status: int) -> dict[str, Any]:
+    """The Connect error JSON for an error the Connect app answers with a status alone (so
+    every error of the web port is the error JSON its OpenAPI document describes): the code
+    by Connect's HTTP mapping, the message saying what a request needs."""
+    if status == 415:
+        return {"code": "invalid_argument", "message": (
+            "unsupported media type: POST with Content-Type application/json (a unary call; a stream "
+            "answers NDJSON), or GET with ?connect=v1&encoding=json&message=<JSON> (read-only calls)")}
+    if status == 405:
+        return {"code": "unimplemented", "message": "method not allowed: POST, or GET for the read-only calls"}
+    if status == 413:
+        return {"code": "resource_exhausted", "message": "the request is over the server's size cap"}
+    if status == 404:
+        return {"code": "unimplemented", "message": "no such procedure"}
+    return {"code": "unknown", "message": f"HTTP {status}"}
 
 
 # --- NDJSON and SSE streams ------------------------------------------------------------------
@@ -260,7 +291,9 @@ class PlainHttp:
             return False
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         accept = headers.get("accept", "").lower()
-        if method == "POST" and (content_type == NDJSON or (content_type == "application/json" and NDJSON in accept)):
+        # A stream asked for as plain JSON (no Accept: text/event-stream) is NDJSON: what a
+        # plain HTTP client or an OpenAPI client posting application/json can read.
+        if method == "POST" and (content_type == NDJSON or (content_type == "application/json" and SSE not in accept)):
             kind = NDJSON
         elif (method == "POST" and content_type in ("application/json", NDJSON, "") and SSE in accept) or \
                 (method == "GET" and (SSE in accept or NDJSON in accept or b"message=" in scope.get("query_string", b""))):

@@ -127,10 +127,13 @@ def openapi_document() -> dict[str, Any]:
                 "description": "one line: a result, or (always last) how the stream ended",
                 "properties": {"result": _ref(method.output_type.full_name), "end": _ref("ConnectError")},
             }
+            # the body is one JSON message either way; application/json is what any HTTP client
+            # or generator sends, application/x-ndjson says the same
+            request = {"schema": _ref(method.input_type.full_name)}
             operations["post"] = {
                 "operationId": method.name,
                 "summary": f"{method.name} as NDJSON: one JSON object a line, the last one {{\"end\": ...}}",
-                "requestBody": {"required": True, "content": {"application/x-ndjson": {"schema": _ref(method.input_type.full_name)}}},
+                "requestBody": {"required": True, "content": {"application/json": request, "application/x-ndjson": request}},
                 "responses": {"200": {"description": "the stream", "content": {"application/x-ndjson": {"schema": line}}}},
             }
         else:

@@ -11,6 +11,7 @@ from hortus.server.errors import (
     RequestError,
 )
 from hortus.server.messages import action_message, game_info, position_info
+from hortus.server.pictures import last_moves
 from hortus.server.requests import (
     MAX_NOTATION_BYTES,
     PROTOCOL,
@@ -49,7 +50,7 @@ class PositionRpcs(ServicerCore):
         if request.picture:
             if not request.HasField("for_seat"):
                 raise RequestError("for_seat", "a picture shows one seat's view: set for_seat")
-            picture = state.picture(request.for_seat, list(request.highlight))
+            picture = state.picture(request.for_seat, list(request.highlight), last_moves(request, state.num_players))
         if request.HasField("for_seat"):
             # Only what `seat` may know (see the proto): its own decisions, the outcomes it
             # can tell apart with odds given its view, the rest as one total.

@@ -3,7 +3,8 @@ the arrival zone and pending tiles, and both machines with their pipes drawn.
 
 Drawn from ``state.view(seat)`` and the tile table only; the moves come from the public
 notation (``build red gear at 1,0 pipes E,W``, ``red gear* to side 3``, ``exchange ... on stack 2``,
-``first purple loop``), so the picture survives changes inside the kernel.
+``first purple loop``), so the picture survives changes inside the kernel. The last turn's
+moves mark the Registry space or machine cell they filled.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Sequence
 
 from hortus.games.base import State
 from hortus.games.botanik.game import COMPONENTS, EMPTY, N_COLOURED, SOURCE_ID, tile_name
-from hortus.games.svg import Moves, Svg, colour, who
+from hortus.games.svg import Last, Moves, Svg, colour, who
 
 CELL = 60
 SHORT = {"covered_cross": "cov. cross", "open_cross": "open cross", "meca_botanist": "meca"}
@@ -61,9 +62,9 @@ def _tile(svg: Svg, x: float, y: float, tile: int, rotation: int = 0, size: floa
         svg.circle(x + 8 + 9 * f, y + 8, 4, fill="#fff6", stroke="#b0307a")
 
 
-def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
+def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | None = None) -> str:
     v: dict[str, Any] = state.view(seat)
-    moves = Moves(state, seat, highlight)
+    moves = Moves(state, seat, highlight, last)
     scores = state.scores()  # machines are public: the same for every seat
     other = 1 - seat
     svg = Svg("botanik", seat, f"Botanik - you are seat {seat} - phase {min(v['phase'] + 1, 20)}/20 - {who(state)}")
@@ -89,7 +90,17 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
             targets = [a for a, m in placements if m and kind and m.group(2) == kind and int(m.group(3)) == c + 1]
             if kind == "stack":
                 targets += [a for a, m in exchanges if m and int(m.group(3)) == c + 1]
-            svg.open(moves.attrs(targets), title=f"{label}, column {c + 1}")
+            owner = {0: other, 2: seat}.get(r)  # whose side row (None: the central stacks)
+
+            row_kind = "side" if owner is not None else "stack"
+
+            def filled(t: str, row_kind: str = row_kind, c: int = c) -> bool:
+                m, x = _PLACE.match(t), _EXCHANGE.match(t)
+                if m and m.group(2) == row_kind and int(m.group(3)) == c + 1:
+                    return True
+                return bool(x and row_kind == "stack" and int(x.group(3)) == c + 1)
+            changed = moves.was_last(filled, seat=owner)  # K-T1: a tile goes on its placer's own side
+            svg.open(moves.attrs(targets, last=changed), title=f"{label}, column {c + 1}")
             svg.rect(x - 3, y - 3, CELL + 6, CELL + 6, fill="#f3efe2", stroke="#9a927a")
             if row[c] != EMPTY:
                 _tile(svg, x, y, row[c])
@@ -146,7 +157,11 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
         svg.text(x0, y0 + 12, f"{'Your machine' if p == seat else f'Machine of seat {p}'}: {scores[p]:.0f} points", cls="title")
         ox, oy = x0 - min(xs) * size, y0 + 22 - min(ys) * size
         for t, tx, ty, r in machine:
+            built = moves.was_last(lambda text: bool((m := _BUILD.match(text)) and (int(m.group(2)), int(m.group(3))) == (tx, ty)), seat=p)
+            svg.open(moves.attrs([], last=built), title=f"{tile_name(t) if t < SOURCE_ID else 'Source'} at {tx},{ty}")
+            svg.rect(ox + tx * size, oy + ty * size, size, size, fill="none", stroke="none")  # the frame .last strokes
             _tile(svg, ox + tx * size, oy + ty * size, t, r, size=size)
+            svg.close()
         for (tx, ty), ids in sorted(spots.items()):
             svg.open(moves.attrs(ids), title=f"build at {tx},{ty}")
             svg.rect(ox + tx * size + 2, oy + ty * size + 2, size - 4, size - 4, fill="#eaf6e6")

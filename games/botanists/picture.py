@@ -1,7 +1,9 @@
 """Botanists as a seat sees it, in SVG: the market grid turned so the viewing seat sits at the
 bottom (A15: cards are read from one's own side), the pawns, every board with its sign posts
-and its face-up / face-down tiles, the open and personal orders, and the viewing seat's hand
-as card shapes with the highlighted box marked.
+and its face-up / face-down tiles (a face-down tile shows its withered back with its colour,
+which is public: A27, every planted tile was seen when placed), the open and personal orders,
+and the viewing seat's hand as card shapes with the highlighted box marked. The last turn's
+moves mark the market cell, land space or open order they changed.
 
 Drawn from ``state.view(seat)`` and the component data only; moves are matched by their public
 notation (``move c3``, ``card L-a/2``, ``plant red face-up``, ``fulfil open 2`` ...).
@@ -14,12 +16,14 @@ from typing import Any, Sequence
 
 from hortus.games.base import State
 from hortus.games.botanists.game import COLOURS, COMPONENTS, EMPTY, HELPER, OFF, card_name, orientation, order_name
-from hortus.games.svg import Moves, Svg, colour, who
+from hortus.games.svg import Last, Moves, Svg, colour, esc, who
 
 CELL = 46
 _CELL_NAME = re.compile(r"(?:^|\s)([a-e][1-5])(?:\s|$)")
 _CARD = re.compile(r"^(?:card|discard card|helper card) (\S+)$")
 _PLANT = re.compile(r"^plant (\w+) face-(up|down)$")
+_LAND = re.compile(r"^(?:plant \w+ face-(?:up|down)|tend \w+)$")  # fills the next land space (P7, T2)
+_OPEN = re.compile(r"^(?:fulfil open|bonus: take open order) (\d+)$")
 SIDE_NAMES = ("bottom", "left", "top", "right")
 PAWN_COLOURS = ("#ffffff", "#222222", "#ff9f1c", "#2ec4b6", "#c0c0c0")
 
@@ -47,9 +51,9 @@ def _card(svg: Svg, x: float, y: float, card: int, size: float = 13) -> None:
     svg.text(x + 2 * size + 6, y + 4 * size + 20, card_name(card), cls="small", anchor="middle")
 
 
-def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
+def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | None = None) -> str:
     v: dict[str, Any] = state.view(seat)
-    moves = Moves(state, seat, highlight)
+    moves = Moves(state, seat, highlight, last)
     n = v["players"]
     solo = n == 1
     turn = orientation(v, seat)
@@ -75,7 +79,8 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
         sx, sy = _screen(cell, turn)
         x, y = x0 + sx * (CELL + 4), y0 + 18 + sy * (CELL + 4)
         name = "abcde"[cell % 5] + str(cell // 5 + 1)
-        svg.open(moves.attrs(by_cell.get(name, [])), title=f"market {name}")
+        moved = moves.was_last(lambda t: bool((m := _CELL_NAME.search(t)) and m.group(1) == name))
+        svg.open(moves.attrs(by_cell.get(name, []), last=moved), title=f"market {name}")
         tile = v["market"][cell]
         svg.rect(x, y, CELL, CELL, fill=colour(COLOURS[tile]) if tile < 5 else "#eee9da", stroke="#7a6f55")
         svg.close()
@@ -95,7 +100,8 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
     for i, order in enumerate(v["open_orders"]):
         wanted = (f"fulfil open {i + 1}", f"bonus: take open order {i + 1}")
         ids = [a for a, t in moves.notation.items() if t in wanted]
-        svg.open(moves.attrs(ids), title=f"open order {i + 1}")
+        taken = moves.was_last(lambda t: bool((m := _OPEN.match(t)) and int(m.group(1)) == i + 1))
+        svg.open(moves.attrs(ids, last=taken), title=f"open order {i + 1}")
         svg.rect(ox, y0 + 18 + i * 34, 130, 28, fill="#fff8e8")
         svg.close()
         _order(svg, ox + 6, y0 + 32 + i * 34, order)
@@ -154,15 +160,25 @@ def _board(svg: Svg, moves: Moves, v: dict[str, Any], w: int, seat: int, x: floa
         svg.line(cx + 1, cy + 4, cx + 1, cy + size, stroke="#5a4632", width=2)
         tx = cx + 14
         target = plants if k == filled else []
-        svg.open(moves.attrs(target), title=f"land space {k + 1}")
+        # the space the last turn planted or tended into: the last filled one (P7, T2)
+        planted = moves.was_last(lambda t: bool(_LAND.match(t)), seat=w) if k == filled - 1 else None
+        svg.open(moves.attrs(target, last=planted), title=f"land space {k + 1}")
         if k < filled and v["land_colour"][w][k] != EMPTY:
             tile = v["land_colour"][w][k]
-            if v["land_down"][w][k]:
+            down = bool(v["land_down"][w][k])
+            svg.rect(tx - 2, cy - 2, size + 4, size + 4, fill="none", stroke="none")  # the frame .last strokes
+            # The colour comes from the seat's view, where it is public (A27), face down too.
+            svg.open(f' class="tile" data-colour="{esc(COLOURS[tile])}" data-face="{"down" if down else "up"}"',
+                     title=f"{COLOURS[tile]} tile, face {'down (withered)' if down else 'up'}")
+            if down:
+                # the withered back, with a band of the flower's colour and its name
                 svg.rect(tx, cy, size, size, fill="#5b5346", stroke="#222")
-                svg.text(tx + size / 2, cy + size / 2 + 4, "down", cls="small", anchor="middle",
+                svg.rect(tx + 3, cy + 3, size - 6, 9, fill=colour(COLOURS[tile]), stroke="#222", rx=1)
+                svg.text(tx + size / 2, cy + size / 2 + 6, COLOURS[tile], cls="small", anchor="middle",
                          extra=' style="fill:#eee"')
             else:
                 svg.rect(tx, cy, size, size, fill=colour(COLOURS[tile]), stroke="#222")
+            svg.close()
         elif k < filled:
             svg.rect(tx, cy, size, size, fill="#f7f7f7", stroke="#bbb")
             svg.text(tx + size / 2, cy + size / 2 + 4, "-", anchor="middle")

@@ -3,7 +3,9 @@ Features with the Flowers planted in their slots, the Market, the Basic Flower o
 viewing seat's hand, all as cards showing cost, points, colour (symbol) and abilities in words.
 
 Drawn from ``state.view(seat)`` and the card data only; moves are matched by their public
-notation (``play Red Starter``, ``buy ...``, ``plant X in GF #3 of seat 1`` ...).
+notation (``play Red Starter``, ``buy ...``, ``plant X in GF #3 of seat 1`` ...). The last
+turn's moves (about eight actions a turn) mark the Garden Features they bought, planted in or
+uprooted from, the Market cards they bought and the play area they played into.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from typing import Any, Sequence
 
 from hortus.games.base import State
-from hortus.games.svg import Moves, Svg, colour, esc, who
+from hortus.games.svg import Last, Moves, Svg, colour, esc, who
 from hortus.games.war_of_the_posies.game import CARDS, COMPONENTS, GFS, KIND_BY_NAME
 
 CARD_W, CARD_H = 150, 112
@@ -46,10 +48,11 @@ def _gf_index(label: str) -> int:
     return int(label.rsplit("#", 1)[1]) - 1
 
 
-def _card(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str, extra: str = "") -> None:
+def _card(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str, extra: str = "",
+          last: str | None = None) -> None:
     card = CARDS[KIND_BY_NAME[name]]
     symbol = COMPONENTS.symbols[card.symbol] if card.symbol is not None else None
-    svg.open(moves.attrs(ids), title=name)
+    svg.open(moves.attrs(ids, last=last), title=name)
     svg.rect(x, y, CARD_W, CARD_H, fill="#fffdf5", stroke="#7a6f55", rx=6)
     svg.close()
     svg.rect(x, y, CARD_W, 20, fill=colour(symbol) if symbol else "#d8d3c4", stroke="none", rx=6)
@@ -67,10 +70,10 @@ def _card(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str,
 
 
 def _gf(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, label: str,
-        slots: list[str | None] | None = None, complete: bool = False) -> None:
+        slots: list[str | None] | None = None, complete: bool = False, last: str | None = None) -> None:
     g = _gf_index(label)
     gf = GFS[g]
-    svg.open(moves.attrs(ids), title=label)
+    svg.open(moves.attrs(ids, last=last), title=label)
     svg.rect(x, y, GF_W, GF_H, fill="#eef4e4" if not complete else "#d6ebc8", stroke="#4c6b3c", rx=6)
     svg.close()
     svg.text(x + 6, y + 15, label, cls="small", extra=' style="font-weight:bold"')
@@ -91,9 +94,9 @@ def _gf(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, label: str,
         svg.wrapped(x + 6, y + 90, "When completed: " + words(gf.when_completed), 32, line_height=11)
 
 
-def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
+def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | None = None) -> str:
     v: dict[str, Any] = state.view(seat)
-    moves = Moves(state, seat, highlight)
+    moves = Moves(state, seat, highlight, last)
     n = v["players"]
     scores = state.scores()
     svg = Svg("war_of_the_posies", seat, f"War of the Posies - you are seat {seat} - round {v['round']} - {who(state)}")
@@ -117,7 +120,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
     x = 10.0
     for name, count in v["market_row"].items():
         _card(svg, moves, ids_for(lambda t, name=name: t == f"buy {name}"), x, y + 24, name,
-              f" x{count}" if count > 1 else "")
+              f" x{count}" if count > 1 else "", last=moves.was_last(lambda t: t == f"buy {name}"))
         x += CARD_W + 8
     if v["basic_top"]:
         name = v["basic_top"]
@@ -139,8 +142,13 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
             x += CARD_W + 8
     y += 24 + CARD_H + 12
     if v["play_area"]:
-        y = svg.wrapped(10, y + 12, "Play area: " + ", ".join(f"{k} x{c}" for k, c in v["play_area"].items()), 120,
-                        cls="", line_height=15)
+        played = moves.was_last(lambda t: t.startswith("play "), seat=v["turn_player"])
+        svg.open(moves.attrs([], last=played), title="play area")
+        top = y
+        text = "Play area: " + ", ".join(f"{k} x{c}" for k, c in v["play_area"].items())
+        svg.rect(6, top, min(12 + 7 * len(text), 12 + 7 * 120), 16 + 15 * (len(text) // 120), fill="none", stroke="none")
+        y = svg.wrapped(10, y + 12, text, 120, cls="", line_height=15)
+        svg.close()
 
     # Every seat's Garden Features with their planted Flowers (targets of plant and uproot).
     for p in [seat] + [q for q in range(n) if q != seat]:
@@ -161,7 +169,12 @@ def draw(state: State, seat: int, highlight: Sequence[int] = ()) -> str:
                 return bool(m and m.group(2) == label and int(m.group(3)) == p)
             if x + GF_W > 10 + 4 * (GF_W + 8):
                 x, y = 10.0, y + GF_H + 8
-            _gf(svg, moves, ids_for(targets), x, y, label, gf["slots"], gf["complete"])
+            def changed(t: str, label: str = label, p: int = p) -> bool:
+                m = _PLANT.match(t) or _UPROOT.match(t)
+                if m:
+                    return m.group(2) == label and int(m.group(3)) == p
+                return t == f"buy {label}" and p == moves.last.seat  # a bought feature joins the buyer's garden
+            _gf(svg, moves, ids_for(targets), x, y, label, gf["slots"], gf["complete"], last=moves.was_last(changed))
             x += GF_W + 8
         if not info["garden"]:
             svg.text(10, y + 12, "(no Garden Feature yet)", cls="small")

@@ -55,9 +55,10 @@ const state = {
   legal: null as LegalActionsResponse | null,
   ply: 0,
   // What the viewing seat saw happen, in notation (the AI's moves, its own, and the chance
-  // draws it may see; a draw it may not see is named as hidden), and the last move's ids.
+  // draws it may see; a draw it may not see is named as hidden), and the last turn: the moves
+  // one seat made in a row (War's AI makes about eight), which the picture marks.
   log: [] as string[],
-  last: [] as number[],
+  last: null as { seat: number; notations: string[] } | null,
   generation: 0, // bumped by every new game: stale AI steps stop
   busy: false,
   analysis: null as AbortController | null,
@@ -213,7 +214,7 @@ async function newGame(): Promise<void> {
   state.generation++;
   state.ply = 0;
   state.log = [];
-  state.last = [];
+  state.last = null;
   const s = state.setup;
   history.replaceState(null, "", link(false));
   await advance(() => advisor.newGame(s.game, { players: s.players, seed: s.seed }));
@@ -222,7 +223,7 @@ async function newGame(): Promise<void> {
 async function openPosition(position: Position): Promise<void> {
   state.generation++;
   state.log = [];
-  state.last = [];
+  state.last = null;
   await advance(async () => (await advisor.applyActions(position, [])).info!);
 }
 
@@ -233,7 +234,7 @@ async function show(info: PositionInfo): Promise<void> {
   $("hints").innerHTML = "";
   ($("position-hex") as HTMLTextAreaElement).value = bytesToHex(state.position.encoded);
   ($("share") as HTMLInputElement).value = link(true);
-  state.legal = await advisor.legalActions(state.position, { forSeat: viewSeat(), picture: true });
+  state.legal = await advisor.legalActions(state.position, { forSeat: viewSeat(), picture: true, last: state.last ?? undefined });
   render();
   renderLog();
 }
@@ -381,7 +382,13 @@ async function apply(actions: ActionLike[]): Promise<void> {
       if (mover === -1) state.log.push(visible.has(id) ? `draw: ${a.notation}` : "draw: hidden from you");
       else state.log.push(`seat ${mover}${state.setup.ai.includes(mover) ? " (AI)" : ""}: ${a.notation}`);
     }
-    if (mover >= 0) state.last = answer.applied.map((a) => a.id ?? 0);
+    if (mover >= 0) {
+      // a seat's moves in a row (chance draws between them included) are one turn; the last
+      // 12 of them (a solo game is one seat's moves in a row; the server takes at most 64)
+      const notations = answer.applied.map((a) => a.notation);
+      const earlier = state.last?.seat === mover ? state.last.notations : [];
+      state.last = { seat: mover, notations: [...earlier, ...notations].slice(-12) };
+    }
     return answer.info!;
   });
 }
@@ -396,11 +403,7 @@ function renderLog(): void {
     list.appendChild(item);
   });
   list.scrollTop = list.scrollHeight;
-  // the last decision's element in the picture, where the new position still draws it
-  document.querySelectorAll("#picture [data-action]").forEach((el) => {
-    const ids = (el.getAttribute("data-action") || "").split(/\s+/).map(Number);
-    el.classList.toggle("last", state.last.some((id) => ids.includes(id)));
-  });
+  // (the picture itself marks what the last turn changed: LegalActions `last`)
 }
 
 /** After every change: draw chance, let the AI move, or wait for a human. */

@@ -311,9 +311,16 @@ export class AdvisorClient {
    * know; `picture`: the SVG that seat sees, `highlight` marked in it. */
   async legalActions(
     position: Position,
-    opts: { forSeat?: number; picture?: boolean; highlight?: number[] } & CallOptions = {},
+    opts: {
+      forSeat?: number; picture?: boolean; highlight?: number[];
+      /** With `picture`: the moves one seat just made (ApplyActions' applied notations); the
+       * picture marks what they changed with the class "last" and data-last="<notation>". */
+      last?: { seat: number; notations: string[] };
+    } & CallOptions = {},
   ): Promise<LegalActionsResponse> {
-    const request = { position, forSeat: opts.forSeat, picture: opts.picture ?? false, highlight: opts.highlight ?? [] };
+    const request = {
+      position, forSeat: opts.forSeat, picture: opts.picture ?? false, highlight: opts.highlight ?? [], last: opts.last,
+    };
     return this.call(() => this.rpc.legalActions(request, this.options(opts)));
   }
 
