@@ -169,7 +169,8 @@ class SealedRpcs(ServicerCore):
                     raise RequestError(field, f"sealed for seat {audience}: chance outcomes are drawn by the server (draw_seed)")
                 # keyed: the client chose draw_seed, and must not be able to replay the draw
                 data = opened.encoded + i.to_bytes(4, "little") + ref.draw_seed.to_bytes(8, "little")
-                seen = {a for a, _, _ in current.chance_outcomes_seen_by(audience)}
+                visible, _ = current.chance_outcomes_seen_by(audience)
+                seen = {a for a, _, _ in visible}
                 action = current.draw_chance(sealer.derive_seed(b"draw", data, opened.key_id))
                 notation = current.action_to_string(action)
                 current.apply(action)
