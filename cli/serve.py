@@ -82,6 +82,33 @@ def _web_options(args: argparse.Namespace) -> Any:
     )
 
 
+def _check_seal_key(path: str) -> None:
+    """CliError saying what is wrong with a sealing key file (or the missing extra)."""
+    import importlib.util
+
+    if importlib.util.find_spec("cryptography") is None:
+        raise CliError("--seal-key needs the cryptography package: pip install 'hortus[seal]'")
+    from hortus.server.sealing import SealKeyError, load_sealer
+
+    try:
+        load_sealer(path)
+    except (OSError, UnicodeDecodeError, SealKeyError) as exc:
+        raise CliError(f"--seal-key {path}: {exc}") from exc
+
+
+def _cmd_seal_keygen(args: argparse.Namespace) -> int:
+    """Append a new sealing key to FILE (created owner-only): it seals from the next start;
+    the keys before it still open what they sealed."""
+    from hortus.server.sealing import SealKeyError, append_new_key
+
+    try:
+        key_id = append_new_key(args.file, args.id)
+    except (OSError, UnicodeDecodeError, SealKeyError) as exc:
+        raise CliError(f"{args.file}: {exc}") from exc
+    print(f"hortus: key {key_id} appended to {args.file}; it seals once the servers restart with --seal-key {args.file}")
+    return 0
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
 
     from hortus.server import (  # lazy: the engine loads only here
@@ -97,6 +124,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         settings["access_log"] = True
     if args.rpc_threads is not None:
         settings["workers"] = args.rpc_threads
+    if args.seal_key:
+        settings["seal_key_file"] = args.seal_key
+        _check_seal_key(args.seal_key)  # before any worker starts: each reads the same file
+    if args.require_sealed:
+        if not args.seal_key:
+            raise CliError("--require-sealed needs --seal-key FILE (make one with: hortus seal-keygen FILE)")
+        settings["require_sealed"] = True
     cores = max(1, os.cpu_count() or 1)
     # Each process keeps the default max_concurrent_searches (one per core): the kernel spreads
     # connections, not calls, so one busy client may reach a single worker.
@@ -188,5 +222,22 @@ def add_parsers(sub: Any) -> None:
         metavar="IP",
         help="a reverse proxy (IP or network) whose X-Forwarded-For the web port believes (repeatable; default none)",
     )
+    p.add_argument(
+        "--seal-key",
+        default=None,
+        metavar="FILE",
+        help="sealing key file ('ID BASE64KEY' lines, the last one seals; hortus seal-keygen FILE): hand out "
+        "positions sealed for one seat and open them (needs hortus[seal])",
+    )
+    p.add_argument(
+        "--require-sealed",
+        action="store_true",
+        help="refuse encoded positions: only sealed ones (or a seat's structured view); needs --seal-key",
+    )
     p.set_defaults(func=_cmd_serve)
     defaults_from_environment(p, ENVIRONMENT_PREFIX)
+
+    k = sub.add_parser("seal-keygen", help="append a new sealing key to a key file (hortus serve --seal-key)")
+    k.add_argument("file", help="the key file (created readable by its owner only)")
+    k.add_argument("--id", default=None, help="the key's id (default: s + the UTC date and time)")
+    k.set_defaults(func=_cmd_seal_keygen)

@@ -68,6 +68,11 @@ class ServerConfig:
     continue_trees, continue_bytes, continue_idle_s: the search trees of finished ``Analyze``
         calls kept for ``continue_from`` (``hortus.server.continuation``): at most this many, this
         many bytes of them, each dropped after this many seconds unused; 0 trees = off.
+    seal_key_file: the sealing key file (``hortus.server.sealing``; "" = no key): with it the
+        server hands out positions sealed for one seat (``NewGameRequest.seal_for_seat``) and
+        opens them (``Position.sealed``); every process reading the same file opens the others'.
+    require_sealed: refuse encoded positions (``Position.encoded``): only sealed ones, or a
+        seat's view (which holds nothing that seat may not know); needs ``seal_key_file``.
     cache_bytes: memory of the answer cache (``hortus.server.cache``): a ``SuggestMove`` or
         ``RankMoves`` request identical to an earlier one with an iteration budget (no time
         budget) is answered from it, as the search is deterministic; 0 = off.
@@ -96,6 +101,8 @@ class ServerConfig:
     continue_bytes: int = 256 * 1024 * 1024
     continue_idle_s: float = 300.0
     draw_worlds: int = 32
+    seal_key_file: str = ""
+    require_sealed: bool = False
 
     def __post_init__(self) -> None:
         positive_ints = {
@@ -145,6 +152,8 @@ class ServerConfig:
             self.draw_worlds == 0 or 2 <= self.draw_worlds <= 4096
         ):
             raise ValueError(f"ServerConfig.draw_worlds must be 0 (off) or in 2..4096, not {self.draw_worlds!r}")
+        if self.require_sealed and not self.seal_key_file:
+            raise ValueError("ServerConfig.require_sealed needs seal_key_file (a sealing key)")
         if self.workers and self.workers <= self.max_concurrent_searches:
             raise ValueError("ServerConfig.workers must exceed max_concurrent_searches")
 

@@ -12,6 +12,7 @@ from hortus.search import (
     MoveInfo,
 )
 from hortus.v1 import advisor_pb2 as pb
+from hortus.views import view_digest
 
 
 def action_message(state: State, action: int) -> pb.Action:
@@ -85,4 +86,6 @@ def analysis_message(state: State, analysis: Analysis, partial: bool, max_moves:
         elapsed_ms=analysis.elapsed_ms,
         nodes=analysis.nodes,
         tree_full=analysis.tree_full,
+        # the seat to move's view, which the analysis depends on alone (see the proto)
+        view_digest=view_digest(state.view(analysis.seat)),
     )

@@ -13,6 +13,7 @@ from hortus.server.positions import PositionRpcs
 from hortus.server.requests import PROTOCOL, SERVICE_NAME, SearchListener, SearchSlots
 from hortus.server.reviewing import ReviewRpcs
 from hortus.server.searching import SearchRpcs
+from hortus.server.sealed_rpcs import SealedRpcs
 from hortus.v1 import advisor_pb2_grpc
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
 ]
 
 
-class AdvisorServicer(PositionRpcs, SearchRpcs, BatchRpcs, ReviewRpcs, advisor_pb2_grpc.AdvisorServicer):
+class AdvisorServicer(SealedRpcs, PositionRpcs, SearchRpcs, BatchRpcs, ReviewRpcs, advisor_pb2_grpc.AdvisorServicer):
     """Implements ``hortus.v1.Advisor`` (see ``proto/hortus/v1/advisor.proto``): the RPC families,
-    each in its own module over the shared request preparation of ``hortus.server.requests``."""
+    each in its own module over the shared request preparation of ``hortus.server.requests``;
+    ``SealedRpcs`` first, so that sealed positions are opened, and answers about them kept to
+    what their seat may see, around every family."""

@@ -13,6 +13,8 @@ game, again = structured_to_view(message)              # ("botanik", {...}), see
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +23,7 @@ from google.protobuf.message import Message
 
 from hortus.v1 import positions_pb2
 
-__all__ = ["ViewError", "structured_games", "structured_to_view", "view_to_structured"]
+__all__ = ["ViewError", "canonical_view", "structured_games", "structured_to_view", "view_digest", "view_to_structured"]
 
 _Field = Any  # a protobuf FieldDescriptor (the stubs' upb/python split defeats precise types)
 _LIST = positions_pb2.VIEW_SHAPE_LIST
@@ -217,3 +219,18 @@ def view_to_structured(game: str, view: Mapping[str, Any], seed: int = 0) -> pos
     target.SetInParent()
     _fill(target, view, "")
     return structured
+
+
+# --- the canonical view and its digest ---------------------------------------------------------
+def canonical_view(view: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of a view dictionary (``State.view(seat)``): UTF-8 JSON with sorted
+    keys and no spaces, so that equal views give equal bytes in any language."""
+    return json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def view_digest(view: Mapping[str, Any]) -> str:
+    """SHA-256 of ``canonical_view(view)``, 64 hex digits: ``Analysis.view_digest``. An
+    answer carrying it depends on that view alone (the search uses only what the seat to move
+    sees), so whoever holds the view can recompute the digest and ask the same question with
+    the view as its position to check the answer."""
+    return hashlib.sha256(canonical_view(view)).hexdigest()

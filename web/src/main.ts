@@ -3,12 +3,15 @@
 // SVG of the viewing seat (LegalActions picture), whose move elements carry data-action.
 // It talks to the server through the TypeScript client (clients/typescript: Connect JSON over
 // fetch, typed errors), bundled in by web/build.mjs.
+// When the server seals positions (hortus serve --seal-key), the page holds the position only
+// sealed for the human's seat: the Position box, the link and every answer it receives then
+// tell nothing that seat cannot see (the AI's hand stays on the server's side of the key).
 
 import {
   AdvisorClient, AdvisorError, CancelledError, FailedPreconditionError, InvalidArgumentError, NotFoundError,
   UnavailableError,
   PositionSchema, StructuredPositionSchema,
-  create, fromJson, toJson,
+  create, fromJson, isSealed, sealedPosition, toJson,
   type ActionLike, type Analysis, type GameInfo, type LegalActionsResponse, type MoveAnalysis, type Position,
   type PositionInfo,
 } from "../../clients/typescript/src/index.js";
@@ -51,6 +54,10 @@ const state = {
   setup: { game: "botanik", players: 2, level: 3, seed: 1, ai: [1], manualChance: false } as Setup,
   games: [] as GameInfo[],
   position: null as Position | null,
+  // The server seals positions (GetVersion): games are then held sealed for one human seat.
+  sealing: false,
+  // The seat the held position is sealed for (its view is all the page gets), else null.
+  audience: null as number | null,
   info: null as PositionInfo | null,
   legal: null as LegalActionsResponse | null,
   ply: 0,
@@ -115,8 +122,10 @@ function humanSeats(): number[] {
   return out;
 }
 
-/** The seat whose picture is shown: the human to move, else the first human, else seat 0. */
+/** The seat whose picture is shown: the seat a sealed position is sealed for; else the human
+ * to move, else the first human, else seat 0. */
 function viewSeat(): number {
+  if (state.audience !== null) return state.audience;
   const mover = state.info?.currentPlayer ?? 0;
   const humans = humanSeats();
   if (humans.includes(mover)) return mover;
@@ -128,7 +137,7 @@ function fmtPct(x: number | undefined): string {
 }
 
 // --- the set-up form and the shareable link -----------------------------------------------
-function readUrl(): { position: string | null } {
+function readUrl(): { position: string | null; sealed: string | null } {
   const q = new URLSearchParams(location.search);
   const s = state.setup;
   if (q.get("game")) s.game = q.get("game")!;
@@ -139,7 +148,7 @@ function readUrl(): { position: string | null } {
   else s.ai = Array.from({ length: Math.max(s.players - 1, 0) }, (_, i) => i + 1);
   if (q.get("players") === "1") s.ai = [];
   s.manualChance = q.get("chance") === "manual";
-  return { position: q.get("position") };
+  return { position: q.get("position"), sealed: q.get("sealed") };
 }
 
 function link(withPosition: boolean): string {
@@ -148,7 +157,8 @@ function link(withPosition: boolean): string {
     game: s.game, players: String(s.players), level: String(s.level), seed: String(s.seed), ai: s.ai.join(","),
   });
   if (s.manualChance) q.set("chance", "manual");
-  if (withPosition && state.position?.encoded.length) q.set("position", bytesToHex(state.position.encoded));
+  if (withPosition && state.position && isSealed(state.position)) q.set("sealed", bytesToHex(state.position.sealed));
+  else if (withPosition && state.position?.encoded.length) q.set("position", bytesToHex(state.position.encoded));
   return `${location.origin}${location.pathname}?${q.toString()}`;
 }
 
@@ -217,22 +227,40 @@ async function newGame(): Promise<void> {
   state.last = null;
   const s = state.setup;
   history.replaceState(null, "", link(false));
-  await advance(() => advisor.newGame(s.game, { players: s.players, seed: s.seed }));
+  await advance(() => advisor.newGame(s.game, { players: s.players, seed: s.seed, sealForSeat: sealFor() }));
+}
+
+/** The seat to seal a game for: the one human seat (seat 0 when the AI plays every seat),
+ * when the server seals; undefined (a plain position) when several humans share the screen,
+ * since a sealed position takes the decisions of its own seat only. */
+function sealFor(): number | undefined {
+  const humans = humanSeats();
+  return state.sealing && humans.length <= 1 ? humans[0] ?? 0 : undefined;
 }
 
 async function openPosition(position: Position): Promise<void> {
   state.generation++;
   state.log = [];
   state.last = null;
-  await advance(async () => (await advisor.applyActions(position, [])).info!);
+  const sealForSeat = isSealed(position) ? undefined : sealFor();
+  await advance(async () => (await advisor.applyActions(position, [], { sealForSeat })).info!);
+}
+
+/** What the Position box shows: a sealed position as "sealed:" and its hex (opaque bytes),
+ * else the encoded position's hex. */
+function positionText(position: Position): string {
+  return isSealed(position) ? `sealed:${bytesToHex(position.sealed)}` : bytesToHex(position.encoded);
 }
 
 async function show(info: PositionInfo): Promise<void> {
   state.info = info;
   state.position = info.position!;
+  // the seat a sealed position is sealed for: the seat of the view that comes with it
+  const seen = info.view?.view.value as { seat?: number } | undefined;
+  state.audience = isSealed(state.position) ? seen?.seat ?? 0 : null;
   state.hint = [];
   $("hints").innerHTML = "";
-  ($("position-hex") as HTMLTextAreaElement).value = bytesToHex(state.position.encoded);
+  ($("position-hex") as HTMLTextAreaElement).value = positionText(state.position);
   ($("share") as HTMLInputElement).value = link(true);
   state.legal = await advisor.legalActions(state.position, { forSeat: viewSeat(), picture: true, last: state.last ?? undefined });
   render();
@@ -332,8 +360,9 @@ function render(): void {
     for (const a of legal.actions) list.append(moveButton(a.id, a.notation));
   } else if (mover === -1 && state.setup.manualChance) {
     // A physical table: enter what was drawn. Draws this seat cannot see are not listed
-    // (LegalActions for_seat); the server deals those.
-    for (const c of legal.chanceOutcomes) {
+    // (LegalActions for_seat); the server deals those. A sealed position takes server draws
+    // only (whether an outcome is possible would tell what the seat cannot see).
+    for (const c of state.audience === null ? legal.chanceOutcomes : []) {
       list.append(moveButton(c.action?.id ?? 0, `${c.action?.notation} (${fmtPct(c.probability)})`));
     }
     const li = document.createElement("li");
@@ -345,7 +374,10 @@ function render(): void {
     list.append(li);
   }
   ($("hint") as HTMLButtonElement).disabled = !humansMove;
-  ($("analyse") as HTMLButtonElement).disabled = !!info.terminal || mover < 0;
+  // a sealed position is analysed only at its own seat's decisions (the others' options are
+  // what it may not see)
+  const analysable = state.audience === null || mover === state.audience;
+  ($("analyse") as HTMLButtonElement).disabled = !!info.terminal || mover < 0 || !analysable;
 }
 
 function moveButton(id: number, label: string): HTMLElement {
@@ -438,7 +470,21 @@ async function step(generation: number): Promise<void> {
     if (generation === state.generation) {
       // the move is applied next (ply + 1); the token continues the AI's turn there
       if (answer.continuation) state.aiTurn = { generation, ply: state.ply + 1, token: answer.continuation };
-      await play([answer.action?.id ?? 0]);
+      if (isSealed(position) && answer.info) {
+        // a sealed position: the server played the move and sealed the next position
+        // (a sealed position takes only its own seat's decisions)
+        const next = answer.info;
+        await advance(async () => {
+          state.ply += 1;
+          state.log.push(`seat ${mover} (AI): ${answer.action?.notation ?? ""}`);
+          const notation = answer.action?.notation ?? "";
+          const earlier = state.last?.seat === mover ? state.last.notations : [];
+          state.last = { seat: mover, notations: [...earlier, notation].slice(-12) };
+          return next;
+        });
+      } else {
+        await play([answer.action?.id ?? 0]);
+      }
     }
   } catch (e) {
     showError(e);
@@ -615,7 +661,9 @@ async function loadPasted(): Promise<void> {
     // that seat cannot see), or the encoded position as hex.
     position = text.startsWith("{")
       ? create(PositionSchema, { game: state.setup.game, structured: fromJson(StructuredPositionSchema, JSON.parse(text)) })
-      : create(PositionSchema, { game: state.setup.game, encoded: hexToBytes(text) });
+      : text.startsWith("sealed:")
+        ? sealedPosition(hexToBytes(text.slice("sealed:".length)))
+        : create(PositionSchema, { game: state.setup.game, encoded: hexToBytes(text) });
   } catch (e) {
     showError(e instanceof PageError ? e : new PageError(`not a position: ${(e as Error).message}`, "position"));
     return;
@@ -636,9 +684,10 @@ async function exportView(): Promise<void> {
 
 // --- wiring ----------------------------------------------------------------------------
 async function main(): Promise<void> {
-  const { position } = readUrl();
+  const { position, sealed } = readUrl();
   try {
     state.games = await advisor.listGames();
+    state.sealing = (await advisor.sealingOffered()).sealing;
   } catch (e) {
     showError(e);
     return;
@@ -678,7 +727,13 @@ async function main(): Promise<void> {
     if (ev.key === "h" && !($("hint") as HTMLButtonElement).disabled) void hint();
     if (ev.key === "a" && !($("analyse") as HTMLButtonElement).disabled) void toggleAnalysis();
   });
-  if (position) {
+  if (sealed) {
+    try {
+      await openPosition(sealedPosition(hexToBytes(sealed)));
+    } catch (e) {
+      showError(e);
+    }
+  } else if (position) {
     try {
       await openPosition(create(PositionSchema, { game: state.setup.game, encoded: hexToBytes(position) }));
     } catch (e) {

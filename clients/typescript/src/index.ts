@@ -291,10 +291,18 @@ export class AdvisorClient {
     return this.call(() => this.rpc.getVersion({}, this.options(call)));
   }
 
-  /** A new game (players 0 = the game's minimum); with a seed the setup's chance is drawn. */
+  /** A new game (players 0 = the game's minimum); with a seed the setup's chance is drawn.
+   *
+   * `sealForSeat`: the position comes back sealed for that seat (`position.sealed`, opaque
+   * bytes only the server can open) with that seat's view (`info.view`), and every answer
+   * about it tells only what that seat may see: a page that holds it cannot show (or leak)
+   * another seat's hand. Needs a server with a sealing key (`getVersion().sealing`; see
+   * `sealingOffered`); the deal is then keyed, so the seed alone does not tell it. */
   async newGame(
     game: string,
-    opts: { players?: number; seed?: number | bigint; variant?: string; options?: Record<string, string> } & CallOptions = {},
+    opts: {
+      players?: number; seed?: number | bigint; variant?: string; options?: Record<string, string>; sealForSeat?: number;
+    } & CallOptions = {},
   ): Promise<PositionInfo> {
     const request = {
       game,
@@ -302,6 +310,7 @@ export class AdvisorClient {
       seed: opts.seed === undefined ? undefined : BigInt(opts.seed),
       variant: opts.variant ?? "",
       options: opts.options ?? {},
+      sealForSeat: opts.sealForSeat,
     };
     const response = await this.call(() => this.rpc.newGame(request, this.options(opts)));
     return response.info!;
@@ -324,9 +333,16 @@ export class AdvisorClient {
     return this.call(() => this.rpc.legalActions(request, this.options(opts)));
   }
 
-  /** Apply actions (ids, notations or Actions; chance outcomes included) in order. */
-  async applyActions(position: Position, actions: ActionLike[], call?: CallOptions): Promise<ApplyActionsResponse> {
-    const request = { position, actions: actions.map(actionRef) };
+  /** Apply actions (ids, notations or Actions; chance outcomes included) in order.
+   * `sealForSeat`: answer the position sealed for that seat (as `newGame`'s). A sealed
+   * position is always answered sealed for its own seat; it takes only that seat's own
+   * decisions and `{ drawSeed }` draws (another seat's move is played by `suggestMove`, whose
+   * answer then carries the next position in `info`), and draws that seat cannot see come
+   * back as id -1. */
+  async applyActions(
+    position: Position, actions: ActionLike[], call?: CallOptions & { sealForSeat?: number },
+  ): Promise<ApplyActionsResponse> {
+    const request = { position, actions: actions.map(actionRef), sealForSeat: call?.sealForSeat };
     return this.call(() => this.rpc.applyActions(request, this.options(call)));
   }
 
@@ -361,7 +377,14 @@ export class AdvisorClient {
   /** The position as `seat`'s structured view. */
   async viewPosition(position: Position, seat: number, call?: CallOptions): Promise<Position> {
     const response = await this.call(() => this.rpc.viewPosition({ position, seat }, this.options(call)));
-    return { ...position, encoded: new Uint8Array(), structured: response.structured };
+    return { ...position, encoded: new Uint8Array(), sealed: new Uint8Array(), structured: response.structured };
+  }
+
+  /** Whether the server seals positions (it holds a sealing key) and whether it requires
+   * them (`--require-sealed`): a frontend then asks `newGame(..., { sealForSeat })`. */
+  async sealingOffered(call?: CallOptions): Promise<{ sealing: boolean; required: boolean }> {
+    const version = await this.getVersion(call);
+    return { sealing: version.sealing, required: version.requireSealed };
   }
 
   /** A streamed analysis: an update every `intervalMs` of search (default 100), the last one
@@ -478,6 +501,16 @@ export function createAdvisor(options: AdvisorOptions | string): AdvisorClient {
 /** A position message from a game name and its encoded bytes (e.g. kept in a page's state). */
 export function position(game: string, encoded: Uint8Array): Position {
   return create(PositionSchema, { game, encoded });
+}
+
+/** A sealed position (`Position.sealed`, as the server handed it out) from its bytes. */
+export function sealedPosition(sealed: Uint8Array, game = ""): Position {
+  return create(PositionSchema, { game, sealed });
+}
+
+/** Whether a position is sealed (opaque to the client; see `newGame`'s `sealForSeat`). */
+export function isSealed(position: Position): boolean {
+  return position.sealed.length > 0;
 }
 
 /** A replacer for `JSON.stringify` of any answer: its 64-bit counts (visits, iterations,
