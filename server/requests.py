@@ -495,7 +495,7 @@ class ServicerCore:
         return remaining_s is None or remaining_s >= NO_DEADLINE_S or remaining_s * 1000.0 > DRAW_RESERVE_MS
 
     def _cache_key(
-        self, method: str, request: Message, limits: pb.SearchLimits, draws: bool | None = None
+        self, method: str, request: Message, limits: pb.SearchLimits, draws: bool | None = None, *, scope: str
     ) -> bytes | None:
         """The answer cache's key of a validated request; None when it is not cacheable.
 
@@ -511,10 +511,11 @@ class ServicerCore:
         allows it gets the answer the search gives when it finishes in time, which is
         deterministic. (Not caching hints whose measurement depends on the deadline would
         leave every hint uncached: the clients always send a deadline.) `draws`: for hints,
-        ``_hint_draws``; None for other answers."""
+        ``_hint_draws``; None for other answers. `scope`: who may share the answer
+        (``hortus.server.cache_scope``: a client identity, unless the game hides nothing)."""
         if not self.cache.enabled or limits.time_ms:
             return None
-        parts: list[bytes | str] = [method, hortus.__version__, request.SerializeToString(deterministic=True)]
+        parts: list[bytes | str] = [method, hortus.__version__, scope, request.SerializeToString(deterministic=True)]
         if draws is not None:
             parts.append("draws" if draws else "no draws")
         return AnswerCache.key(*parts)

@@ -20,6 +20,7 @@ from hortus.search import (
     analyze_stream,
 )
 from hortus.search.levels import LEVELS, Level, choose, elo_level
+from hortus.server.cache_scope import cache_scope
 from hortus.server.continuation import MAX_TOKEN_BYTES, TokenError
 from hortus.server.errors import (
     CapacityError,
@@ -63,7 +64,7 @@ class SearchRpcs(ServicerCore):
                 raise
         else:
             budget = self._cut_by_deadline(checked, context)
-            key = self._cache_key("SuggestMove", request, request.limits)
+            key = self._cache_key("SuggestMove", request, request.limits, scope=cache_scope(state, context))
             if (cached := self._cached(key, pb.SuggestMoveResponse)) is not None:
                 return cached
             trees = SearchTrees.start(state, budget.limits)
@@ -149,7 +150,7 @@ class SearchRpcs(ServicerCore):
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
         state, budget = self._prepare(request.position, request.limits, context)  # validated before the cache
         draws = self._hint_draws(context)
-        key = self._cache_key("RankMoves", request, request.limits, draws=draws)
+        key = self._cache_key("RankMoves", request, request.limits, draws=draws, scope=cache_scope(state, context))
         if (cached := self._cached(key, pb.RankMovesResponse)) is not None:
             return cached
         budget = self._hint_budget(budget, context)
