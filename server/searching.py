@@ -180,7 +180,8 @@ class SearchRpcs(ServicerCore):
             else:
                 trees = SearchTrees.start(state, budget.limits)
             budget = self._hint_budget(budget, context)
-            self._acquire_slot()
+            who, waited_s = self._acquire_slot(context)
+            budget = self._after_wait(budget, waited_s)
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             if trees is not None and request.continue_from:  # refused after all: the token keeps its trees
                 self.kept.keep(request.continue_from, trees)
@@ -199,7 +200,7 @@ class SearchRpcs(ServicerCore):
             if not released:
                 released = True
                 self._searching(-1)
-                self._slots.release(batch=False)
+                self._slots.release(batch=False, who=who)
                 if last is not None:
                     self._notify("Analyze", replace(last, iterations=last.iterations - before), handle.cancelled)
 
