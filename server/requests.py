@@ -152,8 +152,9 @@ class ServicerCore:
         """Set when the server starts shutting down: batch calls accept no new position."""
 
     def close(self) -> None:
-        """Stop the batch pool (after the server stopped)."""
+        """Stop the batch pool and the kept trees' timer (after the server stopped)."""
         self._batch_pool.shutdown(wait=False, cancel_futures=True)
+        self.kept.close()
 
     # --- decoding and validation ---------------------------------------------------------
     def check_accepting(self) -> None:

@@ -56,6 +56,7 @@ from google.rpc import status_pb2  # type: ignore[import-untyped, unused-ignore]
 from protobuf.wkt import Any as WireAny
 
 from hortus.server.admission import AdmissionControl
+from hortus.server.drain import BacklogRefuser
 from hortus.server.errors import status_for
 from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug
 from hortus.server.service import AdvisorServicer
@@ -405,6 +406,9 @@ class FrontDoor:
         self._refused_logged_at = -math.inf
         self.allowed_hosts: frozenset[str] | None = None
         """Host names served (lower case, no port); None: any. Set for a loopback address."""
+        self.draining: threading.Event | None = None
+        """Set while the server drains: every answer then says ``Connection: close``, so that
+        keep-alive clients leave before the end rather than being cut (``hortus.server.drain``)."""
 
     def _allowed(self, origin: str) -> bool:
         return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
@@ -422,6 +426,8 @@ class FrontDoor:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if self.draining is not None and self.draining.is_set():
+            send = _closing(send)
         if str(scope.get("path", "")).startswith(RPC_PREFIX):
             await observed_rpc(self._serve, self.observers, scope, receive, send)
         else:
@@ -512,6 +518,19 @@ class FrontDoor:
             (b"cache-control", b"no-cache"),
         ]
         await _respond(send, 200, headers, b"" if head else body)
+
+
+def _closing(send: Send) -> Send:
+    """`send` with ``Connection: close`` on the response (uvicorn then closes the connection
+    once the answer is out)."""
+
+    async def closing(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message)
+            message["headers"] = [*message.get("headers", ()), (b"connection", b"close")]
+        await send(message)
+
+    return closing
 
 
 def _host_name(host: str) -> str:
@@ -623,21 +642,27 @@ class WebServer:
             proxy_headers=bool(trusted_proxies),
             forwarded_allow_ips=list(trusted_proxies) or None,
         )
+        self._tls_context: Any = None
         if tls is not None:
             # uvicorn's own context is made from file names; ours from the PEM bytes, with the
             # same certificate and client-certificate rule as the gRPC port. Loaded here, so a
             # bad certificate fails start_web, not the server thread.
-            context = tls.ssl_context()
+            context = self._tls_context = tls.ssl_context()
             config.ssl_context_factory = lambda _config, _default: context
             config.load()
         self.scheme = "https" if tls is not None else "http"
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="hortus-web", daemon=True)
         self._failed: BaseException | None = None
+        # uvicorn closes the socket it serves as it stops; the queued connections of a closed
+        # listening socket are reset. It gets a copy: this one stays open to the very end, its
+        # late connections answered 503 (``hortus.server.drain``).
+        self._served = sock.dup()
+        self._refuser: BacklogRefuser | None = None
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._server.serve(sockets=[self.socket]))
+            asyncio.run(self._server.serve(sockets=[self._served]))
         except BaseException as exc:  # noqa: BLE001 - reported by start()
             self._failed = exc
 
@@ -650,15 +675,23 @@ class WebServer:
             time.sleep(0.01)
 
     def begin_stop(self) -> None:
-        """Stop taking connections; calls in flight get the grace period."""
+        """Stop taking connections (connections that come now are answered 503); calls in
+        flight get the grace period."""
         self._server.should_exit = True
+        if self._refuser is None:
+            self._refuser = BacklogRefuser(self.socket, self._tls_context)
+            self._refuser.start()
 
     def stop(self, timeout: float | None = None) -> None:
         self.begin_stop()
         self._thread.join(timeout)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        assert self._refuser is not None
+        self._refuser.close()  # answers what is still queued, then closes the listening socket
         with contextlib.suppress(OSError):
             self.socket.close()
+        with contextlib.suppress(OSError):
+            self._served.close()
 
 
 def start_web(servicer: AdvisorServicer, options: WebOptions, admission: AdmissionControl | None = None) -> WebServer:
@@ -686,6 +719,7 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
     app.allowed_hosts = loopback_host_names(str(sock.getsockname()[0]))
+    app.draining = servicer.draining
     try:
         from hortus.server.guard import guarded_protocol
 
