@@ -37,7 +37,7 @@ from hortus.search.analysis import root_actions
 from hortus.server.batch_call import BatchCall, deadline_error
 from hortus.server.cache import AnswerCache
 from hortus.server.cache_scope import client_identity
-from hortus.server.slots import QUEUE_WAIT_S, SearchSlots
+from hortus.server.slots import QUEUE_DEADLINE_SHARE, QUEUE_MIN_DEADLINE_S, QUEUE_WAIT_S, SearchSlots
 from hortus.server.config import ServerConfig
 from hortus.server.continuation import KeptAnalyses
 from hortus.server.errors import (
@@ -330,14 +330,16 @@ class ServicerCore:
     def _acquire_slot(self, context: grpc.ServicerContext) -> tuple[str, float]:
         """A search slot for an interactive search (unary, Analyze) of the calling client:
         at once, or after a short wait in the fair queue (``hortus.server.slots``: at most
-        ``QUEUE_WAIT_S`` and half of the call's time left), else RESOURCE_EXHAUSTED. (Batch
+        ``QUEUE_WAIT_S`` and a quarter of the call's time left; not at all with under
+        ``QUEUE_MIN_DEADLINE_S`` left), else RESOURCE_EXHAUSTED. (Batch
         positions wait for theirs: ``_run_batch``.) The client (to release the slot with)
         and the seconds waited (``_after_wait`` shortens the budget by them)."""
         who = client_identity(context)
         wait_s = QUEUE_WAIT_S
         remaining_s = context.time_remaining()
         if remaining_s is not None and remaining_s < NO_DEADLINE_S:
-            wait_s = min(wait_s, remaining_s / 2.0)
+            # a short deadline leaves no room to wait on a loaded machine: refused at once
+            wait_s = 0.0 if remaining_s < QUEUE_MIN_DEADLINE_S else min(wait_s, remaining_s * QUEUE_DEADLINE_SHARE)
         waited_s = self._slots.acquire(who, wait_s, stop=lambda: not context.is_active())
         if waited_s is not None:
             return who, waited_s

@@ -14,7 +14,8 @@ others by holding every slot with huge searches:
   20-second ``RankMoves`` of one client fill both slots of a 2-core worker, and another
   client's hint still runs at once, on a core shared with them.
 * **A short fair queue.** A search that finds no slot waits (at most ``QUEUE_WAIT_S``, and
-  never more than half of its call's remaining time; the caller's search budget is shortened
+  never more than a quarter of its call's remaining time, not at all under
+  ``QUEUE_MIN_DEADLINE_S`` left; the caller's search budget is shortened
   by the wait, so the answer still comes before the deadline) instead of being refused at
   once. When a slot frees, the waiting search of the client holding the fewest slots goes
   first (the earliest among equals): a client's burst queues behind its own searches, not in
@@ -31,10 +32,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-__all__ = ["QUEUE_WAIT_S", "SearchSlots"]
+__all__ = ["QUEUE_DEADLINE_SHARE", "QUEUE_MIN_DEADLINE_S", "QUEUE_WAIT_S", "SearchSlots"]
 
 QUEUE_WAIT_S = 2.0
-"""The longest an interactive search waits for a slot (at most half of its call's time left)."""
+"""The longest an interactive search waits for a slot."""
+QUEUE_MIN_DEADLINE_S = 2.0
+"""A search whose call has less time left than this does not wait: refused at once."""
+QUEUE_DEADLINE_SHARE = 0.25
+"""... and at most this share of its call's time left: a search that waited half of a short
+deadline on a loaded machine answered after it (a quarter keeps the answers in time)."""
 
 _POLL_S = 0.05  # a waiting search re-checks this often whether its call ended
 

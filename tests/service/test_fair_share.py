@@ -73,7 +73,7 @@ def test_a_client_holding_every_slot_does_not_starve_another(server: RunningServ
             assert answers == [(200, "ok")] * 40
             # A cannot take B's share: a third huge search waits briefly, then is refused
             with pytest.raises(grpc.RpcError) as info:
-                stub.RankMoves(pb.RankMovesRequest(position=position, limits=HUGE), timeout=2)
+                stub.RankMoves(pb.RankMovesRequest(position=position, limits=HUGE), timeout=4)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert not any(call.done() for call in huge)  # A's searches ran all along
         finally:
