@@ -97,6 +97,11 @@ class Game(ABC):
     options: Mapping[str, RuleOption] = {}
     score_range: tuple[float, float] = (float("-inf"), float("inf"))
     """Bounds of any seat's final points (checked by the conformance suite)."""
+    hides_information: bool = True
+    """Whether a position can hold something a seat cannot see (a hand, a face-down card, a
+    stored deck order). False only for a game whose every seat's view is the whole position
+    (checked by ``tests/games/test_conformance.py``): its answers may be shared by all
+    clients of the answer cache (``hortus.server.cache_scope``)."""
 
     # --- hooks a game implements -------------------------------------------------------
     @abstractmethod

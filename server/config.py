@@ -29,8 +29,9 @@ class ServerConfig:
     max_time_ms: cap of ``SearchLimits.time_ms`` in milliseconds; every search stops after at
         most this long, whatever it asked for.
     max_threads: cap of ``SearchLimits.threads`` (root-parallel trees of one search).
-    max_concurrent_searches: searches running at once in this process; one more is answered
-        ``RESOURCE_EXHAUSTED`` at once rather than queued. Batch positions wait for a slot and
+    max_concurrent_searches: searches running at once in this process (one more for a client
+        that holds none); one more waits briefly in a fair queue, then is answered
+        ``RESOURCE_EXHAUSTED`` (``hortus.server.slots``). Batch positions wait for a slot and
         may take every one; while they hold slots, one more unary or ``Analyze`` search is
         admitted, so hints are served during a long batch (see ``SearchSlots``).
     max_message_bytes: largest request or response message, in bytes. A request over it is

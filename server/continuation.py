@@ -13,7 +13,9 @@ lives there), whose instance id it starts with, so that another process of a ``-
 server or a restarted one can say so.
 
 Bounded: at most ``max_trees`` trees and ``max_bytes`` of them (the least recently kept are
-dropped first), each dropped after ``idle_s`` seconds unused. Game-agnostic: the trees come
+dropped first), each dropped after ``idle_s`` seconds unused: by a timer (a thread started when
+the first tree is kept, waking every quarter of ``idle_s``, at most ``SWEEP_MAX_S``), so an
+idle server gives their memory back without waiting for its next call. Game-agnostic: the trees come
 from ``hortus.search.SearchTrees``.
 """
 
@@ -29,6 +31,9 @@ from dataclasses import dataclass
 from hortus.search import SearchTrees
 
 __all__ = ["KeptAnalyses", "TokenError", "MAX_TOKEN_BYTES"]
+
+SWEEP_MAX_S = 30.0
+"""The longest the timer sleeps between sweeps of the expired trees."""
 
 MAX_TOKEN_BYTES = 64
 """A longer ``continue_from`` is INVALID_ARGUMENT (a token the server issued is ~32 bytes)."""
@@ -70,6 +75,25 @@ class KeptAnalyses:
         """Memory of the kept trees now (``SearchTrees.memory_bytes``)."""
         self.dropped = 0
         """Trees dropped for room or idleness (not counting those continued)."""
+        self._closed = threading.Event()
+        self._sweeper: threading.Thread | None = None
+
+    def _start_sweeper(self) -> None:
+        """The timer that drops idle trees (lock held; once)."""
+        if self._sweeper is not None or self._closed.is_set():
+            return
+        interval = min(max(self.idle_s / 4.0, 0.05), SWEEP_MAX_S)
+
+        def sweep() -> None:
+            while not self._closed.wait(interval):
+                self.sweep()
+
+        self._sweeper = threading.Thread(target=sweep, name="hortus-kept-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def close(self) -> None:
+        """Stop the timer (the server stopped)."""
+        self._closed.set()
 
     @property
     def enabled(self) -> bool:
@@ -95,6 +119,7 @@ class KeptAnalyses:
                 self._entries[token] = _Kept(trees, size, self._clock(), kind)
                 self.bytes += size
                 self._trim()
+                self._start_sweeper()
             else:
                 self.dropped += 1
             self._changed.notify_all()

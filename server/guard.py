@@ -17,6 +17,7 @@ Such closings are logged at most once per interval (``RateLimitedLog``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 import threading
@@ -25,6 +26,8 @@ from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from hortus.server.drain import LINGER_S
 
 __all__ = ["GuardedH11Protocol", "RateLimitedLog", "default_max_connections", "guarded_protocol"]
 
@@ -133,6 +136,38 @@ class GuardedH11Protocol(H11Protocol):
         super().on_response_complete()
         if not self.transport.is_closing() and self.conn.their_state is not h11.DONE:
             self._arm()  # idle keep-alive, or the next request's head
+
+    _lingering = False
+
+    def shutdown(self) -> None:
+        """The server stops: an idle connection gets ``LINGER_S`` for a request on its way
+        (answered: UNAVAILABLE while draining, with ``Connection: close``), then is half-closed
+        and read until the client closes; uvicorn closed it at once, and a request arriving
+        then was answered with a TCP reset (``hortus.server.drain``)."""
+        if self.cycle is None or self.cycle.response_complete:
+            self._disarm()
+            self.loop.call_later(LINGER_S, self._half_close)
+        else:
+            super().shutdown()
+
+    def _half_close(self) -> None:
+        if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.keep_alive = False  # a request came meanwhile: closed after its answer
+            return
+        self._lingering = True
+        with contextlib.suppress(h11.LocalProtocolError):
+            self.conn.send(h11.ConnectionClosed())
+        if self.transport.can_write_eof():
+            self.transport.write_eof()  # FIN; what the client still sends is read and dropped
+            self.loop.call_later(LINGER_S, self.transport.close)
+        else:
+            self.transport.close()  # TLS: close_notify
+
+    def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # after the server's FIN: read (so never unread at close) and dropped
+        super().data_received(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()

@@ -33,6 +33,7 @@ import base64
 import contextlib
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
@@ -341,10 +342,13 @@ class PlainHttp:
         async def finish(end: dict[str, Any]) -> None:
             await send({"type": "http.response.body", "body": frame("end", end), "more_body": False})
 
+        started = time.perf_counter()
         try:
             body = await self._read(scope, receive)
             request = decode_json(body or b"{}", request_class())
         except ConnectError as exc:
+            # refused before the bridge's call: the access log and metrics still see it
+            self._bridge.observe_refused(name, exc, started, context)
             await finish(error_json(exc))
             return
 

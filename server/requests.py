@@ -36,6 +36,8 @@ from hortus.search import (
 from hortus.search.analysis import root_actions
 from hortus.server.batch_call import BatchCall, deadline_error
 from hortus.server.cache import AnswerCache
+from hortus.server.cache_scope import client_identity
+from hortus.server.slots import QUEUE_DEADLINE_SHARE, QUEUE_MIN_DEADLINE_S, QUEUE_WAIT_S, SearchSlots
 from hortus.server.config import ServerConfig
 from hortus.server.continuation import KeptAnalyses
 from hortus.server.errors import (
@@ -129,52 +131,6 @@ def unary_rpc(
 
 
 
-class SearchSlots:
-    """The search slots of one process: ``capacity`` searches at once (one per core).
-
-    Batch positions wait for a slot and may hold every one of them, so that a batch keeps all
-    cores busy. An interactive search (unary, ``Analyze``) takes a free slot at once or is
-    refused; while batch positions hold slots, one more interactive search than the capacity
-    is admitted, so a hint or a move asked during a long batch is served at once (on a core
-    shared with the batch) rather than refused. Batch positions then take no freed slot until
-    the total is back under the capacity. Nothing queues but batch positions, whose number is
-    bounded by the calls' windows."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._changed = threading.Condition(threading.Lock())
-        self._interactive = 0
-        self._batch = 0
-
-    def try_interactive(self) -> bool:
-        """Take a slot for an interactive search if there is room (see the class)."""
-        with self._changed:
-            limit = self.capacity + (1 if self._batch else 0)
-            if self._interactive + self._batch >= limit:
-                return False
-            self._interactive += 1
-            return True
-
-    def acquire_batch(self, timeout: float) -> bool:
-        """Take a slot for a batch position, waiting at most `timeout` seconds for one."""
-        with self._changed:
-            if not self._changed.wait_for(lambda: self._interactive + self._batch < self.capacity, timeout):
-                return False
-            self._batch += 1
-            return True
-
-    def release(self, batch: bool) -> None:
-        with self._changed:
-            if batch:
-                assert self._batch > 0, "released a batch slot that was not held"
-                self._batch -= 1
-            else:
-                assert self._interactive > 0, "released an interactive slot that was not held"
-                self._interactive -= 1
-            self._changed.notify()
-
-
-
 class ServicerCore:
     """The state and request preparation the RPC families share (``hortus.server.service``
     composes them into ``AdvisorServicer``)."""
@@ -196,8 +152,9 @@ class ServicerCore:
         """Set when the server starts shutting down: batch calls accept no new position."""
 
     def close(self) -> None:
-        """Stop the batch pool (after the server stopped)."""
+        """Stop the batch pool and the kept trees' timer (after the server stopped)."""
         self._batch_pool.shutdown(wait=False, cancel_futures=True)
+        self.kept.close()
 
     # --- decoding and validation ---------------------------------------------------------
     def check_accepting(self) -> None:
@@ -370,17 +327,38 @@ class ServicerCore:
         time_cut = requested_ms > 0 and time_ms < requested_ms
         return Budget(limits=replace(checked.limits, time_ms=time_ms), time_only=checked.time_only, time_cut=time_cut)
 
-    def _acquire_slot(self) -> None:
-        """A search slot for an interactive search (unary, Analyze): at once, or
-        RESOURCE_EXHAUSTED. (Batch positions wait for theirs: ``_run_batch``.)"""
-        if self._slots.try_interactive():
-            return
+    def _acquire_slot(self, context: grpc.ServicerContext) -> tuple[str, float]:
+        """A search slot for an interactive search (unary, Analyze) of the calling client:
+        at once, or after a short wait in the fair queue (``hortus.server.slots``: at most
+        ``QUEUE_WAIT_S`` and a quarter of the call's time left; not at all with under
+        ``QUEUE_MIN_DEADLINE_S`` left), else RESOURCE_EXHAUSTED. (Batch
+        positions wait for theirs: ``_run_batch``.) The client (to release the slot with)
+        and the seconds waited (``_after_wait`` shortens the budget by them)."""
+        who = client_identity(context)
+        wait_s = QUEUE_WAIT_S
+        remaining_s = context.time_remaining()
+        if remaining_s is not None and remaining_s < NO_DEADLINE_S:
+            # a short deadline leaves no room to wait on a loaded machine: refused at once
+            wait_s = 0.0 if remaining_s < QUEUE_MIN_DEADLINE_S else min(wait_s, remaining_s * QUEUE_DEADLINE_SHARE)
+        waited_s = self._slots.acquire(who, wait_s, stop=lambda: not context.is_active())
+        if waited_s is not None:
+            return who, waited_s
         raise CapacityError(
             "max_concurrent_searches",
             "the server is running as many searches as it allows "
             f"(max_concurrent_searches={self.config.max_concurrent_searches}); retry later",
             self.config.retry_after_ms / 1000.0,
         )
+
+    @staticmethod
+    def _after_wait(budget: Budget, waited_s: float) -> Budget:
+        """`budget` shortened by the time its search waited for a slot: it was cut by the
+        call's deadline before the wait, and the search must still end in time."""
+        time_ms = budget.limits.time_ms
+        if waited_s <= 0 or time_ms is None:
+            return budget
+        time_ms = max(1.0, time_ms - waited_s * 1000.0)
+        return replace(budget, limits=replace(budget.limits, time_ms=time_ms), time_cut=budget.time_cut or budget.time_only)
 
     def _searching(self, delta: int) -> None:
         with self._lock:
@@ -398,18 +376,20 @@ class ServicerCore:
         return state, self._budget(limits, context, state=state)
 
     def _run(
-        self, method: str, state: State, budget: Budget, handle: SearchHandle, max_moves: int = 0
+        self, method: str, state: State, budget: Budget, handle: SearchHandle, context: grpc.ServicerContext,
+        max_moves: int = 0,
     ) -> tuple[Analysis, bool]:
         """One interactive search within a slot; returns the analysis and its partial flag.
         `max_moves` > 0: only the moves the answer keeps get their principal variation and
         reason (the rest are not sent)."""
-        self._acquire_slot()
+        who, waited_s = self._acquire_slot(context)
+        budget = self._after_wait(budget, waited_s)
         self._searching(+1)
         try:
             analysis = analyze(state, budget.limits, handle, detail=max_moves)
         finally:
             self._searching(-1)
-            self._slots.release(batch=False)
+            self._slots.release(batch=False, who=who)
         self._notify(method, analysis, handle.cancelled)
         return analysis, budget.partial(analysis, handle.cancelled)
 
@@ -422,7 +402,8 @@ class ServicerCore:
         handle = SearchHandle()
         if not context.add_callback(handle.cancel):  # the call already ended
             handle.cancel()
-        self._acquire_slot()
+        who, waited_s = self._acquire_slot(context)
+        budget = self._after_wait(budget, waited_s)
         before = trees.iterations
         self._searching(+1)
         try:
@@ -431,7 +412,7 @@ class ServicerCore:
                 pass
         finally:
             self._searching(-1)
-            self._slots.release(batch=False)
+            self._slots.release(batch=False, who=who)
         assert final is not None  # analyze_stream always ends with its final analysis
         self._notify(method, replace(final, iterations=final.iterations - before), handle.cancelled)
         return final, budget.partial(final, handle.cancelled)
@@ -484,7 +465,7 @@ class ServicerCore:
         handle = SearchHandle()
         if not context.add_callback(handle.cancel):  # the call already ended
             handle.cancel()
-        return self._run(method, state, budget, handle, max_moves=max_moves)
+        return self._run(method, state, budget, handle, context, max_moves=max_moves)
 
     # --- the answer cache (issue 20 item 3) ----------------------------------------------
     @staticmethod
@@ -495,7 +476,7 @@ class ServicerCore:
         return remaining_s is None or remaining_s >= NO_DEADLINE_S or remaining_s * 1000.0 > DRAW_RESERVE_MS
 
     def _cache_key(
-        self, method: str, request: Message, limits: pb.SearchLimits, draws: bool | None = None
+        self, method: str, request: Message, limits: pb.SearchLimits, draws: bool | None = None, *, scope: str
     ) -> bytes | None:
         """The answer cache's key of a validated request; None when it is not cacheable.
 
@@ -511,10 +492,11 @@ class ServicerCore:
         allows it gets the answer the search gives when it finishes in time, which is
         deterministic. (Not caching hints whose measurement depends on the deadline would
         leave every hint uncached: the clients always send a deadline.) `draws`: for hints,
-        ``_hint_draws``; None for other answers."""
+        ``_hint_draws``; None for other answers. `scope`: who may share the answer
+        (``hortus.server.cache_scope``: a client identity, unless the game hides nothing)."""
         if not self.cache.enabled or limits.time_ms:
             return None
-        parts: list[bytes | str] = [method, hortus.__version__, request.SerializeToString(deterministic=True)]
+        parts: list[bytes | str] = [method, hortus.__version__, scope, request.SerializeToString(deterministic=True)]
         if draws is not None:
             parts.append("draws" if draws else "no draws")
         return AnswerCache.key(*parts)

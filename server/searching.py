@@ -20,6 +20,7 @@ from hortus.search import (
     analyze_stream,
 )
 from hortus.search.levels import LEVELS, Level, choose, elo_level
+from hortus.server.cache_scope import cache_scope
 from hortus.server.continuation import MAX_TOKEN_BYTES, TokenError
 from hortus.server.errors import (
     CapacityError,
@@ -63,7 +64,7 @@ class SearchRpcs(ServicerCore):
                 raise
         else:
             budget = self._cut_by_deadline(checked, context)
-            key = self._cache_key("SuggestMove", request, request.limits)
+            key = self._cache_key("SuggestMove", request, request.limits, scope=cache_scope(state, context))
             if (cached := self._cached(key, pb.SuggestMoveResponse)) is not None:
                 return cached
             trees = SearchTrees.start(state, budget.limits)
@@ -149,7 +150,7 @@ class SearchRpcs(ServicerCore):
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
         state, budget = self._prepare(request.position, request.limits, context)  # validated before the cache
         draws = self._hint_draws(context)
-        key = self._cache_key("RankMoves", request, request.limits, draws=draws)
+        key = self._cache_key("RankMoves", request, request.limits, draws=draws, scope=cache_scope(state, context))
         if (cached := self._cached(key, pb.RankMovesResponse)) is not None:
             return cached
         budget = self._hint_budget(budget, context)
@@ -179,7 +180,8 @@ class SearchRpcs(ServicerCore):
             else:
                 trees = SearchTrees.start(state, budget.limits)
             budget = self._hint_budget(budget, context)
-            self._acquire_slot()
+            who, waited_s = self._acquire_slot(context)
+            budget = self._after_wait(budget, waited_s)
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             if trees is not None and request.continue_from:  # refused after all: the token keeps its trees
                 self.kept.keep(request.continue_from, trees)
@@ -198,7 +200,7 @@ class SearchRpcs(ServicerCore):
             if not released:
                 released = True
                 self._searching(-1)
-                self._slots.release(batch=False)
+                self._slots.release(batch=False, who=who)
                 if last is not None:
                     self._notify("Analyze", replace(last, iterations=last.iterations - before), handle.cancelled)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from hortus.server.batch import BatchRpcs
 from hortus.server.messages import analysis_message, game_info, position_info
 from hortus.server.positions import PositionRpcs
-from hortus.server.requests import PROTOCOL, SERVICE_NAME, SearchListener, SearchSlots
+from hortus.server.requests import PROTOCOL, SERVICE_NAME, SearchListener
+from hortus.server.slots import SearchSlots
 from hortus.server.reviewing import ReviewRpcs
 from hortus.server.searching import SearchRpcs
 from hortus.server.sealed_rpcs import SealedRpcs

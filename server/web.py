@@ -56,9 +56,11 @@ from google.rpc import status_pb2  # type: ignore[import-untyped, unused-ignore]
 from protobuf.wkt import Any as WireAny
 
 from hortus.server.admission import AdmissionControl
+from hortus.server.drain import BacklogRefuser
 from hortus.server.errors import status_for
 from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug
 from hortus.server.service import AdvisorServicer
+from hortus.server.web_observe import ConnectObserver, code_name, current_call, observed_rpc, report
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1.advisor_connect import AdvisorASGIApplication
 
@@ -268,25 +270,41 @@ class _Bridge:
 
     def _done(self, method: str, probe: bool, started: float, error: BaseException | None, context: _WebContext) -> None:
         self._admission.release(probe)
+        record = current_call()
+        if record is not None and record.observed:
+            return  # a Connect call: ``ConnectObserver`` reports it with the code its client got
+        if record is not None:
+            record.observed = True
         code = _code_name(error)
         if code == "CANCELLED" and error is not None and not isinstance(error, ConnectError):
             # asyncio cancels the call both when the client goes away and when its deadline
-            # passes (connectrpc's timeout): the remaining time tells them apart
+            # passes: the remaining time tells them apart
             remaining = context.time_remaining()
             if remaining is not None and remaining <= 0:
                 code = "DEADLINE_EXCEEDED"
-        seconds = time.perf_counter() - started
-        for observer in self._observers:
-            try:
-                observer(method, code, seconds, context)
-            except Exception:  # noqa: BLE001 - an observer must not fail the call
-                log.exception("call observer failed")
+        report(self._observers, method, code, time.perf_counter() - started, context)
+
+    def observe_refused(self, method: str, error: ConnectError, started: float, context: Any) -> None:
+        """Report a call refused before it reached a handler (plain HTTP's bad JSON)."""
+        record = current_call()
+        if record is not None:
+            if record.observed:
+                return
+            record.observed = True
+        report(self._observers, method, code_name(error), time.perf_counter() - started, _WebContext(context))
+
+    @staticmethod
+    def _started() -> None:
+        record = current_call()
+        if record is not None:
+            record.handler_started = True  # errors from here on are not the request's framing
 
     def _unary(self, name: str) -> Callable[[Any, Any], Awaitable[Any]]:
         target = getattr(self._servicer, name)
 
         async def call(request: Any, ctx: Any) -> Any:
             started = time.perf_counter()
+            self._started()
             probe = self._admit(name)
             context = _WebContext(ctx)
             error: BaseException | None = None
@@ -309,6 +327,7 @@ class _Bridge:
 
         async def call(request: Any, ctx: Any) -> AsyncIterator[Any]:
             started = time.perf_counter()
+            self._started()
             probe = self._admit(name)
             context = _WebContext(ctx)
             generator = target(request, context)
@@ -343,6 +362,7 @@ class _Bridge:
 
     def _not_over_http1(self, name: str) -> Callable[[Any, Any], AsyncIterator[Any]]:
         async def call(request: Any, ctx: Any) -> AsyncIterator[Any]:
+            self._started()
             raise ConnectError(
                 Code.UNIMPLEMENTED,
                 f"{name} streams requests, which HTTP/1.1 and browsers cannot do: use EvaluateBatch here, "
@@ -372,8 +392,12 @@ class FrontDoor:
     """The ASGI app of the web port: the RPCs under ``/hortus.v1.Advisor/``, CORS for the
     allowed origins, and static files for any other ``GET``."""
 
-    def __init__(self, rpc_app: Any, cors_origins: tuple[str, ...], static_dir: Path | None) -> None:
+    def __init__(self, rpc_app: Any, cors_origins: tuple[str, ...], static_dir: Path | None,
+                 observers: list[Observer] | None = None) -> None:
         self.rpc_app = rpc_app
+        self.observers: list[Observer] = observers if observers is not None else []
+        """The access log and metrics: every request on the RPC path reaches them once,
+        those refused before a handler too (``hortus.server.web_observe``)."""
         self.cors_origins = frozenset(cors_origins)
         self.static_dir = static_dir.resolve() if static_dir is not None else None
         self.plain: PlainHttp | None = None  # NDJSON/SSE streams and probes (http_json)
@@ -382,6 +406,9 @@ class FrontDoor:
         self._refused_logged_at = -math.inf
         self.allowed_hosts: frozenset[str] | None = None
         """Host names served (lower case, no port); None: any. Set for a loopback address."""
+        self.draining: threading.Event | None = None
+        """Set while the server drains: every answer then says ``Connection: close``, so that
+        keep-alive clients leave before the end rather than being cut (``hortus.server.drain``)."""
 
     def _allowed(self, origin: str) -> bool:
         return bool(origin) and ("*" in self.cors_origins or origin in self.cors_origins)
@@ -399,6 +426,14 @@ class FrontDoor:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if self.draining is not None and self.draining.is_set():
+            send = _closing(send)
+        if str(scope.get("path", "")).startswith(RPC_PREFIX):
+            await observed_rpc(self._serve, self.observers, scope, receive, send)
+        else:
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
         if self.allowed_hosts is not None and "host" in headers:
             if _host_name(headers["host"]) not in self.allowed_hosts:
@@ -483,6 +518,19 @@ class FrontDoor:
             (b"cache-control", b"no-cache"),
         ]
         await _respond(send, 200, headers, b"" if head else body)
+
+
+def _closing(send: Send) -> Send:
+    """`send` with ``Connection: close`` on the response (uvicorn then closes the connection
+    once the answer is out)."""
+
+    async def closing(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message)
+            message["headers"] = [*message.get("headers", ()), (b"connection", b"close")]
+        await send(message)
+
+    return closing
 
 
 def _host_name(host: str) -> str:
@@ -594,21 +642,27 @@ class WebServer:
             proxy_headers=bool(trusted_proxies),
             forwarded_allow_ips=list(trusted_proxies) or None,
         )
+        self._tls_context: Any = None
         if tls is not None:
             # uvicorn's own context is made from file names; ours from the PEM bytes, with the
             # same certificate and client-certificate rule as the gRPC port. Loaded here, so a
             # bad certificate fails start_web, not the server thread.
-            context = tls.ssl_context()
+            context = self._tls_context = tls.ssl_context()
             config.ssl_context_factory = lambda _config, _default: context
             config.load()
         self.scheme = "https" if tls is not None else "http"
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="hortus-web", daemon=True)
         self._failed: BaseException | None = None
+        # uvicorn closes the socket it serves as it stops; the queued connections of a closed
+        # listening socket are reset. It gets a copy: this one stays open to the very end, its
+        # late connections answered 503 (``hortus.server.drain``).
+        self._served = sock.dup()
+        self._refuser: BacklogRefuser | None = None
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._server.serve(sockets=[self.socket]))
+            asyncio.run(self._server.serve(sockets=[self._served]))
         except BaseException as exc:  # noqa: BLE001 - reported by start()
             self._failed = exc
 
@@ -621,15 +675,23 @@ class WebServer:
             time.sleep(0.01)
 
     def begin_stop(self) -> None:
-        """Stop taking connections; calls in flight get the grace period."""
+        """Stop taking connections (connections that come now are answered 503); calls in
+        flight get the grace period."""
         self._server.should_exit = True
+        if self._refuser is None:
+            self._refuser = BacklogRefuser(self.socket, self._tls_context)
+            self._refuser.start()
 
     def stop(self, timeout: float | None = None) -> None:
         self.begin_stop()
         self._thread.join(timeout)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        assert self._refuser is not None
+        self._refuser.close()  # answers what is still queued, then closes the listening socket
         with contextlib.suppress(OSError):
             self.socket.close()
+        with contextlib.suppress(OSError):
+            self._served.close()
 
 
 def start_web(servicer: AdvisorServicer, options: WebOptions, admission: AdmissionControl | None = None) -> WebServer:
@@ -644,12 +706,20 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
         max_workers=max(servicer.config.pool_size, admission.threads), thread_name_prefix="hortus-web"
     )
     bridge = _Bridge(servicer, pool, options.observers, admission)
-    rpc_app = AdvisorASGIApplication(bridge, read_max_bytes=servicer.config.receive_limit, codecs=strict_codecs())
+    rpc_app = AdvisorASGIApplication(
+        bridge,
+        # first: a metadata interceptor ahead of the others runs before the request is read, so
+        # it sees (and reports) the calls connectrpc refuses while reading it
+        interceptors=[ConnectObserver(options.observers)],
+        read_max_bytes=servicer.config.receive_limit,
+        codecs=strict_codecs(),
+    )
     static = options.static_dir if options.static_dir is not None else default_static_dir()
-    app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static)
+    app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static, options.observers)
     app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
     app.allowed_hosts = loopback_host_names(str(sock.getsockname()[0]))
+    app.draining = servicer.draining
     try:
         from hortus.server.guard import guarded_protocol
 

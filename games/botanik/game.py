@@ -126,6 +126,7 @@ class BotanikGame(Game):
     max_players = 2
     variants = ()
     score_range = (0.0, 110.0)  # at most 65 tiles in groups + 45 flowers
+    hides_information = False  # the draw pool's order is never stored: every view is the whole position
     options = {
         "closure_rule": RuleOption(
             "closure_rule", "open_end", CLOSURE_RULES,

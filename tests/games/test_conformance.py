@@ -300,3 +300,29 @@ def test_nothing_hidden_reaches_a_seat(name: str, advisor: AdvisorClient) -> Non
             else:
                 state.apply(rng.choice(state.legal_actions()))
     assert compared > 30
+
+
+@pytest.mark.parametrize("name", games.names())
+def test_hides_information_says_whether_a_view_is_the_whole_position(name: str) -> None:
+    """A game that hides nothing (``hides_information`` False: the answer cache shares its
+    answers between clients) rebuilds every position exactly from any seat's view, whatever
+    the seed of the re-deal; one that hides something has positions where a re-deal differs."""
+    game = games.get(name)
+    differs = False
+    for seed in range(6):
+        rng = random.Random(seed)
+        state = game.new_game(players=game.max_players, seed=seed)
+        for ply in range(400):
+            if state.is_terminal():
+                break
+            if state.is_chance():
+                state.resolve_chance(rng)
+                continue
+            if ply % 5 == 0:
+                for seat in range(state.num_players):
+                    for redeal in (1, 2, 3):
+                        if game.from_view(state.view(seat), seed=redeal).encode() != state.encode():
+                            differs = True
+                            assert game.hides_information, (seed, ply, seat, redeal)
+            state.apply(rng.choice(state.legal_actions()))
+    assert differs == game.hides_information

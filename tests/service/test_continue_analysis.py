@@ -6,6 +6,7 @@ token for another position or other search settings is INVALID_ARGUMENT."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -262,3 +263,24 @@ def test_the_asyncio_client_continues_too(server: RunningServer) -> None:
             return first[-1].analysis.iterations, again[-1].analysis.iterations
 
     assert asyncio.run(go()) == (120, 200)
+
+
+def test_idle_trees_are_dropped_on_a_timer() -> None:
+    """Kept trees unused for continue_idle_s are dropped by a timer, not at the next call: an
+    idle server gives their memory back."""
+
+    server = build_server("127.0.0.1:0", ServerConfig(continue_idle_s=0.3))
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = advisor_pb2_grpc.AdvisorStub(channel)  # type: ignore[no-untyped-call, unused-ignore]
+            position = stub.NewGame(pb.NewGameRequest(game="botanik", seed=1), timeout=10).info.position
+            updates = list(stub.Analyze(pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=100)), timeout=30))
+            assert updates[-1].final and updates[-1].continuation
+        kept = server.servicer.kept
+        assert len(kept) == 1 and kept.bytes > 0
+        limit = time.monotonic() + 10
+        while len(kept) and time.monotonic() < limit:  # no call is made meanwhile
+            time.sleep(0.05)
+        assert len(kept) == 0 and kept.bytes == 0 and kept.dropped == 1
+    finally:
+        server.stop(0)
