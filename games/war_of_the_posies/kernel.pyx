@@ -1054,6 +1054,10 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.hand[seat][k] += 1
             c.hand_count[seat] += 1
             c.draws_pending -= 1
+            if c.draws_pending and c.draw_count[seat]:
+                # The next card is drawn by chance again: advance would stop at once (no refill
+                # was pending, or this event would have been one, and the pile has cards).
+                return
         advance(c)
         return
     top = c.depth - 1
@@ -1253,7 +1257,9 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int values[MAX_LEGAL]
     cdef int n, i, best = -1, best_value = -100000, value
     cdef uint32_t pending
-    if c.depth > 0 or k_current_player(buf) < 0:
+    # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
+    # check): inside an "up to n" choice, or a turn decision.
+    if c.depth > 0:
         return choice_rollout_action(c, buf, rng)
     pending = pending_wc(c)
     if pending:                                  # the order of pending WCs: at random
