@@ -312,6 +312,8 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
                     seen[nx] |= (<uint64_t>1) << ny
                     m.front[m.n_front] = (nx << 6) | ny
                     m.n_front += 1
+    for i in range(m.n_front):
+        m.front_mask[i] = cell_masks(m, front_index(m.front[i]))
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
@@ -323,7 +325,7 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     cdef int i = c.n_tiles[p]
     cdef int g = grid_index(gx, gy)
     cdef int e = T_EXITS[tile][r]
-    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng, side
     cdef int olds[4]
     cdef int xy = (gx << 6) | gy
     c.m_id[p][i] = tile
@@ -339,18 +341,28 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     k = bk_find_u16(m.front, m.n_front, xy)
     if k >= 0:
         memmove(&m.front[k], &m.front[k + 1], (m.n_front - k - 1) * sizeof(uint16_t))
+        memmove(&m.front_mask[k], &m.front_mask[k + 1], m.n_front - k - 1)
         m.n_front -= 1
         m.front[m.n_front] = 0
+        m.front_mask[m.n_front] = 0
     for d in range(4):
         nx = gx + DX[d]
         ny = gy + DY[d]
         ng = g + NB[d]
         if not (0 <= nx < GRID and 0 <= ny < GRID) or m.grid[ng] != 0:
             continue
+        # The neighbour's side facing the new tile is now occupied, with a pipe if e has one
+        # there (what cell_masks would find).
+        side = (1 << opposite(d)) | (((e >> d) & 1) << (4 + opposite(d)))
         if (m.grid[ng + NB[(d + 1) & 3]] or m.grid[ng + NB[d]] or m.grid[ng + NB[(d + 3) & 3]]):
-            continue           # already beside another tile
+            # already beside another tile, so in the frontier
+            k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
+            if k >= 0:
+                m.front_mask[k] |= side
+            continue
         if m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
+            m.front_mask[m.n_front] = side
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
     for d in range(4):
@@ -536,7 +548,7 @@ cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
     cdef int i, k, g, masks
     for i in range(m.n_front):
         g = front_index(m.front[i])
-        masks = cell_masks(m, g)
+        masks = m.front_mask[i]
         for k in range(T_NROT[tile]):
             if placement_ok(m, rule, tile, g, T_ROTS[tile][k], masks & 15, masks >> 4):
                 return True
@@ -558,7 +570,7 @@ cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
         xy = m.front[pick // n_rot]
         r = T_ROTS[tile][pick % n_rot]
         g = front_index(xy)
-        masks = cell_masks(m, g)
+        masks = m.front_mask[pick // n_rot]
         if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
             return ACT_MACH | (xy << 2) | r
     n = machine_placements(s, p, tile, listed)
@@ -1088,9 +1100,7 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     for i in range(2 * n_cells):
         if i == n_cells and best >= 0:
             break
-        xy = m.front[i % n_cells]
-        g = front_index(xy)
-        masks = cell_masks(m, g)
+        masks = m.front_mask[i % n_cells]
         if (masks >> 4 == 0) != (i >= n_cells):
             continue
         fits = ROT_FIT[tile][masks]
@@ -1098,6 +1108,8 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
             continue
         occ = masks & 15
         pipe = masks >> 4
+        xy = m.front[i % n_cells]
+        g = front_index(xy)
         if pipe:
             cell_links(m, g, pipe, linked)
             if rule != CLOSURE_NO_CYCLES:
