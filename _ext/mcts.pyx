@@ -172,6 +172,9 @@ cdef class Search:
     cdef int eval_plies            # -1: play out to the end; else decisions before the model
     cdef uint8_t* root_allowed     # per action id: 1 = the root may expand it; NULL = no mask
     cdef public long iterations_done
+    # Decisions simulated (tree and playout, chance events not counted) since the Search was
+    # made: the denominator of bench/versus_openspiel.py's time per simulated decision.
+    cdef public long decisions_done
     cdef public bint truncated
     cdef Rng rng                   # the RNG of the runs (run(resume=True) goes on with it)
     cdef bint seeded               # a run has seeded `rng`
@@ -216,6 +219,7 @@ cdef class Search:
         self.stamp = 0
         self.cancelled = 0
         self.iterations_done = 0
+        self.decisions_done = 0
         self.truncated = False
         self.exploration = 0.7
         self.margin_weight = 0.1
@@ -412,6 +416,7 @@ cdef class Search:
         cdef uint8_t* s = self.work
         cdef int32_t node = 0, child, best, chosen
         cdef int p, n, i, untried, pick, j, steps = 0, n_children, played = 0
+        cdef long decisions = 0
         cdef bint cut = False
         cdef double ucb, best_ucb, q
         cdef double exploration = self.exploration
@@ -437,6 +442,7 @@ cdef class Search:
             if p == CHANCE:
                 k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
                 continue
+            decisions += 1
             if node == 0 and self.root_allowed != NULL:
                 # What-if root mask: every legal action the caller allowed (even one outside
                 # the game's search subset: the caller asked for it), nothing else.
@@ -527,6 +533,7 @@ cdef class Search:
                 cut = True
                 break
             played += 1
+            decisions += 1
             if self.use_policy and self.policy != NULL:
                 k.apply(s, self.policy(s, rng))
             else:
@@ -558,6 +565,7 @@ cdef class Search:
                 best_other = 0.0
             reward[i] = win[i] + self.margin_weight * tanh((margin_pts[i] - best_other) / self.margin_scale)
 
+        self.decisions_done += decisions
         # Backup along the path, root included.
         while node != -1:
             c = &self.nodes[node]

@@ -70,6 +70,10 @@ ctypedef struct MachineCache:
     # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
     # discover them (tile by tile, sides N E S W): the playout samples placements over it.
     uint16_t front[MAX_FRONT]
+    # cell_masks of each frontier cell (occupied sides | facing pipes << 4): placements are
+    # checked and scored cell by cell, and a cell's neighbours change only when a tile is built
+    # beside it.
+    uint8_t front_mask[MAX_FRONT]
 
 ctypedef struct BotanikState:
     BotanikCore core

@@ -132,6 +132,10 @@ cdef int N_KINDS = 0
 cdef uint8_t POOL_POS[65]       # a tile's bit in pool_bits: tiles ordered by kind, then id
 cdef uint8_t POOL_TILE[65]      # the inverse
 cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the kind's lowest id)
+# ROT_FIT[t][occ | pipe << 4]: bit k set when the k-th distinct orientation of t (T_ROTS[t][k])
+# fits a cell whose occupied sides are occ and whose facing pipes are pipe, K-M1(2): a pipe
+# exactly where a neighbour's pipe faces the cell.
+cdef uint8_t ROT_FIT[67][256]
 cdef bint LOADED = False
 
 cdef int DX[4]
@@ -149,7 +153,7 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
     """Fill the static tables. conduits[t] is a list of side lists at rotation 0 (0=N..3=W).
     Called once at import by components.py after validating the data file."""
     global LOADED
-    cdef int t, r, d, q, k, u
+    cdef int t, r, d, q, k, u, masks
     cdef uint8_t seen[4]
     for t in range(N_TILES):
         T_COLOUR[t] = colour[t]
@@ -183,6 +187,12 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
             if not u:
                 T_ROTS[t][T_NROT[t]] = r
                 T_NROT[t] += 1
+    for t in range(N_TILES):
+        for masks in range(256):
+            ROT_FIT[t][masks] = 0
+            for k in range(T_NROT[t]):
+                if (T_EXITS[t][T_ROTS[t][k]] & (masks & 15)) == (masks >> 4):
+                    ROT_FIT[t][masks] |= 1 << k
     global N_KINDS
     N_KINDS = 0
     for t in range(N_TILES):
@@ -302,6 +312,8 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
                     seen[nx] |= (<uint64_t>1) << ny
                     m.front[m.n_front] = (nx << 6) | ny
                     m.n_front += 1
+    for i in range(m.n_front):
+        m.front_mask[i] = cell_masks(m, front_index(m.front[i]))
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
@@ -313,7 +325,7 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     cdef int i = c.n_tiles[p]
     cdef int g = grid_index(gx, gy)
     cdef int e = T_EXITS[tile][r]
-    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng, side
     cdef int olds[4]
     cdef int xy = (gx << 6) | gy
     c.m_id[p][i] = tile
@@ -329,18 +341,28 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     k = bk_find_u16(m.front, m.n_front, xy)
     if k >= 0:
         memmove(&m.front[k], &m.front[k + 1], (m.n_front - k - 1) * sizeof(uint16_t))
+        memmove(&m.front_mask[k], &m.front_mask[k + 1], m.n_front - k - 1)
         m.n_front -= 1
         m.front[m.n_front] = 0
+        m.front_mask[m.n_front] = 0
     for d in range(4):
         nx = gx + DX[d]
         ny = gy + DY[d]
         ng = g + NB[d]
         if not (0 <= nx < GRID and 0 <= ny < GRID) or m.grid[ng] != 0:
             continue
+        # The neighbour's side facing the new tile is now occupied, with a pipe if e has one
+        # there (what cell_masks would find).
+        side = (1 << opposite(d)) | (((e >> d) & 1) << (4 + opposite(d)))
         if (m.grid[ng + NB[(d + 1) & 3]] or m.grid[ng + NB[d]] or m.grid[ng + NB[(d + 3) & 3]]):
-            continue           # already beside another tile
+            # already beside another tile, so in the frontier
+            k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
+            if k >= 0:
+                m.front_mask[k] |= side
+            continue
         if m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
+            m.front_mask[m.n_front] = side
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
     for d in range(4):
@@ -407,22 +429,32 @@ cdef inline int cell_masks(const MachineCache* m, int g) noexcept nogil:
     return occ | (pipe << 4)
 
 
-cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
-                       int occ, int pipe) noexcept nogil:
-    """K-M1 for one candidate: (2) pipe consistency and (3) the closure rule (A4)."""
-    cdef int e = T_EXITS[tile][r]
-    cdef int d, q, k, qm, lab, net, n_seen, delta, net_mask
-    cdef int linked[4]
-    cdef int seen[8]
-    cdef bint joins
-    if (e & occ) != pipe:     # a pipe facing a blank side, or a blank side facing a pipe
-        return False
-    if pipe == 0:
-        return True            # touches by blank sides only (K-M4): networks unchanged
+cdef inline void cell_links(const MachineCache* m, int g, int pipe, int* linked) noexcept nogil:
+    """The pipe component each side of an empty cell links into (-1 where no pipe faces it):
+    the same for every tile and rotation placed there."""
+    cdef int d
     for d in range(4):
         linked[d] = -1
         if (pipe >> d) & 1:
             linked[d] = m.comp[m.grid[g + NB[d]] - 1][opposite(d)]
+
+
+cdef inline int network_sides(const int* linked, int net) noexcept nogil:
+    """The sides whose linked component is the Source's network `net`."""
+    cdef int d, net_mask = 0
+    for d in range(4):
+        if linked[d] == net:
+            net_mask |= 1 << d
+    return net_mask
+
+
+cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, int pipe,
+                     const int* linked, int net_mask) noexcept nogil:
+    """K-M1(3), the closure rule (A4), for a placement whose pipes are consistent (K-M1(2))
+    and link something (pipe != 0); linked and net_mask from cell_links and network_sides."""
+    cdef int d, q, k, qm, lab, n_seen, delta
+    cdef int seen[8]
+    cdef bint joins
     if rule != CLOSURE_OPEN_END:
         # no_cycles: one conduit may not link twice into the same component.
         for q in range(T_NCOND[tile]):
@@ -439,11 +471,6 @@ cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
     # open_end: the Source's network must keep an open end. Conduits that link into it join
     # it, merging every other component they link; each link consumes one open end, and the
     # joining conduits' sides facing empty cells add new ones.
-    net = network_comp(m)
-    net_mask = 0
-    for d in range(4):
-        if linked[d] == net:
-            net_mask |= 1 << d
     n_seen = 0
     delta = 0
     joins = False
@@ -467,6 +494,20 @@ cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
     for k in range(n_seen):
         delta += m.comp_open[seen[k]]
     return delta >= 1
+
+
+cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
+                       int occ, int pipe) noexcept nogil:
+    """K-M1 for one candidate: (2) pipe consistency and (3) the closure rule (A4)."""
+    cdef int e = T_EXITS[tile][r]
+    cdef int linked[4]
+    if (e & occ) != pipe:     # a pipe facing a blank side, or a blank side facing a pipe
+        return False
+    if pipe == 0:
+        return True            # touches by blank sides only (K-M4): networks unchanged
+    cell_links(m, g, pipe, linked)
+    return closure_ok(m, rule, tile, r, occ, pipe, linked,
+                      network_sides(linked, network_comp(m)) if rule != CLOSURE_NO_CYCLES else 0)
 
 
 cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out) noexcept nogil:
@@ -507,7 +548,7 @@ cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
     cdef int i, k, g, masks
     for i in range(m.n_front):
         g = front_index(m.front[i])
-        masks = cell_masks(m, g)
+        masks = m.front_mask[i]
         for k in range(T_NROT[tile]):
             if placement_ok(m, rule, tile, g, T_ROTS[tile][k], masks & 15, masks >> 4):
                 return True
@@ -529,7 +570,7 @@ cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
         xy = m.front[pick // n_rot]
         r = T_ROTS[tile][pick % n_rot]
         g = front_index(xy)
-        masks = cell_masks(m, g)
+        masks = m.front_mask[pick // n_rot]
         if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
             return ACT_MACH | (xy << 2) | r
     n = machine_placements(s, p, tile, listed)
@@ -1008,44 +1049,49 @@ cdef inline int tile_value(int t) noexcept nogil:
     return 2 + T_FLOWERS[t]
 
 
-cdef int place_score(const BotanikState* s, int p, int tile, int g, int r, int occ, int pipe,
-                     int net) noexcept nogil:
-    """The policy's score of a legal machine placement: K-SC1 joins the Source's network,
-    K-SC2 same-colour neighbours, K-SC3 a Plant/Vegetable's same-colour pipe link, K-M1(3) new
-    open ends on the network."""
+cdef int cell_score(const BotanikState* s, int p, int tile, int g, int occ, int pipe,
+                    int net, int* joins) noexcept nogil:
+    """The part of the policy's score of a legal machine placement that does not depend on its
+    rotation (the pipes facing the cell are the tile's pipes there, K-M1(2)): K-SC2
+    same-colour neighbours, K-SC3 a Plant/Vegetable's same-colour pipe link; `joins` is set
+    when the cell's pipes join the Source's network (K-SC1). The whole score is
+    cell_score + (W_NET + W_OPEN * new open ends, K-M1(3)) when it joins."""
     cdef const MachineCache* m = &s.cache[p]
     cdef const BotanikCore* c = &s.core
-    cdef int e = T_EXITS[tile][r]
     cdef int colour = T_COLOUR[tile]
-    cdef int d, v, score = 0, joins = 0, same_pipe = 0
+    cdef int d, v, score = 0, same_pipe = 0
+    joins[0] = 0
     for d in range(4):
         if not (occ >> d) & 1:
             continue
         v = m.grid[g + NB[d]] - 1
         if (pipe >> d) & 1 and m.comp[v][opposite(d)] == net:
-            joins = 1
+            joins[0] = 1
         if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
             score += W_COLOUR
             if (pipe >> d) & 1:
                 same_pipe = 1
-    if joins:
-        score += W_NET + W_OPEN * POPC4[e & ~occ & 15]
     if same_pipe and T_NEEDS_LINK[tile]:
         score += W_CROP
     return score
 
 
 cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
-    """K-M1: the legal placement with the best place_score (plus noise bits, so near-ties go
-    either way), over every frontier cell and orientation. Scoring every one costs about as
-    much as scoring six uniformly drawn legal ones, and plays far better (README)."""
+    """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
+    way), over every frontier cell and orientation. Scoring every one costs about as much as
+    scoring six uniformly drawn legal ones, and plays far better (README).
+
+    Per cell, what does not depend on the rotation is worked out once: the orientations whose
+    pipes fit the neighbours (ROT_FIT), the components the cell's sides link (closure rule)
+    and the score but for the open ends a rotation adds."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef int xy, g, r, k, i, masks, score, best_score = -1
+    cdef int xy, g, r, k, i, masks, score, best_score = -1, occ, pipe, base, joins, net_mask = 0
+    cdef uint32_t fits
     cdef int32_t best = -1
-    cdef int n_rot = T_NROT[tile]
     cdef int n_cells = m.n_front
     cdef int net = network_comp(m)
+    cdef int linked[4]
     cdef uint64_t bits = 0
     cdef int left = 0
     # Cells no pipe faces are scored only when no cell a pipe faces takes the tile: a tile
@@ -1054,16 +1100,31 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     for i in range(2 * n_cells):
         if i == n_cells and best >= 0:
             break
-        xy = m.front[i % n_cells]
-        g = front_index(xy)
-        masks = cell_masks(m, g)
+        masks = m.front_mask[i % n_cells]
         if (masks >> 4 == 0) != (i >= n_cells):
             continue
-        for k in range(n_rot):
+        fits = ROT_FIT[tile][masks]
+        if not fits:
+            continue
+        occ = masks & 15
+        pipe = masks >> 4
+        xy = m.front[i % n_cells]
+        g = front_index(xy)
+        if pipe:
+            cell_links(m, g, pipe, linked)
+            if rule != CLOSURE_NO_CYCLES:
+                net_mask = network_sides(linked, net)
+        base = cell_score(s, p, tile, g, occ, pipe, net, &joins)
+        while fits:
+            k = bk_ctz64(fits)
+            fits &= fits - 1
             r = T_ROTS[tile][k]
-            if not placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
+            if pipe and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
                 continue
-            score = 4 * place_score(s, p, tile, g, r, masks & 15, masks >> 4, net) + noise(&bits, &left, rng)
+            score = base
+            if joins:
+                score += W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15]
+            score = 4 * score + noise(&bits, &left, rng)
             if score > best_score:
                 best_score = score
                 best = ACT_MACH | (xy << 2) | r
@@ -1090,7 +1151,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     - Registry (K-T1): free own side tiles and not the opponent's (K-T4), else park a tile on
       the own side (K-T2), else a centre placement that frees nothing.
     - Machine (K-M1): the best legal placement for the network, colour groups and crops
-      (K-SC1..3, place_score).
+      (K-SC1..3, cell_score).
     - Meca exchange (K-MB2): the most valuable top, counting what the Meca then frees.
     - Which pending item first (A10): uniform."""
     cdef BotanikState* s = <BotanikState*>buf

@@ -105,6 +105,12 @@ cdef extern from *:
         uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128((const __m128i*)(p + 16)), b), z));
         return ~(m0 | (m1 << 16));
     }
+    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
+        const __m128i b = _mm_set1_epi8((char)v);
+        uint32_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)p), b));
+        uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), b));
+        return m0 | (m1 << 16);
+    }
     static inline int wp_sum64(const uint8_t* p) {
         const __m128i z = _mm_setzero_si128();
         __m128i a = _mm_add_epi64(_mm_sad_epu8(_mm_loadu_si128((const __m128i*)p), z),
@@ -133,6 +139,11 @@ cdef extern from *:
     static inline uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) {
         uint32_t m = 0; int i;
         for (i = 0; i < 32; i++) m |= (uint32_t)((p[i] & bits) != 0) << i;
+        return m;
+    }
+    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
+        uint32_t m = 0; int i;
+        for (i = 0; i < 32; i++) m |= (uint32_t)((int8_t)p[i] > v) << i;
         return m;
     }
     static inline int wp_sum64(const uint8_t* p) {
@@ -164,6 +175,7 @@ cdef extern from *:
     uint64_t wp_nonzero64(const uint8_t* p) noexcept nogil      # bit k: p[k] != 0 (64 bytes)
     uint32_t wp_eq32(const uint8_t* p, uint8_t v) noexcept nogil  # bit g: p[g] == v (32 bytes)
     uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) noexcept nogil  # bit g: p[g] & bits
+    uint32_t wp_gt32(const uint8_t* p, int8_t v) noexcept nogil  # bit g: (signed) p[g] > v (32 bytes)
     void wp_add64(uint8_t* t, const uint8_t* s) noexcept nogil  # t[k] += s[k] (mod 256), 64 bytes
     int wp_sum64(const uint8_t* p) noexcept nogil              # sum of 64 bytes
     int wp_ctz64(uint64_t x) noexcept nogil                     # lowest set bit (x != 0)
@@ -386,8 +398,8 @@ cdef inline bint same_gf_as_lower_copy(const WarCore* c, int g) noexcept nogil:
 cdef inline uint32_t owned_open_gfs(const WarCore* c) noexcept nogil:
     """Bit set of the GFs in some player's play area that are not complete (gf_loc >= GF_OWNED,
     not EMPTY, no GF_COMPLETE flag)."""
-    return (~(wp_eq32(c.gf_loc, GF_DECK) | wp_eq32(c.gf_loc, GF_ROW) | wp_eq32(c.gf_loc, EMPTY)
-              | wp_anybit32(c.gf_flags, GF_COMPLETE)) & GF_MASK)
+    # One signed compare: GF_DECK 0 and GF_ROW 1 are not above GF_ROW, EMPTY (255) reads as -1.
+    return wp_gt32(c.gf_loc, GF_ROW) & ~wp_anybit32(c.gf_flags, GF_COMPLETE) & GF_MASK
 
 
 cdef bint uproot_targets_exist(const WarCore* c) noexcept nogil:
@@ -679,18 +691,25 @@ cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
 
 
 cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_symbol,
-                           uint32_t* any_by_symbol, uint32_t* one_free, bint canonical) noexcept nogil:
+                           uint32_t* any_by_symbol, uint32_t* one_free, bint canonical,
+                           bint poison) noexcept nogil:
     """WPl1/WPl3/WPl5 targets per flower symbol: own_by_symbol[s] holds the seat's own (`own`)
     incomplete GFs with a free slot showing s, any_by_symbol[s] every player's (for Poisonous
-    Flowers). With `canonical`, copies identical to a lower-id GF are left out (the same move
-    up to the copy's number). one_free gets the
-    targets with exactly one free slot (planting completes them). Returns the targets."""
-    cdef uint32_t open_gfs = owned_open_gfs(c), bit, found = 0, single = 0
+    Flowers; only filled with `poison`, a Poisonous Flower in hand: other players' GFs are no
+    target otherwise, and at 4 seats they are most of the GFs to look at). With `canonical`,
+    copies identical to a lower-id GF are left out (the same move up to the copy's number).
+    one_free gets the targets with exactly one free slot (planting completes them). Returns
+    the targets."""
+    cdef uint32_t open_gfs, bit, found = 0, single = 0
     cdef int g, s, free, filled
     cdef uint8_t free_symbols
     for s in range(MAX_SYMBOLS):
         own_by_symbol[s] = 0
         any_by_symbol[s] = 0
+    if poison:
+        open_gfs = owned_open_gfs(c)
+    else:
+        open_gfs = own & ~wp_anybit32(c.gf_flags, GF_COMPLETE)
     while open_gfs:
         g = wp_ctz64(open_gfs)
         open_gfs &= open_gfs - 1
@@ -762,7 +781,8 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint c
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
     m = hand & FLOWER_MASK
-    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free, canonical):
+    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free, canonical,
+                                            (m & POISON_MASK) != 0):
         while m:
             k = wp_ctz64(m)
             m &= m - 1
@@ -878,39 +898,67 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
-cdef inline int32_t sample_multiset(const uint8_t* counts, int32_t base, Rng* rng) noexcept nogil:
-    """One kind of a per-kind multiset, weighted by its copies: exactly rng_weighted_index over
-    chance_outcomes' list (ascending kinds, weight = copies; a sum of small integers is exact
-    in a double), without writing the list."""
+cdef inline int32_t sample_multiset(const uint8_t* counts, int total, int32_t base, Rng* rng) noexcept nogil:
+    """One kind of a per-kind multiset of `total` cards, weighted by its copies: exactly
+    rng_weighted_index over chance_outcomes' list (ascending kinds, weight = copies), without
+    writing the list. rng_weighted_index subtracts the weights from x = u * total one by one
+    and stops below 0; while x stays >= 0 every subtraction of a small integer is exact, so it
+    stops at the first kind whose running sum of copies exceeds x, which for an integer sum is
+    the first that exceeds floor(x): integer compares give the same kind."""
     cdef uint64_t m = wp_nonzero64(counts) & KIND_MASK
-    cdef int k
-    cdef double x = rng_uniform(rng) * <double>wp_sum64(counts)   # bytes beyond N_KINDS are 0
+    cdef int k, below = <int>(rng_uniform(rng) * <double>total), running = 0
     while True:
         k = wp_ctz64(m)
         m &= m - 1
         if m == 0:
             return base + k                   # the last outcome takes what is left
-        x -= <double>counts[k]
-        if x < 0.0:
+        running += counts[k]
+        if below < running:
             return base + k
+
+
+cdef inline int32_t sample_gf_refill(const WarCore* c, Rng* rng) noexcept nogil:
+    """A GF-row refill drawn as rng_weighted_index draws it from chance_outcomes' list (GF
+    kinds ascending, weight = copies in the deck), by sample_multiset's integer compares."""
+    cdef uint32_t deck = wp_eq32(c.gf_loc, GF_DECK) & GF_MASK, kinds = 0
+    cdef uint8_t copies[32]
+    cdef int g, below, running = 0
+    while deck:
+        g = G_KIND[wp_ctz64(deck)]
+        deck &= deck - 1
+        if not (kinds >> g) & 1:
+            kinds |= <uint32_t>1 << g
+            copies[g] = 0
+        copies[g] += 1
+    below = <int>(rng_uniform(rng) * <double>c.gf_deck_count)
+    while True:
+        g = wp_ctz64(kinds)
+        kinds &= kinds - 1
+        if kinds == 0:
+            return ACT_REFILL_GF + g
+        running += copies[g]
+        if below < running:
+            return ACT_REFILL_GF + g
 
 
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """The chance fast path for playouts: the same outcome, for the same rng, as drawing from
-    k_chance_outcomes by weight. Draws, Market refills and Basic reveals (nearly every chance
-    event) skip the list; the rare setup and GF-row events use it."""
+    k_chance_outcomes by weight. Draws, refills and Basic reveals (every chance event but the
+    first player's) skip the list."""
     cdef const WarCore* c = <const WarCore*>buf
     cdef int32_t actions[64]
     cdef double weights[64]
     cdef int n
-    if c.first_player == EMPTY or (c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0):
+    if c.first_player == EMPTY:
         n = k_chance_outcomes(buf, actions, weights)
         return actions[rng_weighted_index(n, weights, rng)]
+    if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
+        return sample_gf_refill(c, rng)
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
-        return sample_multiset(c.market_deck, ACT_REFILL_MARKET, rng)
+        return sample_multiset(c.market_deck, c.market_deck_count, ACT_REFILL_MARKET, rng)
     if c.basic_top == EMPTY and c.basic_count > 0:
-        return sample_multiset(c.basic_pile, ACT_REVEAL_BASIC, rng)
-    return sample_multiset(c.draw[c.draw_seat], ACT_DRAW, rng)
+        return sample_multiset(c.basic_pile, c.basic_count, ACT_REVEAL_BASIC, rng)
+    return sample_multiset(c.draw[c.draw_seat], c.draw_count[c.draw_seat], ACT_DRAW, rng)
 
 
 cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
@@ -1006,6 +1054,10 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.hand[seat][k] += 1
             c.hand_count[seat] += 1
             c.draws_pending -= 1
+            if c.draws_pending and c.draw_count[seat]:
+                # The next card is drawn by chance again: advance would stop at once (no refill
+                # was pending, or this event would have been one, and the pile has cards).
+                return
         advance(c)
         return
     top = c.depth - 1
@@ -1205,7 +1257,9 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int values[MAX_LEGAL]
     cdef int n, i, best = -1, best_value = -100000, value
     cdef uint32_t pending
-    if c.depth > 0 or k_current_player(buf) < 0:
+    # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
+    # check): inside an "up to n" choice, or a turn decision.
+    if c.depth > 0:
         return choice_rollout_action(c, buf, rng)
     pending = pending_wc(c)
     if pending:                                  # the order of pending WCs: at random
