@@ -29,7 +29,7 @@ from _common import report  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
 from hortus.search.arena import wilson_interval  # noqa: E402
-from hortus.search.bots import BASELINE  # noqa: E402
+from hortus.search.settings import BASELINE, SearchSettings  # noqa: E402
 from hortus.search.exact import SolveBudgetError, star1  # noqa: E402
 from hortus.search.levels import LevelBot, choose, get_level, level_limits  # noqa: E402
 
@@ -80,9 +80,9 @@ def make(out: Path, games_per_level: int, back: int, budget: int, seed: int) -> 
 Engine = Callable[[Any, int], tuple[int, float | None]]
 
 
-def _search(limits: Limits) -> Engine:
+def _search(limits: Limits, settings: SearchSettings | None = None) -> Engine:
     def run(state: Any, seed: int) -> tuple[int, float | None]:
-        analysis = analyze(state, replace(limits, seed=seed, threads=1))
+        analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=settings)
         return analysis.best.action, analysis.best.win_probability
     return run
 
@@ -102,7 +102,7 @@ def _random(state: Any, seed: int) -> tuple[int, float | None]:
 ENGINES: dict[str, Engine] = {
     **{f"default-100ms-s{s}": _search(Limits(iterations=None, time_ms=100.0)) for s in (1, 2, 3)},
     "default-10000it": _search(Limits(iterations=10_000)),
-    "mcts-base-100ms": _search(replace(BASELINE, iterations=None, time_ms=100.0)),
+    "mcts-base-100ms": _search(Limits(iterations=None, time_ms=100.0), BASELINE),
     **{f"level{n}": _level(n) for n in (2, 4, 6, 8)},
     "random": _random,
 }

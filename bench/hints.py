@@ -14,7 +14,7 @@ Figures per game, in the reference's win probability of the seat to move, in poi
 ``--tolerance`` points, 0.5, of the reference's best move), mean and p90 regret (reference
 value of its best move minus that of the hint). A hint the reference never tried is valued at
 the reference's worst tried move. ``--bot-evaluation`` picks the hint search's leaf
-evaluation (``Limits.evaluation``) to compare engines on the same positions; ``--engine default base``
+evaluation (``SearchSettings.evaluation``) to compare engines on the same positions; ``--engine default base``
 also gives the frozen baseline's hint (``mcts-base``) of every position, judged against the same
 reference search (today's default engine at 64x): a paired comparison in one run.
 ``--engine default,turn=mean`` (bot options after ``default``) judges a variant of today's
@@ -48,6 +48,7 @@ from hortus import games  # noqa: E402
 from hortus.games import CHANCE, TERMINAL  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
 from hortus.search.bots import BASELINE, apply_options  # noqa: E402
+from hortus.search.settings import SearchSettings, settings_for, with_changes  # noqa: E402
 from hortus.search.levels import LevelBot  # noqa: E402
 
 POSITIONS = Path(__file__).with_name("data") / "hint_positions.jsonl"
@@ -93,11 +94,10 @@ def chosen(items: list[dict[str, Any]], game: str, per_game: int, skip: int = 0)
     return spread([i for i in items if i["game"] == game], skip + per_game)[skip:]
 
 
-def _limits(budget: str, factor: int, seed: int, evaluation: str | None) -> Limits:
-    extra: dict[str, Any] = {} if evaluation is None else {"evaluation": evaluation}
+def _limits(budget: str, factor: int, seed: int) -> Limits:
     if budget.endswith("ms"):
-        return Limits(iterations=None, time_ms=float(budget[:-2]) * factor, seed=seed, **extra)
-    return Limits(iterations=int(budget) * factor, seed=seed, **extra)
+        return Limits(iterations=None, time_ms=float(budget[:-2]) * factor, seed=seed)
+    return Limits(iterations=int(budget) * factor, seed=seed)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -105,23 +105,21 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] if ordered else 0.0
 
 
-def _baseline(limits: Limits, state: games.State) -> Limits:
-    """`limits`' budgets and seed with the frozen baseline's settings (``mcts-base``: its
-    search options and the game's reward margin of that day)."""
-    weight, scale = state.game.baseline_search_margin(state.num_players)
-    return replace(BASELINE, iterations=limits.iterations, time_ms=limits.time_ms, seed=limits.seed,
-                   margin_weight=weight, margin_scale=scale)
-
-
-def _engine_limits(engine: str, limits: Limits, state: games.State, budget: str, factor: int, n: int) -> Limits:
-    """The hint search of `engine` for the n-th position: today's default, the frozen
-    baseline, or an independent reference (the reference's budget, its own seed)."""
+def _engine_search(engine: str, state: games.State, evaluation: str | None, budget: str, factor: int,
+                   n: int) -> tuple[Limits, SearchSettings]:
+    """The hint search of `engine` for the n-th position: today's default (with bot options
+    and `evaluation` on top), the frozen baseline, or an independent reference (the
+    reference's budget, its own seed)."""
+    limits = _limits(budget, 1, 2 * n + 1)
     if engine == "base":
-        return _baseline(limits, state)
+        return limits, BASELINE
     if engine == "reference":
-        return _limits(budget, factor, 2 * n + 1, None)
-    head, *options = engine.split(",")
-    return apply_options(limits, options)[0] if head == "default" else limits
+        return _limits(budget, factor, 2 * n + 1), settings_for(state)
+    _, *options = engine.split(",")
+    changes = apply_options(options)[0]
+    if evaluation is not None:
+        changes = {"evaluation": evaluation, **changes}
+    return limits, with_changes(settings_for(state), changes)
 
 
 def _engine(spec: str) -> str:
@@ -132,7 +130,7 @@ def _engine(spec: str) -> str:
     if head != "default":
         raise argparse.ArgumentTypeError(f"{spec!r}: use default[,OPTION...], base or reference")
     try:
-        apply_options(Limits(), options)
+        apply_options(options)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{spec!r}: {error}") from None
     return spec
@@ -141,7 +139,7 @@ def _engine(spec: str) -> str:
 def _dedicated_values(state: games.State, moves: set[int], budget: str, factor: int, seed: int) -> dict[int, float]:
     """Each move's win probability from a search of the reference's budget restricted to it
     (``allow_actions``): every move valued with a subtree as developed as the others'."""
-    return {move: analyze(state, replace(_limits(budget, factor, seed, None), allow_actions=(move,))).best.win_probability
+    return {move: analyze(state, replace(_limits(budget, factor, seed), allow_actions=(move,))).best.win_probability
             for move in sorted(moves)}
 
 
@@ -165,9 +163,11 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
     hint_iterations: dict[str, list[int]] = {e: [] for e in engines}
     for n, item in enumerate(items):
         state = games.get(item["game"]).decode(bytes.fromhex(item["position"]))
-        limits = _limits(budget, 1, 2 * n + 1, evaluation)
-        hints = {e: analyze(state, _engine_limits(e, limits, state, budget, factor, n)) for e in engines}
-        reference = analyze(state, _limits(budget, factor, 2 * n + 2, None))
+        hints = {}
+        for e in engines:
+            limits, settings = _engine_search(e, state, evaluation, budget, factor, n)
+            hints[e] = analyze(state, limits, settings=settings)
+        reference = analyze(state, _limits(budget, factor, 2 * n + 2))
         values = {m.action: m.win_probability for m in reference.moves if m.visits > 0}
         if values_by == "dedicated":
             others = {h.best.action for h in hints.values()} - {reference.best.action}
@@ -210,7 +210,7 @@ def main() -> None:
     parser.add_argument("--skip", type=int, default=0,
                         help="leave out the first N positions per game (in the --per-game order)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
-    parser.add_argument("--bot-evaluation", default=None, help="Limits.evaluation of the hint search")
+    parser.add_argument("--bot-evaluation", default=None, help="SearchSettings.evaluation of the hint search")
     parser.add_argument("--engine", type=_engine, nargs="+", default=["default"],
                         help="the hint search: today's default (with bot options: default,turn=mean), the "
                              "frozen baseline (mcts-base: base) and/or a second reference search (reference: "

@@ -24,6 +24,7 @@ import random
 from hortus import games
 from hortus._ext.engine import random_playouts
 from hortus.search import Limits
+from hortus.search.settings import settings_for
 from hortus.search.analysis import _search_options, _searches
 
 CHANCE = -1
@@ -60,9 +61,10 @@ def walk(h: "hashlib._Hash", ks: object, seed: int, steps: int) -> None:
 
 
 def search_digest(h: "hashlib._Hash", state: games.State, seed: int, evaluation: str, iterations: int) -> None:
-    limits = Limits(iterations=iterations, seed=seed, evaluation=evaluation)
-    searches, eval_plies = _searches(state, limits)
-    options = _search_options(state, limits)
+    limits = Limits(iterations=iterations, seed=seed)
+    settings = settings_for(state, evaluation=evaluation)
+    searches, eval_plies = _searches(state, limits, settings)
+    options = _search_options(settings)
     search = searches[0]
     search.run(iterations=iterations, seed=seed, eval_plies=eval_plies, **options)
     for child in sorted(search.children(), key=lambda c: c["action"]):

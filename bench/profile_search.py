@@ -21,6 +21,7 @@ import time
 
 from hortus import games
 from hortus.search import Limits
+from hortus.search.settings import settings_for
 from hortus.search.analysis import _search_options, _searches
 
 
@@ -37,10 +38,10 @@ def main() -> None:
     state = games.get(args.game).new_game(players=args.players, seed=args.position_seed)
     while state.is_chance():
         state.resolve_chance(__import__("random").Random(0))
-    limits = Limits(iterations=args.iterations, seed=args.seed, evaluation=args.evaluation,
-                    baseline_playout=args.baseline_playout)
-    searches, eval_plies = _searches(state, limits)
-    options = _search_options(state, limits)
+    limits = Limits(iterations=args.iterations, seed=args.seed)
+    settings = settings_for(state, evaluation=args.evaluation, baseline_playout=args.baseline_playout)
+    searches, eval_plies = _searches(state, limits, settings)
+    options = _search_options(settings)
     search = searches[0]
     started = time.process_time()
     search.run(iterations=args.iterations, seed=args.seed, eval_plies=eval_plies, **options)

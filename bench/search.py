@@ -4,9 +4,9 @@
     python bench/search.py [--iterations N] [--repeats R] [--game NAME ...]
     python bench/search.py --against REV [--threads 1] ...
 
---against REV: the same measurement, side by side, of this tree and of git revision REV (for
-issue 16: the commit before the value model, ``--against d21301b^``, to show the playout path
-did not slow down with the model off). REV is checked out as a git worktree under
+--against REV: the same measurement, side by side, of this tree and of git revision REV (e.g.
+``--against pre-rebuild``, the tag before the search settings became data, to show the
+playout path did not slow down). REV is checked out as a git worktree under
 build/bench-against/ and its extensions are built there once; then every repeat runs in a
 fresh process, alternating this tree and REV so that a change of the machine's load hits
 both alike, and the table gives both rates and their ratio (this / REV).
@@ -40,20 +40,21 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
     game = games.get(name)
     opening = game.new_game(players=players, seed=1)
     decisions, _, _ = random_playouts(opening.kernel_state, 200, 7, True)
-    fields = {f.name for f in dataclasses.fields(Limits)}
     # the same search in both trees: playouts to the end, no widening, UCT's 0.7, uniform
     # expansion, mean values, the frozen baseline's playout policy (a game's default may have
-    # turned those on or changed since; the playout path is what is compared)
-    extra: dict[str, object] = {"widening": 0.0, "exploration": 0.7}
-    if "evaluation" in fields:
-        extra["evaluation"] = "playout"
-    if "expansion_policy" in fields:
-        extra["expansion_policy"] = False
-    if "turn_max" in fields:  # mean values, as before it existed
-        extra["turn_max"] = False
-    if "baseline_playout" in fields:  # the playout policy REV had (Botanik's changed since)
-        extra["baseline_playout"] = True
-    a = analyze(opening, Limits(iterations=iterations, seed=repeat, threads=threads, **extra))
+    # turned those on or changed since; the playout path is what is compared). A tree whose
+    # Limits still held the search settings takes them there; a newer one as SearchSettings.
+    limit_fields = {f.name for f in dataclasses.fields(Limits)}
+    extra: dict[str, object] = {"widening": 0.0, "exploration": 0.7, "evaluation": "playout",
+                                "expansion_policy": False, "turn_max": False, "baseline_playout": True}
+    budget = Limits(iterations=iterations, seed=repeat, threads=threads)
+    if "exploration" in limit_fields:
+        kept = {key: value for key, value in extra.items() if key in limit_fields}
+        a = analyze(opening, dataclasses.replace(budget, **kept))  # type: ignore[arg-type]
+    else:
+        from hortus.search.settings import settings_for
+
+        a = analyze(opening, budget, settings=settings_for(opening, **extra))
     print(json.dumps({"rate": a.iterations / (a.elapsed_ms / 1000.0), "per_game": decisions / 200}))
 
 

@@ -169,35 +169,6 @@ class Game(ABC):
         return game_settings(self, players)
 
     # The hooks below read search_settings; they stay for callers of the old names.
-    def search_margin(self, players: int) -> tuple[float, float]:
-        """(weight, scale) of the search reward's score-margin term (``search.toml``)."""
-        s = self.search_settings(players)
-        return (s.margin_weight, s.margin_scale)
-
-    def search_exploration(self, players: int) -> float:
-        """The UCT exploration constant (``search.toml``: exploration)."""
-        return self.search_settings(players).exploration
-
-    def search_expansion_policy(self, players: int) -> bool:
-        """Policy-first expansion (``search.toml``: expansion_policy)."""
-        return self.search_settings(players).expansion_policy
-
-    def search_widening(self, players: int) -> float:
-        """Progressive widening constant, 0 = off (``search.toml``: widening)."""
-        return self.search_settings(players).widening
-
-    def search_value_model(self, players: int) -> bool:
-        """Whether the default evaluation uses the value model (``search.toml``: value_model)."""
-        return self.search_settings(players).value_model
-
-    def search_eval_plies(self, players: int) -> int | None:
-        """The playout cut with a model, None = the model file's (``search.toml``: eval_plies)."""
-        return self.search_settings(players).eval_plies
-
-    def search_turn_max(self, players: int) -> bool:
-        """Turn-max selection (``search.toml``: turn_max)."""
-        return self.search_settings(players).turn_max
-
     def review_thresholds(self, players: int) -> ReviewThresholds:
         """The labels of game review for `players` seats. Default: lichess's thresholds (5, 10
         and 15 win-probability points for an inaccuracy, a mistake, a blunder) for 2 seats,
@@ -207,12 +178,6 @@ class Game(ABC):
             return ReviewThresholds(3.0, 8.0, 15.0, unit="points")
         scale = 2.0 / players
         return ReviewThresholds(0.05 * scale, 0.10 * scale, 0.15 * scale)
-
-    def baseline_search_margin(self, players: int) -> tuple[float, float]:
-        """(weight, scale) of the frozen baseline search (``mcts-base``, the default search of
-        2026-12-01): a game whose ``search_margin`` changed since returns the old one here, so
-        that every later change is still measured against the same opponent."""
-        return self.search_margin(players)
 
     def action_effects(self, state: "State", action: int) -> list[str]:
         """Visible, immediate effects of a legal action, in a few words each (for hint

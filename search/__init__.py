@@ -28,8 +28,10 @@ from hortus.search.analysis import (
     analyze_stream,
 )
 from hortus.search.bots import Bot, GreedyBot, MctsBot, RandomBot, make_bot
+from hortus.search.settings import BASELINE, SearchSettings, settings_for
 
 __all__ = [
+    "BASELINE",
     "Analysis",
     "Bot",
     "ConstraintError",
@@ -38,9 +40,11 @@ __all__ = [
     "MctsBot",
     "MoveInfo",
     "RandomBot",
+    "SearchSettings",
     "SearchHandle",
     "SearchTrees",
     "analyze",
     "analyze_stream",
     "make_bot",
+    "settings_for",
 ]

@@ -12,7 +12,8 @@ from typing import Any
 from hortus._ext.engine import draw_dependence
 from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL, State
-from hortus.search.evaluation import EVALUATIONS, load_model
+from hortus.search.evaluation import load_model
+from hortus.search.settings import SearchSettings
 
 _THREAD_SEED_STRIDE = 0x9E3779B97F4A7C15  # decorrelates the seeds of root-parallel trees
 MAX_NODES = 2**30
@@ -22,19 +23,20 @@ it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs ou
 
 
 DRAW_PLAYOUTS = 3
-"""Playouts per sampled world in the draw-dependence measurement (``Limits.draw_worlds``): they
+"""Playouts per sampled world in the draw-dependence measurement (``analyze(draw_worlds=...)``): they
 separate the players' choices from luck; 3 was the only value ever used."""
 
 @dataclass(frozen=True)
 class Limits:
-    """Budgets of one search; it stops at whichever comes first.
+    """How much to search: the budgets of one search (it stops at whichever comes first) and
+    the what-if constraints on its root. How to search is ``SearchSettings``
+    (``hortus.search.settings``): the game's, from its ``search.toml``, unless a caller gives
+    others (python-chess's ``Limit`` likewise holds stop conditions only).
 
     iterations: ISMCTS iterations per thread (None = no iteration budget).
     time_ms: wall-clock milliseconds (None = no time budget).
     seed: seeds the search's RNG; one thread + an iteration budget is deterministic.
     threads: root-parallel trees searched at once without the GIL, statistics merged.
-    exploration: the UCT constant (rewards are in [-0.1, 1.1]); None = the game's
-        (``Game.search_exploration``).
     max_nodes: tree arena bound per thread (1..``MAX_NODES``); when full the search stops
         growing the tree and keeps iterating (``Analysis.tree_full``).
     """
@@ -43,53 +45,7 @@ class Limits:
     time_ms: float | None = None
     seed: int = 0
     threads: int = 1
-    exploration: float | None = None
     max_nodes: int = 1_000_000
-    paranoid: bool = False
-    """Opponents minimise the searching seat's reward (hardest opponents) instead of max^n."""
-    widening: float | None = None
-    """Progressive widening: > 0 allows at most ``widening * visits**0.5``
-    children per node (for decisions with very many options); 0 = off; None = the game's
-    (``Game.search_widening``)."""
-    margin_weight: float | None = None
-    """Weight of the reward's score-margin term; None = the game's (``Game.search_margin``)."""
-    margin_scale: float | None = None
-    """Points at which the margin term reaches tanh(1); None = the game's."""
-    playout_policy: bool = True
-    """Play out with the game's playout policy (``rollout_action``) where it has one; False =
-    uniformly random playouts (to measure what the policy is worth)."""
-    turn_max: bool | None = None
-    """Selection values a move by its seat's best own continuation (the better of its mean and
-    the best well-visited next decision of the same seat below it, recursively) rather than by
-    its mean: where a seat makes several decisions in a row, a move searched little is not
-    undervalued for its later decisions still being made by the playout policy. None = the
-    game's (``Game.search_turn_max``)."""
-    turn_min_visits: int = 16
-    """Visits a continuation needs (and at least 1/8 of its parent's) to count for turn_max."""
-    baseline_playout: bool = False
-    """Play out (and expand, with ``expansion_policy``) with the playout policy the frozen
-    baseline search (``mcts-base``) was measured with, where a game has changed its policy
-    since (the kernel's ``baseline_rollout_action``); False = the game's current policy."""
-    expansion_policy: bool | None = None
-    """A node not yet fully expanded expands the playout policy's choice first (when untried
-    there) rather than a uniformly drawn untried move; None = the game's
-    (``Game.search_expansion_policy``)."""
-    draw_worlds: int = 0
-    """After the search, measure how much the top moves depend on the draw (see
-    ``MoveInfo.draw_share``) over this many sampled worlds; 0 = off (AI play does not need it)."""
-    evaluation: str = "default"
-    """Leaf evaluation: ``"playout"`` plays every playout to the end (the search before issue
-    16); ``"model"`` cuts playouts short and scores the state with the game's value model
-    (``hortus.search.evaluation``; an error if the game has none); ``"default"`` is the model
-    for games whose model file says it won at equal time, at the seat counts where it did
-    (``Game.search_value_model``), else playouts. Games played solo always use playouts."""
-    eval_plies: int | None = None
-    """With a model: decisions played out before the model scores the state (0 = at the new
-    leaf); None = the game's for the seat count (``Game.search_eval_plies``), else the model
-    file's."""
-    draw_deadline: float | None = None
-    """``time.perf_counter()`` instant after which that measurement is skipped rather than
-    started (it takes milliseconds), so that a caller's deadline is kept; None = no limit."""
     allow_actions: tuple[int, ...] = ()
     """What-if constraint (KataGo's allowMoves), root only: the search and the ranking consider
     only these legal actions; () = every move. Each must be legal at the root."""
@@ -111,18 +67,6 @@ class Limits:
             raise ValueError("threads must be in 1..256")
         if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) or not 1 <= self.max_nodes <= MAX_NODES:
             raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
-        if self.exploration is not None and self.exploration < 0:
-            raise ValueError("exploration must be >= 0")
-        if self.widening is not None and self.widening < 0:
-            raise ValueError("widening must be >= 0")
-        if isinstance(self.turn_min_visits, bool) or not isinstance(self.turn_min_visits, int) or self.turn_min_visits < 1:
-            raise ValueError(f"turn_min_visits must be an integer >= 1, not {self.turn_min_visits!r}")
-        if self.draw_worlds != 0 and not 2 <= self.draw_worlds <= 4096:
-            raise ValueError("draw_worlds must be 0 (off) or in 2..4096")
-        if self.evaluation not in EVALUATIONS:
-            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {self.evaluation!r}")
-        if self.eval_plies is not None and not 0 <= self.eval_plies <= 1000:
-            raise ValueError("eval_plies must be in 0..1000")
 
 
 @dataclass(frozen=True)
@@ -152,7 +96,7 @@ class MoveInfo:
     """Share of the variance of this move's result (win share) that the draw alone explains:
     the hidden information and the chance outcomes to come, measured over sampled worlds with
     the players' choices varied inside each world (None = not measured, see
-    ``Limits.draw_worlds``). Near 1: a gamble on the draw; near 0: the players decide."""
+    ``analyze(draw_worlds=...)``). Near 1: a gamble on the draw; near 0: the players decide."""
     draw_spread: float | None = None
     """Standard deviation over those worlds of the win probability after this move (the part
     that the draw explains)."""
@@ -231,52 +175,50 @@ def root_actions(state: State, limits: Limits) -> list[int] | None:
     return allowed
 
 
-def _search_options(state: State, limits: Limits) -> dict[str, Any]:
-    """``Search.run``'s options from the limits; the reward's score-margin parameters are the
-    limits' if set, else the game's."""
-    weight, scale = state.game.search_margin(state.num_players)
+def settings_of(state: State, settings: SearchSettings | None) -> SearchSettings:
+    """`settings`, or the game's at the state's seat count (its ``search.toml``)."""
+    return settings if settings is not None else state.game.search_settings(state.num_players)
+
+
+def _search_options(settings: SearchSettings) -> dict[str, Any]:
+    """``Search.run``'s options from the settings."""
     return {
-        "exploration": (state.game.search_exploration(state.num_players)
-                        if limits.exploration is None else limits.exploration),
-        "paranoid": limits.paranoid,
-        "widening_c": state.game.search_widening(state.num_players) if limits.widening is None else limits.widening,
-        "playout_policy": limits.playout_policy,
-        "baseline_playout": limits.baseline_playout,
-        "expansion_policy": (state.game.search_expansion_policy(state.num_players)
-                             if limits.expansion_policy is None else limits.expansion_policy),
-        "turn_max": state.game.search_turn_max(state.num_players) if limits.turn_max is None else limits.turn_max,
-        "turn_min_visits": limits.turn_min_visits,
-        "margin_weight": weight if limits.margin_weight is None else limits.margin_weight,
-        "margin_scale": scale if limits.margin_scale is None else limits.margin_scale,
+        "exploration": settings.exploration,
+        "paranoid": settings.paranoid,
+        "widening_c": settings.widening,
+        "playout_policy": settings.playout_policy,
+        "baseline_playout": settings.baseline_playout,
+        "expansion_policy": settings.expansion_policy,
+        "turn_max": settings.turn_max,
+        "turn_min_visits": settings.turn_min_visits,
+        "margin_weight": settings.margin_weight,
+        "margin_scale": settings.margin_scale,
     }
 
 
-def _searches(state: State, limits: Limits) -> tuple[list[Search], int]:
-    """One search per thread, with the value model installed when ``limits.evaluation`` asks
+def _searches(state: State, limits: Limits, settings: SearchSettings) -> tuple[list[Search], int]:
+    """One search per thread, with the value model installed when ``settings.evaluation`` asks
     for it; returns them and the playout cut (-1 = play every playout out)."""
     searches = [Search(state.kernel_state, limits.max_nodes) for _ in range(limits.threads)]
     allowed = root_actions(state, limits)
     if allowed is not None:
         for search in searches:
             search.set_root_actions(allowed)
-    if limits.evaluation == "playout" or state.num_players < 2:
-        if limits.evaluation == "model" and state.num_players < 2:
+    if settings.evaluation == "playout" or state.num_players < 2:
+        if settings.evaluation == "model" and state.num_players < 2:
             raise ValueError("evaluation 'model' needs 2 or more seats (a solo game has no one to beat)")
         return searches, -1
     model = load_model(state.game, int(searches[0].num_features))
     if model is None:
-        if limits.evaluation == "model":
+        if settings.evaluation == "model":
             raise ValueError(f"evaluation 'model': {state.game.name} has no value model")
         return searches, -1
-    if limits.evaluation == "default" and not (model.default and state.game.search_value_model(state.num_players)):
+    if settings.evaluation == "default" and not (model.default and settings.value_model):
         return searches, -1
     for search in searches:
         search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2,
                          None if model.points_w is None else list(model.points_w), model.points_b)
-    if limits.eval_plies is not None:
-        return searches, limits.eval_plies
-    game_plies = state.game.search_eval_plies(state.num_players)
-    return searches, model.eval_plies if game_plies is None else game_plies
+    return searches, model.eval_plies if settings.eval_plies is None else settings.eval_plies
 
 
 def _in_parallel(run: Callable[[int], None], threads: int) -> None:
@@ -314,9 +256,15 @@ class SearchHandle:
 
 
 def analyze(
-    state: State, limits: Limits = Limits(), handle: SearchHandle | None = None, detail: int = 0
+    state: State, limits: Limits = Limits(), handle: SearchHandle | None = None, detail: int = 0, *,
+    settings: SearchSettings | None = None, draw_worlds: int = 0, draw_deadline: float | None = None,
 ) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
+
+    `settings`: how to search (None = the game's at this seat count). `draw_worlds` > 0: after
+    the search, measure how much the top moves depend on the draw (``MoveInfo.draw_share``)
+    over that many sampled worlds (2..4096), unless ``time.perf_counter()`` is already past
+    `draw_deadline` (it takes milliseconds: a caller's deadline is kept).
 
     The search only uses what that seat can see: every iteration re-samples the hidden parts.
     `detail` > 0: only the first `detail` moves get their principal variation and reason (the
@@ -328,13 +276,15 @@ def analyze(
         raise ValueError("the game is over: nothing to analyse")
     if player == CHANCE:
         raise ValueError("chance node: apply the chance outcome first")
+    _check_draw_worlds(draw_worlds)
     started = time.perf_counter()
-    searches, eval_plies = _searches(state, limits)
+    settings = settings_of(state, settings)
+    searches, eval_plies = _searches(state, limits, settings)
     if handle is not None:
         handle._attach(searches)
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    options = _search_options(state, limits)
+    options = _search_options(settings)
     options["eval_plies"] = eval_plies
 
     def run(i: int) -> None:
@@ -347,7 +297,7 @@ def analyze(
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
     moves = _rank(state, searches, player, limits, detail)
     if not cancelled:
-        moves = _measure_draws(state, moves, player, limits)
+        moves = _measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline)
     return Analysis(
         seat=player,
         moves=tuple(moves),
@@ -365,25 +315,29 @@ class SearchTrees:
     :func:`analyze_stream` continues them (issue 20: ``Analyze.continue_from``).
 
     They were grown from ``seat``'s information set at the position whose bytes are
-    ``position`` with ``limits`` (seed, threads, what-if constraints, search options); a
-    continuation must search the same position with the same limits but its budgets."""
+    ``position`` with ``limits`` (seed, threads, what-if constraints) and ``settings``; a
+    continuation must search the same position with the same limits but its budgets, and the
+    same settings."""
 
     position: bytes
     seat: int
     limits: Limits
+    settings: SearchSettings
     searches: list[Search]
     eval_plies: int
 
     @classmethod
-    def start(cls, state: State, limits: Limits) -> "SearchTrees":
-        """Fresh trees for `state` (the seat to move searches) with `limits`."""
+    def start(cls, state: State, limits: Limits, settings: SearchSettings | None = None) -> "SearchTrees":
+        """Fresh trees for `state` (the seat to move searches) with `limits` and `settings`
+        (None = the game's)."""
         player = state.current_player
         if player == TERMINAL:
             raise ValueError("the game is over: nothing to analyse")
         if player == CHANCE:
             raise ValueError("chance node: apply the chance outcome first")
-        searches, eval_plies = _searches(state, limits)
-        return cls(state.encode(), player, limits, searches, eval_plies)
+        settings = settings_of(state, settings)
+        searches, eval_plies = _searches(state, limits, settings)
+        return cls(state.encode(), player, limits, settings, searches, eval_plies)
 
     @property
     def iterations(self) -> int:
@@ -395,10 +349,12 @@ class SearchTrees:
         """Bytes the trees hold (node arenas and buffers)."""
         return sum(int(s.memory_bytes) for s in self.searches)
 
-    def continues(self, state: State, limits: Limits) -> bool:
-        """Whether searching `state` with `limits` continues these trees: the same position
-        (hence the same seat and view) and the same limits but for the budgets."""
-        return state.encode() == self.position and _same_search(limits, self.limits)
+    def continues(self, state: State, limits: Limits, settings: SearchSettings | None = None) -> bool:
+        """Whether searching `state` with `limits` and `settings` (None = the game's)
+        continues these trees: the same position (hence the same seat and view), the same
+        limits but for the budgets, the same settings."""
+        return (state.encode() == self.position and _same_search(limits, self.limits)
+                and settings_of(state, settings) == self.settings)
 
 
     def follow(self, before: State, action: int, after: State) -> "SearchTrees | None":
@@ -418,15 +374,14 @@ class SearchTrees:
             if not search.advance(after.kernel_state, [action]):
                 # a thread's tree without the move (it never tried it): no reuse
                 return None
-        return SearchTrees(after.encode(), self.seat, self.limits, self.searches, self.eval_plies)
+        return replace(self, position=after.encode())
 
 
 def _same_search(a: Limits, b: Limits) -> bool:
-    """Limits that grow the same trees: equal but for the budgets, the node cap and the draw
-    measurement (which happen per call)."""
+    """Limits that grow the same trees: equal but for the budgets and the node cap (which
+    apply per call)."""
     def tree(limits: Limits) -> Limits:
-        return replace(limits, iterations=1, time_ms=None, max_nodes=1, draw_worlds=0,
-                       draw_deadline=None, allow_actions=tuple(sorted(set(limits.allow_actions))),
+        return replace(limits, iterations=1, time_ms=None, max_nodes=1, allow_actions=tuple(sorted(set(limits.allow_actions))),
                        avoid_actions=tuple(sorted(set(limits.avoid_actions))))
     return tree(a) == tree(b)
 
@@ -438,6 +393,10 @@ def analyze_stream(
     interval_ms: float = 100.0,
     detail: int = 0,
     trees: SearchTrees | None = None,
+    *,
+    settings: SearchSettings | None = None,
+    draw_worlds: int = 0,
+    draw_deadline: float | None = None,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
@@ -448,19 +407,21 @@ def analyze_stream(
     whatever the slicing (with an iteration budget). The search is paused while the consumer
     holds a snapshot (bounded: nothing is buffered). Cancelling `handle` ends the current slice
     at its next iteration; the final analysis follows at once. `interval_ms` <= 0: only the
-    final result. `detail` as for :func:`analyze`, in every snapshot.
+    final result. `detail`, `settings`, `draw_worlds` (the final analysis only) and
+    `draw_deadline` as for :func:`analyze`.
 
     `trees`: search these (``SearchTrees.start``, or kept from an earlier stream, which this
-    one continues: ``trees.continues(state, limits)`` must hold; ValueError otherwise). The
+    one continues: ``trees.continues(state, limits, settings)`` must hold; ValueError otherwise). The
     budgets are this call's: `limits.iterations` more iterations per thread; the analyses
     count every iteration the trees hold (``Analysis.iterations``), and N iterations continued
     by M give exactly the analysis of one stream of N + M (same seed), as the RNG goes on.
     """
+    _check_draw_worlds(draw_worlds)
     started = time.perf_counter()
     if trees is None:
-        trees = SearchTrees.start(state, limits)
-    elif not trees.continues(state, limits):
-        raise ValueError("these trees were grown for another position or other limits")
+        trees = SearchTrees.start(state, limits, settings)
+    elif not trees.continues(state, limits, settings):
+        raise ValueError("these trees were grown for another position, other limits or other settings")
     player = trees.seat
     searches = trees.searches
     for search in searches:
@@ -469,7 +430,7 @@ def analyze_stream(
         handle._attach(searches)
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
-    options = _search_options(state, limits)
+    options = _search_options(trees.settings)
     options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
     # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
@@ -479,7 +440,7 @@ def analyze_stream(
         moves = _rank(state, searches, player, limits, detail)
         return Analysis(
             seat=player,
-            moves=tuple(_measure_draws(state, moves, player, limits) if draws else moves),
+            moves=tuple(_measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline) if draws else moves),
             iterations=trees.iterations,
             partial=partial,
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
@@ -606,17 +567,23 @@ def _unsearched_reason(searches: list[Search]) -> str:
 _DRAW_MOVES = 3  # the draw is measured for the top moves only: they are the ones a hint shows
 
 
-def _measure_draws(state: State, moves: list[MoveInfo], seat: int, limits: Limits) -> list[MoveInfo]:
-    """Adds the draw dependence of the top moves (``Limits.draw_worlds`` > 0) and re-words
+def _check_draw_worlds(draw_worlds: int) -> None:
+    if isinstance(draw_worlds, bool) or not isinstance(draw_worlds, int) or (draw_worlds != 0 and not 2 <= draw_worlds <= 4096):
+        raise ValueError(f"draw_worlds must be 0 (off) or in 2..4096, not {draw_worlds!r}")
+
+
+def _measure_draws(state: State, moves: list[MoveInfo], seat: int, seed: int, draw_worlds: int,
+                   draw_deadline: float | None) -> list[MoveInfo]:
+    """Adds the draw dependence of the top moves (`draw_worlds` > 0) and re-words
     their reasons. Worlds are seeded from the search's seed and sampled from the seat's own
     information set, like the search."""
     measured = [m for m in moves[:_DRAW_MOVES] if m.visits > 0]
-    if limits.draw_worlds == 0 or not measured:
+    if draw_worlds == 0 or not measured:
         return moves
-    if limits.draw_deadline is not None and time.perf_counter() > limits.draw_deadline:
+    if draw_deadline is not None and time.perf_counter() > draw_deadline:
         return moves
-    stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], limits.draw_worlds,
-                            DRAW_PLAYOUTS, (limits.seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
+    stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], draw_worlds,
+                            DRAW_PLAYOUTS, (seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
     by_action = {}
     for m, (_, between, within, _, points_between, _) in zip(measured, stats):
         total = between + within

@@ -5,11 +5,14 @@ the MCTS bot searches from the mover's information set."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
-from typing import Protocol
+from dataclasses import fields, replace
+from typing import Any, Protocol
 
 from hortus.games import State
 from hortus.search.analysis import Limits, SearchTrees, analyze, analyze_stream
+from hortus.search.settings import BASELINE, SearchSettings, with_changes
+
+__all__ = ["BASELINE", "Bot", "GreedyBot", "MctsBot", "RandomBot", "apply_options", "make_bot"]
 
 
 class Bot(Protocol):
@@ -56,7 +59,9 @@ class GreedyBot:
 
 class MctsBot:
     """ISMCTS with the given limits; the seed advances each decision for variety yet stays
-    reproducible.
+    reproducible. It searches with the game's settings at the table's seat count
+    (``search.toml``), or :data:`BASELINE` with `baseline`, with `changes` (setting name ->
+    value) on top.
 
     reuse_tree: when the bot's move leads straight to its own next decision (a turn of
     several decisions, no chance event in between), the next search continues the subtree
@@ -65,33 +70,37 @@ class MctsBot:
     it searched itself, so it knows nothing it could not see."""
 
     def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None,
-                 baseline: bool = False, reuse_tree: bool = False) -> None:
+                 baseline: bool = False, reuse_tree: bool = False,
+                 changes: dict[str, Any] | None = None) -> None:
         self.name = name or f"mcts{limits.iterations or ''}"
-        self._limits = limits
+        self.limits = limits
+        self.changes = dict(changes or {})
+        self.baseline = baseline
+        with_changes(BASELINE, self.changes)  # a bad change fails here, not at the first move
         self._rng = random.Random(seed)
-        self._baseline = baseline
         self._reuse_tree = reuse_tree
         self._kept: SearchTrees | None = None
+
+    def settings(self, state: State) -> SearchSettings:
+        """How this bot searches `state`'s game at its seat count."""
+        base = BASELINE if self.baseline else state.game.search_settings(state.num_players)
+        return with_changes(base, self.changes)
 
     def choose(self, state: State) -> int:
         legal = state.legal_actions()
         kept, self._kept = self._kept, None
         if len(legal) == 1:
             return legal[0]
-        limits = replace(self._limits, seed=self._rng.getrandbits(63))
-        if self._baseline and limits.margin_weight is None and limits.margin_scale is None:
-            # The frozen baseline keeps the reward margin of its day even where a game's
-            # default (search_margin) has changed since: see Game.baseline_search_margin.
-            weight, scale = state.game.baseline_search_margin(state.num_players)
-            limits = replace(limits, margin_weight=weight, margin_scale=scale)
+        limits = replace(self.limits, seed=self._rng.getrandbits(63))
+        settings = self.settings(state)
         if not self._reuse_tree:
-            return analyze(state, limits).best.action
+            return analyze(state, limits, settings=settings).best.action
         if kept is not None and kept.position == state.encode():
-            trees = SearchTrees(kept.position, kept.seat, limits, kept.searches, kept.eval_plies)
+            trees = replace(kept, limits=limits)
         else:
-            trees = SearchTrees.start(state, limits)
+            trees = SearchTrees.start(state, limits, settings)
         final = None
-        for final, _ in analyze_stream(state, limits, interval_ms=0, trees=trees):
+        for final, _ in analyze_stream(state, limits, interval_ms=0, trees=trees, settings=settings):
             pass
         assert final is not None  # analyze_stream always yields its final analysis
         action = final.best.action
@@ -101,67 +110,71 @@ class MctsBot:
         return action
 
 
-BASELINE = Limits(iterations=2000, exploration=0.7, max_nodes=1_000_000, playout_policy=True,
-                  evaluation="playout", expansion_policy=False, widening=0.0, turn_max=False,
-                  baseline_playout=True)
-"""The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
-evaluation (issue 16). Every later change of the default search is measured against it at
-equal time, so its settings are spelled out here and never follow ``Limits``' defaults; its
-reward margin, which is per game, is the game's ``baseline_search_margin`` (the ``mcts-base``
-bot applies it), not its current ``search_margin``; its playout policy is the game's policy of
-that day (``baseline_playout``: a game that has changed its playout policy since keeps the old
-one as its kernel's ``baseline_rollout_action``)."""
+# Bot-spec options: a setting by its field name (``exploration=0.35``, ``turn_max=true``), or
+# by the short names older commands use.
+_ALIASES: dict[str, tuple[str, Any]] = {
+    "uniform": ("playout_policy", False),
+    "paranoid": ("paranoid", True),
+    "turn=max": ("turn_max", True),
+    "turn=mean": ("turn_max", False),
+    "expand=policy": ("expansion_policy", True),
+    "expand=uniform": ("expansion_policy", False),
+}
+_SHORT_KEYS = {"widen": "widening", "eval": "evaluation", "plies": "eval_plies", "c": "exploration",
+               "margin": "margin_weight"}
+_TYPES = {f.name: f.type for f in fields(SearchSettings)}
 
 
+def _value(key: str, text: str) -> Any:
+    kind = str(_TYPES[key])
+    if kind == "bool":
+        if text not in ("true", "false"):
+            raise ValueError(f"{key} takes true or false, not {text!r}")
+        return text == "true"
+    if kind == "float":
+        return float(text)
+    if kind.startswith("int"):
+        return int(text)
+    return text
 
-def apply_options(limits: Limits, options: list[str]) -> tuple[Limits, bool]:
-    """`limits` with a bot spec's OPTIONs applied (see :func:`make_bot`), and whether ``reuse``
-    was asked for; ValueError names an unknown option."""
+
+def apply_options(options: list[str]) -> tuple[dict[str, Any], bool]:
+    """A bot spec's OPTIONs (see :func:`make_bot`) as setting changes, and whether ``reuse``
+    was asked for; ValueError names an unknown option or a bad value."""
+    changes: dict[str, Any] = {}
     reuse = False
     for option in options:
         key, _, value = option.partition("=")
-        if key == "uniform" and not value:
-            limits = replace(limits, playout_policy=False)
-        elif key == "paranoid" and not value:
-            limits = replace(limits, paranoid=True)
-        elif key == "turn" and value in ("max", "mean"):
-            limits = replace(limits, turn_max=value == "max")
-        elif key == "widen" and value:
-            limits = replace(limits, widening=float(value))
-        elif key == "eval" and value:
-            limits = replace(limits, evaluation=value)
-        elif key == "plies" and value:
-            limits = replace(limits, eval_plies=int(value))
-        elif key == "c" and value:
-            limits = replace(limits, exploration=float(value))
+        if option in _ALIASES:
+            name, setting = _ALIASES[option]
+            changes[name] = setting
         elif key == "reuse" and not value:
             reuse = True
-        elif key == "expand" and value in ("policy", "uniform"):
-            limits = replace(limits, expansion_policy=value == "policy")
-        elif key == "margin" and value:
-            limits = replace(limits, margin_weight=float(value))
+        elif value and (key in _TYPES or key in _SHORT_KEYS):
+            name = _SHORT_KEYS.get(key, key)
+            changes[name] = _value(name, value)
         else:
             raise ValueError(f"unknown option {option!r}")
-    return limits, reuse
+    with_changes(SearchSettings(), changes)  # validates every value
+    return changes, reuse
 
 
 def make_bot(spec: str, seed: int = 0) -> Bot:
     """``random``, ``greedy``, ``level:1..8``, ``mcts[:BUDGET][,OPTION...]`` or
     ``mcts-base[:BUDGET]``.
 
-    ``mcts-base`` is the frozen baseline search (:data:`BASELINE`) with the same budgets, e.g.
+    ``mcts-base`` is the frozen baseline search (:data:`BASELINE` settings) with the same budgets, e.g.
     ``mcts-base:100ms`` for equal-time comparisons against today's default.
 
     BUDGET is iterations (``mcts:2000``, the default 2000) or wall time per decision
-    (``mcts:50ms``, for comparisons at equal time). OPTIONs: ``uniform`` (uniformly random
-    playouts instead of the game's playout policy), ``widen=C`` (progressive widening),
-    ``paranoid``, ``eval=playout|model|default`` (leaf evaluation, ``Limits.evaluation``),
-    ``plies=N`` (with a model: decisions played out before it scores), ``c=X`` (the UCT
-    exploration constant, ``Limits.exploration``), ``margin=W`` (the reward's score-margin
-    weight, ``Limits.margin_weight``), ``expand=policy|uniform`` (which untried move a node
-    expands first, ``Limits.expansion_policy``), ``turn=max|mean`` (value a move by its seat's
-    best own continuation or by its mean, ``Limits.turn_max``), ``reuse`` (continue the last search's
-    subtree at the bot's next decision of the same turn, :class:`MctsBot`). Example:
+    (``mcts:50ms``, for comparisons at equal time). OPTIONs set ``SearchSettings`` fields by
+    name over the game's settings: ``exploration=0.35``, ``turn_max=true``,
+    ``evaluation=playout|model|default``, ``eval_plies=10``, ``widening=1``,
+    ``expansion_policy=true``, ``margin_weight=0.2``, ``paranoid=true``,
+    ``playout_policy=false``, ... The short names of older commands are kept: ``uniform``
+    (``playout_policy=false``), ``paranoid``, ``widen=C``, ``eval=E``, ``plies=N``, ``c=X``,
+    ``margin=W``, ``expand=policy|uniform``, ``turn=max|mean``. ``reuse``: continue the last
+    search's subtree at the bot's next decision of the same turn (:class:`MctsBot`). Example:
     ``mcts:50ms,uniform``.
     """
     head, *options = spec.split(",")
@@ -176,14 +189,13 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
         return GreedyBot(seed)
     if kind in ("mcts", "mcts-base") and not (kind == "mcts-base" and options):
         try:
-            base = BASELINE if kind == "mcts-base" else Limits()
             if arg.endswith("ms"):
-                limits = replace(base, iterations=None, time_ms=float(arg[:-2]))
+                limits = Limits(iterations=None, time_ms=float(arg[:-2]))
             else:
-                limits = replace(base, iterations=int(arg) if arg else 2000)
-            limits, reuse = apply_options(limits, options)
+                limits = Limits(iterations=int(arg) if arg else 2000)
+            changes, reuse = apply_options(options)
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
-        return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse)
+        return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse, changes=changes)
     raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
                      "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N")

@@ -14,12 +14,12 @@ import functools
 import inspect
 import math
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hortus.games import Game
+    from hortus.games import Game, State
 
 SETTINGS_FILE = "search.toml"
 EVALUATION_MODES = ("default", "playout", "model")
@@ -28,7 +28,7 @@ EVALUATION_MODES = ("default", "playout", "model")
 @dataclass(frozen=True)
 class SearchSettings:
     """How the search searches (the budget is ``Limits``). The defaults are the search every
-    game had before it was tuned; ``hortus.search.bots.BASELINE`` is the frozen baseline."""
+    game had before it was tuned; :data:`BASELINE` is the frozen baseline."""
 
     exploration: float = 0.7
     """The UCT exploration constant (rewards are in [-0.1, 1.1])."""
@@ -169,3 +169,27 @@ def game_settings(game: Game, players: int) -> SearchSettings:
     if players not in table:
         raise ValueError(f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}")
     return table[players]
+
+
+BASELINE = SearchSettings(evaluation="playout", baseline_playout=True)
+"""The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
+evaluation: UCT's 0.7, the reward margin (0.1, 10), uniform expansion, mean values, no widening,
+playouts to the end with each game's playout policy of that day (``baseline_playout``: a game
+that has changed its policy since keeps the old one as its kernel's ``baseline_rollout_action``).
+Every later change of the default search is measured against it at equal time, so it is spelled
+out here, the same for every game, and never follows a game's ``search.toml``."""
+
+
+def with_changes(settings: SearchSettings, changes: dict[str, Any]) -> SearchSettings:
+    """`settings` with `changes` (field name -> value) applied; ValueError names an unknown
+    field or a bad value."""
+    unknown = sorted(set(changes) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"unknown search setting {unknown[0]!r} (known: {', '.join(FIELDS)})")
+    return replace(settings, **changes)
+
+
+def settings_for(state: State, **changes: Any) -> SearchSettings:
+    """The settings of `state`'s game at its seat count, with `changes` (field=value) on top:
+    ``analyze(state, limits, settings=settings_for(state, turn_max=True))``."""
+    return with_changes(state.game.search_settings(state.num_players), changes)

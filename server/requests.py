@@ -92,6 +92,8 @@ class Budget:
     limits: Limits
     time_only: bool  # the caller gave a time budget and no iteration budget
     time_cut: bool  # the deadline (or max_time_ms) shortened the caller's time budget
+    draw_worlds: int = 0  # hints measure the draw dependence of their top moves (analyze's)
+    draw_deadline: float | None = None  # ... unless perf_counter() is past this instant
 
     def partial(self, analysis: Analysis, cancelled: bool) -> bool:
         """Whether `analysis` was cut short: a time-only budget run to its end is complete."""
@@ -386,7 +388,8 @@ class ServicerCore:
         budget = self._after_wait(budget, waited_s)
         self._searching(+1)
         try:
-            analysis = analyze(state, budget.limits, handle, detail=max_moves)
+            analysis = analyze(state, budget.limits, handle, detail=max_moves,
+                               draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline)
         finally:
             self._searching(-1)
             self._slots.release(batch=False, who=who)
@@ -408,7 +411,8 @@ class ServicerCore:
         self._searching(+1)
         try:
             final: Analysis | None = None
-            for final, _ in analyze_stream(state, budget.limits, handle, 0.0, trees=trees):
+            for final, _ in analyze_stream(state, budget.limits, handle, 0.0, trees=trees,
+                                           draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline):
                 pass
         finally:
             self._searching(-1)

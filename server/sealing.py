@@ -38,7 +38,6 @@ import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 __all__ = [
     "AAD_LABEL",
@@ -123,7 +122,7 @@ class Sealer:
             raise SealKeyError("no key")
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # the seal extra
 
-        self._ciphers: dict[str, Any] = {key_id: AESGCM(key) for key_id, key in keys}
+        self._ciphers: dict[str, AESGCM] = {key_id: AESGCM(key) for key_id, key in keys}
         self._keys = dict(keys)
         self.sealing_id = keys[-1][0]
         self.key_ids = tuple(key_id for key_id, _ in keys)
@@ -141,7 +140,8 @@ class Sealer:
         plain = _PLAIN.pack(seat, len(name)) + name + encoded
         header = self._header(self.sealing_id)
         nonce = os.urandom(NONCE_BYTES)
-        return header + nonce + self._ciphers[self.sealing_id].encrypt(nonce, plain, AAD_LABEL + header)
+        sealed: bytes = self._ciphers[self.sealing_id].encrypt(nonce, plain, AAD_LABEL + header)
+        return header + nonce + sealed
 
     def derive_seed(self, purpose: bytes, data: bytes, key_id: str | None = None) -> int:
         """A 64-bit seed from `data` keyed with a key (default: the sealing one): HMAC-SHA256

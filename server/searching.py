@@ -143,8 +143,7 @@ class SearchRpcs(ServicerCore):
         remaining_s = context.time_remaining()
         if remaining_s is not None and remaining_s < NO_DEADLINE_S:
             until = time.perf_counter() + remaining_s - DRAW_RESERVE_MS / 1000.0
-        limits = replace(budget.limits, draw_worlds=self.config.draw_worlds, draw_deadline=until)
-        return replace(budget, limits=limits)
+        return replace(budget, draw_worlds=self.config.draw_worlds, draw_deadline=until)
 
     @unary_rpc
     def RankMoves(self, request: pb.RankMovesRequest, context: grpc.ServicerContext) -> pb.RankMovesResponse:
@@ -208,7 +207,8 @@ class SearchRpcs(ServicerCore):
             if not context.add_callback(handle.cancel):
                 handle.cancel()
             for analysis, final in analyze_stream(
-                state, budget.limits, handle, float(interval), detail=request.max_moves, trees=trees
+                state, budget.limits, handle, float(interval), detail=request.max_moves, trees=trees,
+                draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline,
             ):
                 last = analysis
                 if final:
@@ -308,8 +308,8 @@ class SearchRpcs(ServicerCore):
             # the kept trees' limits are their first call's (its seed, its root's constraints):
             # they continue with this call's, which must grow the same trees but for those
             own = replace(trees.limits, seed=limits.seed, allow_actions=(), avoid_actions=())
-            continued = SearchTrees(trees.position, trees.seat, own, trees.searches, trees.eval_plies)
+            continued = replace(trees, limits=own)
             if continued.continues(state, limits):
-                return SearchTrees(trees.position, trees.seat, limits, trees.searches, trees.eval_plies)
+                return replace(trees, limits=limits)
             problem = (field, "continues a search with other settings; ask afresh without continue_from")
         raise RequestError(*problem)  # the caller keeps the trees under the token

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
+from typing import Any
+
+import pytest
 
 from hortus import games
 from hortus.search.analysis import Limits, analyze
-from hortus.search.bots import BASELINE, make_bot
+from hortus.search.bots import make_bot
+from hortus.search.settings import BASELINE, settings_for, with_changes
 
 
 def midgame(name: str, seed: int, steps: int = 12, players: int = 2) -> games.State:
@@ -51,20 +54,28 @@ def assert_baseline_frozen(name: str, frozen_games: dict[int, tuple[list[float],
     500-iteration analysis of `position`, seed 5, margin 0.1 / 10 points: (action, visits))."""
     for seed, expected in frozen_games.items():
         assert self_play(name, seed, ("mcts-base:100", "mcts-base:100")) == (expected[0], expected[1]), seed
-    analysis = analyze(position, replace(BASELINE, iterations=500, seed=5, margin_weight=0.1, margin_scale=10.0))
+    analysis = analyze(position, Limits(iterations=500, seed=5), settings=BASELINE)
     assert [(m.action, m.visits) for m in analysis.moves] == frozen_analysis
 
 
-def search_moves(state: games.State, limits: Limits) -> list[tuple[int, int]]:
-    """(action, visits) of every ranked move of `state`'s analysis under `limits`."""
-    return [(m.action, m.visits) for m in analyze(state, limits).moves]
+def search_moves(state: games.State, limits: Limits, **changes: Any) -> list[tuple[int, int]]:
+    """(action, visits) of every ranked move of `state`'s analysis under `limits`, with the
+    game's search settings changed by `changes`."""
+    return [(m.action, m.visits) for m in analyze(state, limits, settings=settings_for(state, **changes)).moves]
+
+
+def patch_settings(monkeypatch: pytest.MonkeyPatch, game_type: type[games.Game], **changes: Any) -> None:
+    """`game_type`'s search.toml settings with `changes` on top, for the rest of a test."""
+    original = game_type.search_settings
+    monkeypatch.setattr(game_type, "search_settings",
+                        lambda self, players: with_changes(original(self, players), changes))
 
 
 def assert_baseline_playout_changes_the_search(state: games.State, changed: bool = True) -> None:
     """The same seeded playout search differs with ``baseline_playout`` exactly when the game's
-    playout policy has changed since the baseline was frozen (issue 16)."""
-    current = search_moves(state, Limits(iterations=400, seed=9, evaluation="playout"))
-    baseline = search_moves(state, Limits(iterations=400, seed=9, evaluation="playout", baseline_playout=True))
+    playout policy has changed since the baseline was frozen."""
+    current = search_moves(state, Limits(iterations=400, seed=9), evaluation="playout")
+    baseline = search_moves(state, Limits(iterations=400, seed=9), evaluation="playout", baseline_playout=True)
     assert (current != baseline) == changed
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hortus import games
 from hortus._ext.mcts import Search
@@ -48,10 +48,11 @@ def _one_game(game_name: str, players: int, index: int, seed: int, play_iteratio
             seen.append(state.encode())
             # Playouts, mean values, uniform expansion, no widening, UCT's 0.7: fixed here rather
             # than the game's defaults, so a model file stays reproducible by the command it
-            # records when a game later turns one of those search settings on (issue 16).
-            limits = Limits(iterations=play_iterations, seed=rng.getrandbits(63), evaluation="playout",
-                            turn_max=False, expansion_policy=False, widening=0.0, exploration=0.7)
-            state.apply(analyze(state, limits).best.action)
+            # records when a game later turns one of those search settings on.
+            settings = replace(state.game.search_settings(state.num_players), evaluation="playout",
+                               turn_max=False, expansion_policy=False, widening=0.0, exploration=0.7)
+            limits = Limits(iterations=play_iterations, seed=rng.getrandbits(63))
+            state.apply(analyze(state, limits, settings=settings).best.action)
         else:
             state.apply(legal[0])
     return rng.sample(seen, min(per_game, len(seen)))
@@ -61,8 +62,8 @@ def _label(args: tuple[str, int, bytes, int, int]) -> list[Sample]:
     game_name, index, data, iterations, seed = args
     state = games.get(game_name).decode(data)
     search = Search(state.kernel_state)
-    weight, scale = state.game.search_margin(state.num_players)
-    search.run(iterations=iterations, seed=seed, margin_weight=weight, margin_scale=scale)
+    settings = state.game.search_settings(state.num_players)
+    search.run(iterations=iterations, seed=seed, margin_weight=settings.margin_weight, margin_scale=settings.margin_scale)
     best = max(search.children(), key=lambda c: c["visits"])
     return [
         Sample(index, tuple(search.features(seat)), best["win"][seat] / max(1, best["visits"]),

@@ -465,12 +465,6 @@ class WarOfThePosiesGame(Game):
 
     # How the search plays the game per seat count: search.toml beside this file.
 
-    def baseline_search_margin(self, players: int) -> tuple[float, float]:
-        """mcts-base keeps the margin of 2026-12-01, the default (0.1, 10)."""
-        from hortus.search.settings import SearchSettings
-
-        return (SearchSettings.margin_weight, SearchSettings.margin_scale)
-
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy (one ply): points plus progress, minus the best opponent's. Progress is a
         share of each incomplete GF's Reputation and planted points by filled slots, the value

@@ -26,7 +26,7 @@ from hortus.clients import (
     ReviewSummary,
 )
 from hortus.cli import main
-from hortus.search import Limits, analyze
+from hortus.search import Limits, analyze, settings_for
 from hortus.server import ServerConfig, create_server
 
 GAME = "botanik"
@@ -51,7 +51,8 @@ def self_play(name: str, seed: int, players: int = 2, blunder_share: float = 0.3
             if rng.random() < blunder_share:
                 action = rng.choice(state.legal_actions())
             else:
-                action = analyze(state, Limits(iterations=30, seed=rng.getrandbits(32), exploration=0.7)).best.action
+                action = analyze(state, Limits(iterations=30, seed=rng.getrandbits(32)),
+                                 settings=settings_for(state, exploration=0.7)).best.action
         moves.append(RecordedAction(action, state.action_to_string(action), seat))
         state.apply(action)
     return GameRecord(name, players, seed=seed, moves=tuple(moves))

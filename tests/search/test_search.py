@@ -8,10 +8,11 @@ import threading
 import pytest
 
 from hortus import games
-from hortus.search import Limits, SearchHandle, analyze, make_bot
+from hortus.search import BASELINE, Limits, SearchHandle, SearchSettings, analyze, make_bot, settings_for
 from hortus.search.bots import MctsBot
 from hortus.search.analysis import Analysis
 from positions import midgame as random_position
+from positions import patch_settings
 
 
 def midgame(name: str, seed: int, steps: int = 12) -> games.State:
@@ -26,8 +27,8 @@ def comparable(a: Analysis) -> tuple[object, ...]:
 @pytest.mark.parametrize("name", games.names())
 def test_same_seed_same_analysis(name: str) -> None:
     state = midgame(name, 3)
-    first = analyze(state, Limits(iterations=400, seed=11, draw_worlds=8))
-    second = analyze(state.clone(), Limits(iterations=400, seed=11, draw_worlds=8))
+    first = analyze(state, Limits(iterations=400, seed=11), draw_worlds=8)
+    second = analyze(state.clone(), Limits(iterations=400, seed=11), draw_worlds=8)
     assert comparable(first) == comparable(second)
     assert first.moves[0].draw_share is not None
     other = analyze(state, Limits(iterations=400, seed=12))
@@ -47,7 +48,7 @@ def test_fairness_hidden_information_does_not_change_the_analysis(name: str) -> 
             world.kernel_state.determinize(seat, world_seed)
             assert world.view(seat) == state.view(seat)
             worlds.append(world)
-        analyses = [comparable(analyze(w, Limits(iterations=300, seed=5, draw_worlds=8))) for w in worlds]
+        analyses = [comparable(analyze(w, Limits(iterations=300, seed=5), draw_worlds=8)) for w in worlds]
         assert analyses[0] == analyses[1] == analyses[2]
 
 
@@ -185,8 +186,8 @@ def test_elo_chain_with_a_new_gap() -> None:
 
 def test_paranoid_and_widening_run() -> None:
     state = midgame("botanik", 7)
-    a = analyze(state, Limits(iterations=500, seed=1, paranoid=True))
-    b = analyze(state, Limits(iterations=500, seed=1, widening=2.0))
+    a = analyze(state, Limits(iterations=500, seed=1), settings=settings_for(state, paranoid=True))
+    b = analyze(state, Limits(iterations=500, seed=1), settings=settings_for(state, widening=2.0))
     assert a.iterations == b.iterations == 500
     assert len(b.moves) <= len(state.legal_actions())
 
@@ -231,7 +232,7 @@ def test_hint_says_when_a_move_is_a_gamble_on_the_draw() -> None:
     from hortus.search.analysis import _reason
 
     state = midgame("botanists", 2)
-    a = analyze(state, Limits(iterations=300, seed=3, draw_worlds=16))
+    a = analyze(state, Limits(iterations=300, seed=3), draw_worlds=16)
     top = a.moves[0]
     assert top.draw_share is not None and 0.0 <= top.draw_share <= 1.0
     assert top.draw_spread is not None and top.draw_points_spread is not None
@@ -250,52 +251,65 @@ def test_bot_specs_budgets_and_options() -> None:
         assert bot.name == spec
         assert bot.choose(state) in legal
     for bad in ("mcts:abc", "mcts:200,fast", "mcts:0", "greedy:3", "random,uniform", "mcts:200,widen=",
-                "mcts:200,c=-1", "mcts:200,c=", "mcts:200,margin=x", "mcts-base:200,c=1"):
+                "mcts:200,c=-1", "mcts:200,c=", "mcts:200,margin=x", "mcts-base:200,c=1",
+                "mcts:200,exploration=-1", "mcts:200,turn_max=yes", "mcts:200,evaluation=oracle", "mcts:200,nodes=3"):
         with pytest.raises(ValueError):
             make_bot(bad)
 
 
-def test_bot_options_reach_the_limits() -> None:
-    """``c=`` and ``margin=`` set the UCT constant and the margin weight (issue 16's screens)."""
-    bot = make_bot("mcts:50ms,c=1.2,margin=0.3")
-    assert isinstance(bot, MctsBot)
-    assert bot._limits.exploration == 1.2 and bot._limits.margin_weight == 0.3
-    assert bot._limits.time_ms == 50.0 and bot._limits.iterations is None
+def test_bot_options_reach_the_settings() -> None:
+    """Options set ``SearchSettings`` fields by name, or by the short names of older commands
+    (``c=``, ``margin=``), over the game's settings; the budget stays in the limits."""
+    state = midgame("botanik", 5)
+    for spec in ("mcts:50ms,c=1.2,margin=0.3", "mcts:50ms,exploration=1.2,margin_weight=0.3"):
+        bot = make_bot(spec)
+        assert isinstance(bot, MctsBot)
+        settings = bot.settings(state)
+        assert settings.exploration == 1.2 and settings.margin_weight == 0.3
+        assert settings.margin_scale == state.game.search_settings(2).margin_scale
+        assert bot.limits.time_ms == 50.0 and bot.limits.iterations is None
+    assert make_bot("mcts:50,turn_max=true").settings(state).turn_max is True  # type: ignore[attr-defined]
 
 
-def test_baseline_margin_is_that_of_2026_12_01() -> None:
-    """The frozen baseline's reward margin at 2-4 seats is the one every game searched with on
-    2026-12-01, (0.1, 10), whatever a game's current default (issue 16)."""
+def test_the_baseline_is_the_same_for_every_game() -> None:
+    """``mcts-base`` searches with the frozen settings of 2026-12-01 in every game and at every
+    seat count, whatever a game's search.toml says: UCT 0.7, margin (0.1, 10), playouts."""
     for name in games.names():
         game = games.get(name)
-        for players in range(max(2, game.min_players), game.max_players + 1):
-            assert game.baseline_search_margin(players) == (0.1, 10.0), (name, players)
+        state = game.new_game(players=max(2, game.min_players), seed=1)
+        settings = make_bot("mcts-base:50").settings(state)  # type: ignore[attr-defined]
+        assert settings == BASELINE
+        assert (settings.exploration, settings.margin_weight, settings.margin_scale) == (0.7, 0.1, 10.0)
+        assert settings.evaluation == "playout" and settings.baseline_playout
 
 
-def test_baseline_bot_keeps_the_margin_of_its_day(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``mcts-base`` searches with the game's baseline_search_margin even when the game's
-    current search_margin differs; ``mcts`` follows the current one."""
+def test_baseline_bot_ignores_the_games_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mcts-base`` keeps its margin when the game's current one differs; ``mcts`` follows the
+    game's; an option overrides it."""
     from hortus.search import bots
 
     state = midgame("botanik", 5)
-    game_class = type(state.game)
-    monkeypatch.setattr(game_class, "search_margin", lambda self, players: (0.9, 3.0))
-    monkeypatch.setattr(game_class, "baseline_search_margin", lambda self, players: (0.1, 10.0))
-    seen: list[Limits] = []
+    patch_settings(monkeypatch, type(state.game), margin_weight=0.9, margin_scale=3.0)
+    seen: list[SearchSettings] = []
     real = bots.analyze
-    monkeypatch.setattr(bots, "analyze", lambda st, lim: seen.append(lim) or real(st, lim))
+
+    def spy(st: games.State, lim: Limits, *, settings: SearchSettings) -> Analysis:
+        seen.append(settings)
+        return real(st, lim, settings=settings)
+
+    monkeypatch.setattr(bots, "analyze", spy)
     make_bot("mcts-base:50", seed=1).choose(state)
     make_bot("mcts:50", seed=1).choose(state)
     make_bot("mcts:50,margin=0.2", seed=1).choose(state)
     base, current, explicit = seen
     assert (base.margin_weight, base.margin_scale) == (0.1, 10.0)
-    assert current.margin_weight is None and current.margin_scale is None  # analyze: search_margin
-    assert explicit.margin_weight == 0.2
+    assert (current.margin_weight, current.margin_scale) == (0.9, 3.0)
+    assert (explicit.margin_weight, explicit.margin_scale) == (0.2, 3.0)
 
 
 def test_uniform_playouts_differ_from_the_policy() -> None:
     """The switch reaches the compiled search: same seed, different playouts, different tree."""
     state = midgame("botanists", 1)
     with_policy = analyze(state, Limits(iterations=300, seed=4))
-    uniform = analyze(state, Limits(iterations=300, seed=4, playout_policy=False))
+    uniform = analyze(state, Limits(iterations=300, seed=4), settings=settings_for(state, playout_policy=False))
     assert comparable(with_policy) != comparable(uniform)

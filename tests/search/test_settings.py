@@ -39,8 +39,7 @@ def test_the_measured_values_per_game_and_seat_count() -> None:
     war = games.get("war_of_the_posies")
     assert all(game_settings(war, n) == SearchSettings(margin_weight=0.3, expansion_policy=True, widening=1.0,
                                                        turn_max=True) for n in (2, 3, 4))
-    # The old hooks read the same data.
-    assert war.search_margin(2) == (0.3, 10.0) and war.baseline_search_margin(2) == (0.1, 10.0)
+    assert war.search_settings(2) == game_settings(war, 2)
 
 
 def test_seat_tables_override_the_default(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hortus import games
 from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL
-from hortus.search import Limits, SearchTrees, analyze, analyze_stream
+from hortus.search import Limits, SearchSettings, SearchTrees, analyze, analyze_stream, settings_for
 from hortus.search.bots import MctsBot, make_bot
 
 
@@ -149,7 +149,7 @@ def test_reuse_gives_the_next_decision_the_last_searchs_iterations() -> None:
 
 def test_bot_options_reuse_and_expand() -> None:
     bot = make_bot("mcts:100,reuse,expand=policy")
-    assert isinstance(bot, MctsBot) and bot._reuse_tree and bot._limits.expansion_policy
+    assert isinstance(bot, MctsBot) and bot._reuse_tree and bot.settings(games.get("botanik").new_game(players=2, seed=1)).expansion_policy
     assert not make_bot("mcts:100")._reuse_tree  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         make_bot("mcts-base:100,reuse")
@@ -158,9 +158,10 @@ def test_bot_options_reuse_and_expand() -> None:
 @pytest.mark.parametrize("name", ["botanical_lab", "war_of_the_posies"])
 def test_policy_expansion_changes_the_tree_and_stays_deterministic(name: str) -> None:
     before, _, _ = consecutive_decision(name)
-    uniform = analyze(before, Limits(iterations=400, seed=2, expansion_policy=False))
-    policy = analyze(before, Limits(iterations=400, seed=2, expansion_policy=True))
-    assert policy.moves == analyze(before, Limits(iterations=400, seed=2, expansion_policy=True)).moves
+    limits = Limits(iterations=400, seed=2)
+    uniform = analyze(before, limits, settings=settings_for(before, expansion_policy=False))
+    policy = analyze(before, limits, settings=settings_for(before, expansion_policy=True))
+    assert policy.moves == analyze(before, limits, settings=settings_for(before, expansion_policy=True)).moves
     assert [m.visits for m in policy.moves] != [m.visits for m in uniform.moves]
 
 
@@ -173,8 +174,8 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
     seen: list[tuple[bool, float]] = []
     real = analysis._search_options
 
-    def spy(state: games.State, limits: Limits) -> dict[str, Any]:
-        options = real(state, limits)
+    def spy(settings: SearchSettings) -> dict[str, Any]:
+        options = real(settings)
         seen.append((bool(options["expansion_policy"]), float(options["widening_c"])))
         return options
 
@@ -189,17 +190,20 @@ def test_game_defaults_and_the_baseline(monkeypatch: pytest.MonkeyPatch) -> None
     lab_game = games.get("botanical_lab")
     for players in (2, 3, 4):  # measured and tuned at 2 and 4 seats (search.toml)
         tuned = players in (2, 4)
-        assert lab_game.search_expansion_policy(players) == tuned and lab_game.search_widening(players) == float(tuned)
-        assert lab_game.search_turn_max(players) == tuned
-        assert lab_game.search_margin(players) == (0.1, 10.0)
+        lab_settings = lab_game.search_settings(players)
+        assert lab_settings.expansion_policy == tuned and lab_settings.widening == float(tuned)
+        assert lab_settings.turn_max == tuned
+        assert (lab_settings.margin_weight, lab_settings.margin_scale) == (0.1, 10.0)
     war_game = games.get("war_of_the_posies")
     for players in (2, 3, 4):  # measured and tuned at every seat count (search.toml)
         tuned = True
-        assert war_game.search_expansion_policy(players) == tuned and war_game.search_widening(players) == float(tuned)
-        assert war_game.search_turn_max(players) == tuned
-        assert war_game.search_margin(players) == ((0.3, 10.0) if tuned else (0.1, 10.0))
+        war_settings = war_game.search_settings(players)
+        assert war_settings.expansion_policy == tuned and war_settings.widening == float(tuned)
+        assert war_settings.turn_max == tuned
+        assert (war_settings.margin_weight, war_settings.margin_scale) == ((0.3, 10.0) if tuned else (0.1, 10.0))
     botanists_game = games.get("botanists")
     for players in (1, 2, 3, 4):  # the tuned search where it won at equal time, not solo (search.toml)
         tuned = players != 1
-        assert botanists_game.search_turn_max(players) == tuned
-        assert not botanists_game.search_expansion_policy(players) and botanists_game.search_widening(players) == 0.0
+        botanists_settings = botanists_game.search_settings(players)
+        assert botanists_settings.turn_max == tuned
+        assert not botanists_settings.expansion_policy and botanists_settings.widening == 0.0

@@ -1,20 +1,18 @@
-"""Selection by a seat's best own continuation (``Limits.turn_max``, issue 16): the tree's turn
+"""Selection by a seat's best own continuation (``SearchSettings.turn_max``): the tree's turn
 values follow their definition exactly, the setting is deterministic, the frozen baseline never
 uses it, and bad settings are refused."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from hortus import games
 from hortus._ext.mcts import Search
-from hortus.search import Limits, analyze, make_bot
+from hortus.search import BASELINE, Limits, SearchSettings, analyze, make_bot, settings_for
 from hortus.search.analysis import SearchTrees
-from hortus.search.bots import BASELINE
-from positions import midgame
+from positions import midgame, patch_settings
 
 MULTI = [n for n in games.names() if games.get(n).max_players >= 2]
 
@@ -36,7 +34,7 @@ def test_turn_values_are_the_best_own_continuation(name: str) -> None:
     max(16, visits // 8) visits (each node was last updated together with its last updated
     child, so the definition holds exactly at the end)."""
     state = midgame(name, 4)
-    trees = SearchTrees.start(state, Limits(iterations=3000, seed=2, turn_max=True))
+    trees = SearchTrees.start(state, Limits(iterations=3000, seed=2), settings_for(state, turn_max=True))
     search = trees.searches[0]
     search.run(iterations=3000, seed=2, turn_max=True)
     checked = continued = 0
@@ -64,60 +62,63 @@ def test_without_turn_max_nodes_hold_no_turn_value() -> None:
 @pytest.mark.parametrize("name", MULTI)
 def test_turn_max_is_deterministic_and_changes_the_search(name: str) -> None:
     state = midgame(name, 5)
-    limits = Limits(iterations=1500, seed=3, turn_max=True)
-    first, again = analyze(state, limits), analyze(state, limits)
+    limits = Limits(iterations=1500, seed=3)
+    on = settings_for(state, turn_max=True)
+    first, again = analyze(state, limits, settings=on), analyze(state, limits, settings=on)
     assert [(m.action, m.visits, m.win_probability) for m in first.moves] == \
            [(m.action, m.visits, m.win_probability) for m in again.moves]
     if name != "botanik":  # see above: the same search there when no seat moves twice in a row
-        plain = analyze(state, Limits(iterations=1500, seed=3, turn_max=False))
+        plain = analyze(state, limits, settings=settings_for(state, turn_max=False))
         assert [m.visits for m in plain.moves] != [m.visits for m in first.moves]
 
 
 def test_the_game_default_applies_and_the_baseline_never_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``Limits.turn_max`` None follows ``Game.search_turn_max``; ``mcts-base`` spells out False."""
+    """No settings given follows the game's search.toml; ``mcts-base`` spells out False."""
     state = midgame("war_of_the_posies", 6)
     game_type = type(state.game)
+    limits = Limits(iterations=1500, seed=4)
 
-    def visits(limits: Limits) -> list[tuple[int, int]]:
-        return [(m.action, m.visits) for m in analyze(state, limits).moves]
+    def visits(settings: SearchSettings | None = None) -> list[tuple[int, int]]:
+        return [(m.action, m.visits) for m in analyze(state, limits, settings=settings).moves]
 
-    on = visits(Limits(iterations=1500, seed=4, turn_max=True))
-    off = visits(Limits(iterations=1500, seed=4, turn_max=False))
-    baseline = replace(BASELINE, iterations=1500, seed=4)
-    monkeypatch.setattr(game_type, "search_turn_max", lambda self, players: True)
-    assert visits(Limits(iterations=1500, seed=4)) == on
-    baseline_when_on = visits(baseline)
-    monkeypatch.setattr(game_type, "search_turn_max", lambda self, players: False)
-    assert visits(Limits(iterations=1500, seed=4)) == off
-    assert visits(baseline) == baseline_when_on
+    on = visits(settings_for(state, turn_max=True))
+    off = visits(settings_for(state, turn_max=False))
+    with monkeypatch.context() as patch:
+        patch_settings(patch, game_type, turn_max=True)
+        assert visits() == on
+        baseline_when_on = visits(BASELINE)
+    with monkeypatch.context() as patch:
+        patch_settings(patch, game_type, turn_max=False)
+        assert visits() == off
+        assert visits(BASELINE) == baseline_when_on
     assert on != off
 
 
 @pytest.mark.parametrize(("players", "seed"), [(2, 5), (3, 5), (4, 19)])  # 15, 8 and 16 moves
 def test_botanists_searches_with_turn_max_where_tuned(players: int, seed: int) -> None:
-    """Botanists' default (README, Botanists, issue 16 round 7): turn_max at 2-4 seats, where
+    """Botanists' default (docs/games/botanists.md): turn_max at 2-4 seats, where
     it is part of the search that beat mcts-base at equal time."""
     state = midgame("botanists", seed, players=players)
 
-    def visits(limits: Limits) -> list[tuple[int, int]]:
-        return [(m.action, m.visits) for m in analyze(state, limits).moves]
+    def visits(settings: SearchSettings | None = None) -> list[tuple[int, int]]:
+        return [(m.action, m.visits) for m in analyze(state, Limits(iterations=2000, seed=5), settings=settings).moves]
 
-    default = visits(Limits(iterations=2000, seed=5))
-    on = visits(Limits(iterations=2000, seed=5, turn_max=True))
-    off = visits(Limits(iterations=2000, seed=5, turn_max=False))
+    default = visits()
+    on = visits(settings_for(state, turn_max=True))
+    off = visits(settings_for(state, turn_max=False))
     assert on != off
     assert default == on
 
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="turn_min_visits"):
-        Limits(turn_min_visits=0)
+        SearchSettings(turn_min_visits=0)
     with pytest.raises(ValueError, match="turn_min_visits"):
-        Limits(turn_min_visits=True)  # type: ignore[arg-type]
+        SearchSettings(turn_min_visits=True)
     state = midgame("botanik", 1)
     with pytest.raises(ValueError, match="turn_min_visits"):
         Search(state.kernel_state).run(iterations=10, turn_max=True, turn_min_visits=0)
-    assert make_bot("mcts:100,turn=max")._limits.turn_max is True  # type: ignore[attr-defined]
-    assert make_bot("mcts:100,turn=mean")._limits.turn_max is False  # type: ignore[attr-defined]
+    assert make_bot("mcts:100,turn=max").settings(state).turn_max is True  # type: ignore[attr-defined]
+    assert make_bot("mcts:100,turn=mean").settings(state).turn_max is False  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="turn=best"):
         make_bot("mcts:100,turn=best")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from hortus import games
-from hortus.search import Limits, analyze, make_bot
+from hortus.search import BASELINE, Limits, SearchSettings, analyze, make_bot, settings_for
 from hortus.search import evaluation
 from hortus.search.analysis import Analysis
-from hortus.search.bots import BASELINE, MctsBot
+from hortus.search.bots import MctsBot
 from hortus.training.data import Sample, label_positions, self_play_positions
 from hortus.training.fit import Fit, fit_value_model, model_document
 from positions import midgame
@@ -61,13 +61,14 @@ def model_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[n
 def test_baseline_bot_is_the_frozen_playout_search() -> None:
     bot = make_bot("mcts-base:100ms")
     assert isinstance(bot, MctsBot)
-    assert bot._limits.time_ms == 100.0 and bot._limits.iterations is None
-    assert bot._limits.evaluation == "playout"
-    assert make_bot("mcts-base:300")._limits == BASELINE.__class__(**{**BASELINE.__dict__, "iterations": 300})
+    state = midgame("botanik", 1)
+    assert bot.limits.time_ms == 100.0 and bot.limits.iterations is None
+    assert bot.settings(state) == BASELINE and BASELINE.evaluation == "playout"
+    assert make_bot("mcts-base:300").limits == Limits(iterations=300)  # type: ignore[attr-defined]
     for bad in ("mcts-base,uniform", "mcts-base:abc"):
         with pytest.raises(ValueError):
             make_bot(bad)
-    assert make_bot("mcts:50,eval=playout,plies=3")._limits.eval_plies == 3
+    assert make_bot("mcts:50,eval=playout,plies=3").settings(state).eval_plies == 3  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         make_bot("mcts:50,eval=oracle")
 
@@ -78,7 +79,8 @@ def test_model_search_is_deterministic_and_fair(name: str, model_at) -> None:  #
     the seat to move cannot see give identical analyses (leaves are scored on determinized
     states)."""
     model_at(toy_model(name))
-    limits = Limits(iterations=300, seed=5, evaluation="model")
+    limits = Limits(iterations=300, seed=5)
+    model = SearchSettings(evaluation="model")
     for seed in range(2):
         state = midgame(name, seed)
         seat = state.current_player
@@ -88,20 +90,21 @@ def test_model_search_is_deterministic_and_fair(name: str, model_at) -> None:  #
             world.kernel_state.determinize(seat, world_seed)
             assert world.view(seat) == state.view(seat)
             worlds.append(world)
-        first = comparable(analyze(worlds[0], limits))
-        assert first == comparable(analyze(worlds[1], limits)) == comparable(analyze(worlds[0], limits))
-        assert first != comparable(analyze(worlds[0], Limits(iterations=300, seed=5, evaluation="playout")))
+        first = comparable(analyze(worlds[0], limits, settings=model))
+        assert first == comparable(analyze(worlds[1], limits, settings=model)) == \
+            comparable(analyze(worlds[0], limits, settings=model))
+        assert first != comparable(analyze(worlds[0], Limits(iterations=300, seed=5), settings=SearchSettings(evaluation="playout")))
 
 
 @pytest.mark.parametrize("name", MULTI)
 def test_default_evaluation_follows_the_model_file(name: str, model_at) -> None:  # type: ignore[no-untyped-def]
     state = midgame(name, 2)
-    playout = comparable(analyze(state, Limits(iterations=200, seed=3, evaluation="playout")))
+    playout = comparable(analyze(state, Limits(iterations=200, seed=3), settings=settings_for(state, evaluation="playout")))
     model_at(toy_model(name, default=False))
     assert comparable(analyze(state, Limits(iterations=200, seed=3))) == playout
     model_at(toy_model(name, default=True))
     with_model = comparable(analyze(state, Limits(iterations=200, seed=3)))
-    assert with_model == comparable(analyze(state, Limits(iterations=200, seed=3, evaluation="model")))
+    assert with_model == comparable(analyze(state, Limits(iterations=200, seed=3), settings=settings_for(state, evaluation="model")))
     assert with_model != playout
 
 
@@ -114,7 +117,7 @@ def test_linear_model_at_the_leaf_matches_the_python_formula(model_at) -> None: 
     doc["sha256"] = evaluation.checksum(doc)
     model_at(doc)
     state = midgame(name, 4)
-    a = analyze(state, Limits(iterations=200, seed=1, evaluation="model"))
+    a = analyze(state, Limits(iterations=200, seed=1), settings=settings_for(state, evaluation="model"))
     assert all(m.win_probability == pytest.approx(0.5) for m in a.moves)
     model = evaluation.load_model(state.game, feature_count(name))
     # The seats' values are normalised to sum to 1: a constant logit (b2 = 0.1) gives 1/2 each.
@@ -129,12 +132,12 @@ def test_a_cut_playout_reports_the_points_head_estimate(model_at) -> None:  # ty
     state = midgame(name, 4)
     doc = toy_model(name, hidden=0, plies=0)
     model_at(doc)
-    limits = Limits(iterations=300, seed=1, evaluation="model")
-    without = analyze(state, limits)
+    limits = Limits(iterations=300, seed=1)
+    without = analyze(state, limits, settings=settings_for(state, evaluation="model"))
     headed = {**doc, "points_w": [0.0] * int(doc["features"]), "points_b": 42.5}  # type: ignore[call-overload]
     headed["sha256"] = evaluation.checksum(headed)
     model_at(headed)
-    with_head = analyze(state, limits)
+    with_head = analyze(state, limits, settings=settings_for(state, evaluation="model"))
     assert [(m.action, m.visits, m.win_probability) for m in with_head.moves] == \
         [(m.action, m.visits, m.win_probability) for m in without.moves]
     assert all(p == pytest.approx(42.5) for m in with_head.moves for p in m.expected_scores)
@@ -155,7 +158,7 @@ def test_default_model_reports_final_points_not_the_points_at_the_cut(name: str)
         state = midgame(name, seed, steps=steps)
         if state.is_terminal():
             continue
-        played_out = analyze(state, Limits(iterations=20000, seed=1, evaluation="playout"))
+        played_out = analyze(state, Limits(iterations=20000, seed=1), settings=settings_for(state, evaluation="playout"))
         final = {m.action: m.expected_scores for m in played_out.moves}
         for move in analyze(state, Limits(iterations=20000, seed=1)).moves[:3]:
             errors += [abs(a - b) for a, b in zip(move.expected_scores, final[move.action])]
@@ -195,13 +198,13 @@ def test_model_file_errors_name_the_file_and_field(model_at) -> None:  # type: i
     for doc, words in cases:
         path = model_at(doc if isinstance(doc, str) else doc)
         with pytest.raises(evaluation.ValueModelError, match=words) as info:
-            analyze(state, Limits(iterations=10, evaluation="model"))
+            analyze(state, Limits(iterations=10), settings=settings_for(state, evaluation="model"))
         assert str(path) in str(info.value)
     # No model file: "model" is a clear error, "default" quietly plays out.
     model_at(good).unlink()
     evaluation._load.cache_clear()
     with pytest.raises(ValueError, match="no value model"):
-        analyze(state, Limits(iterations=10, evaluation="model"))
+        analyze(state, Limits(iterations=10), settings=settings_for(state, evaluation="model"))
     assert analyze(state, Limits(iterations=10)).iterations == 10
 
 
@@ -213,7 +216,7 @@ def test_solo_games_keep_playouts(model_at) -> None:  # type: ignore[no-untyped-
         solo.resolve_chance(rng)
     assert analyze(solo, Limits(iterations=50, seed=1)).iterations == 50
     with pytest.raises(ValueError, match="2 or more seats"):
-        analyze(solo, Limits(iterations=50, evaluation="model"))
+        analyze(solo, Limits(iterations=50), settings=settings_for(solo, evaluation="model"))
 
 
 def test_fit_recovers_a_logistic_target() -> None:
@@ -260,7 +263,7 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
                      "--out", str(path)]) == 0
     assert paths[0].read_text() == paths[1].read_text()
     model_at(paths[0].read_text())
-    assert analyze(midgame(name, 1), Limits(iterations=50, seed=1, evaluation="model")).iterations == 50
+    assert analyze(midgame(name, 1), Limits(iterations=50, seed=1), settings=settings_for(midgame(name, 1), evaluation="model")).iterations == 50
     positions = self_play_positions(name, 2, 1, 9, play_iterations=8, per_game=2)
     samples = label_positions(name, positions, 20, 9)
     assert len(samples) == 2 * len(positions) == 4
@@ -293,10 +296,10 @@ def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str)
     for players in range(max(2, game.min_players), game.max_players + 1):
         state = midgame(name, 3, players=players)
         uses_model = players in MODEL_DEFAULT.get(name, ())
-        assert game.search_value_model(players) or not uses_model
+        assert game.search_settings(players).value_model or not uses_model
         default = comparable(analyze(state, Limits(iterations=300, seed=5)))
-        playout = comparable(analyze(state, Limits(iterations=300, seed=5, evaluation="playout")))
-        with_model = analyze(state, Limits(iterations=300, seed=5, evaluation="model"))
+        playout = comparable(analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, evaluation="playout")))
+        with_model = analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, evaluation="model"))
         assert with_model.iterations == 300 and with_model.moves
         assert default == (comparable(with_model) if uses_model else playout)
         assert comparable(with_model) != playout, f"{name}, {players} seats: the model changed nothing"
@@ -313,5 +316,5 @@ def test_the_cut_is_the_games_per_seat_count_else_the_model_files() -> None:
         expected = model.eval_plies if cut is None else cut
         state = midgame(name, 3, players=players)
         default = comparable(analyze(state, Limits(iterations=300, seed=5)))
-        assert default == comparable(analyze(state, Limits(iterations=300, seed=5, eval_plies=expected)))
-        assert default != comparable(analyze(state, Limits(iterations=300, seed=5, eval_plies=expected + 7)))
+        assert default == comparable(analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected)))
+        assert default != comparable(analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected + 7)))

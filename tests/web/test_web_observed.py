@@ -21,7 +21,6 @@ pytest.importorskip("connectrpc", reason="the web front door needs the web extra
 from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.service import AdvisorServicer  # noqa: E402
 from hortus.server.web import WebOptions, WebServer, start_web  # noqa: E402
-from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 
 SLOW_S = 3.0
 
