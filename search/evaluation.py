@@ -10,7 +10,7 @@ File format (``value_model.json``, JSON, versioned and checksummed): ``format`` 
 ``"hortus-value-model"``, ``version`` = 1, ``game``, ``features`` (the kernel's feature count),
 ``hidden`` (0 = linear), ``w1`` (hidden x features), ``b1`` (hidden), ``w2`` (hidden, or
 features when linear), ``b2``, ``eval_plies`` (decisions played out before the model scores
-the state, 0 = at the new leaf), ``default`` (whether ``Limits(evaluation="default")`` uses
+the state, 0 = at the new leaf), ``default`` (whether ``SearchSettings(evaluation="default")`` uses
 the model: only for games where it won at equal time), optionally ``points_w`` (features) and
 ``points_b``, a linear head estimating a seat's expected final points from the same features
 (the search reports it as the expected points of a playout it cut, where the points so far are
