@@ -143,7 +143,7 @@ def extensions() -> list[Extension]:
 
     # HORTUS_DEBUG=1: bounds-checked Cython and gcc's AddressSanitizer (run under
     # LD_PRELOAD=libasan.so). HORTUS_DEBUG=fuzz: the same built with clang and libFuzzer's
-    # coverage instrumentation, for tests/fuzz/run_asan_fuzz.sh (see README, Reliability).
+    # coverage instrumentation, for tests/fuzz/run_asan_fuzz.sh (docs/service/operations.md, "Reliability").
     mode = os.environ.get("HORTUS_DEBUG", "")
     debug = mode in ("1", "fuzz")
     if mode == "fuzz":

@@ -61,13 +61,13 @@ ctypedef struct GameKernel:
     # every legal action, and the public surface never sees this list.
     int (*search_actions)(const uint8_t* s, int32_t* out) noexcept nogil
     # Optional (NULL = no learned evaluation): `num_features` numbers describing the state
-    # from `seat`'s side, written to `out`, for the game's value model (issue 16: leaves are
+    # from `seat`'s side, written to `out`, for the game's value model (leaves are
     # evaluated on determinized states, so the features may read the whole buffer). Cheap:
     # it runs once per seat at every evaluated leaf. Returns num_features.
     int num_features
     int (*features)(const uint8_t* s, int seat, double* out) noexcept nogil
     # Optional (NULL = rollout_action): the playout policy of the frozen baseline search
-    # (issue 16's `mcts-base`, Search.run(baseline_playout=True)). A game whose rollout_action
+    # (`mcts-base`, Search.run(baseline_playout=True)). A game whose rollout_action
     # has changed since the baseline was frozen keeps the old policy here, so the yardstick
     # every change is measured against plays as it always did.
     int32_t (*baseline_rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil

@@ -314,7 +314,7 @@ cdef class Search:
         """Keep the subtree reached from the root by the decisions `actions` (in order; chance
         events are not in the tree) as the whole tree of `new_root`, the position those
         decisions led to, and drop the rest: a later run() continues it (tree reuse across
-        consecutive decisions of one seat, issue 16). Returns False, changing nothing, when a
+        consecutive decisions of one seat). Returns False, changing nothing, when a
         decision is not in the tree or `new_root` is not the observer's decision.
 
         The caller vouches that `new_root` is where `actions` lead from the root in the
@@ -542,7 +542,7 @@ cdef class Search:
                     break
                 k.apply(s, self.legal[rng_below(rng, n)])
 
-        # Reward vector: win share plus a bounded score-margin term (see search/README).
+        # Reward vector: win share plus a bounded score-margin term (hortus.search, "Search reward"; docs/search.md).
         for i in range(self.players):
             win[i] = 0.0
             pts[i] = 0.0
@@ -551,7 +551,7 @@ cdef class Search:
         k.scores(s, pts)
         if cut:
             # The reward's margin term keeps the points so far (`banked`), as when it was
-            # measured (issue 16); the statistics get the model's estimate of the final points
+            # measured; the statistics get the model's estimate of the final points
             # where it has a points head, so the expected points a hint reports are final.
             memcpy(banked, pts, self.players * sizeof(double))
             margin_pts = banked
@@ -588,8 +588,7 @@ cdef class Search:
         Why: where a seat makes several decisions in a row (a turn of many actions), the mean
         of a move searched little is dragged down because its later decisions in the turn are
         still made by the playout policy, while the move searched most has them searched. The
-        first move to get a deep subtree then locks the search in (the README's round 4 of
-        issue 16 has the measured case: 0.47 for the move searched 90,541 times against 0.22
+        first move to get a deep subtree then locks the search in (measured: 0.47 for the move searched 90,541 times against 0.22
         for one searched 1,138 times, and with another seed the reverse). Its best
         continuation is what the seat will actually play. The visit floor keeps a barely
         tried continuation's lucky mean from counting."""

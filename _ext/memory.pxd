@@ -28,7 +28,7 @@ cdef inline void* alloc_own_lines(size_t size) noexcept nogil:
 # threshold was still carved from the heap whenever a free chunk or the heap's top could hold
 # it (glibc maps a block only when neither can): after a larger search, or with the top grown
 # by small frees, a server's later trees lived in its heap and the holes they left were never
-# returned (issue 8; tune_malloc in hortus.server.app narrowed that but could not rule it out:
+# returned (tune_malloc in hortus.server.app narrowed that but could not rule it out:
 # a CI run still saw a whole tree in the heap). Linux grows a mapping with mremap, without
 # copying; other systems, and builds under AddressSanitizer, keep malloc/realloc.
 cdef extern from *:

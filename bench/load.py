@@ -18,7 +18,7 @@ The warm-up first sweeps every RPC of the mix on a position of every game from s
 connections at once (so that each server process sees each, whatever the kernel's spread of
 connections), retrying a refused search until it runs, then runs the mix for --warmup seconds:
 the baseline is taken with every code path, game and buffer already used.
-Hostile traffic (issue 15) is mixed in: malformed request bytes (a string field holding invalid
+Hostile traffic is mixed in: malformed request bytes (a string field holding invalid
 UTF-8, a truncated message, random bytes that the request type cannot parse) sent to every
 RPC, a batch with a malformed message in its middle, and batches whose positions' budgets far
 exceed the call's deadline. Malformed calls must end INVALID_ARGUMENT (or RESOURCE_EXHAUSTED);
@@ -32,7 +32,7 @@ Target (issues 8 and 15): no status other than OK, RESOURCE_EXHAUSTED, the clien
 cancels and, for malformed bytes, INVALID_ARGUMENT; no deadline miss; memory after the run
 within 10% of memory after the warm-up.
 
-The web port (issue 17): ``--transport connect`` runs the same mix against the server's web
+The web port: ``--transport connect`` runs the same mix against the server's web
 port instead, the clients taking turns at Connect JSON, Connect binary and gRPC-Web (the
 official ``connectrpc`` client, one HTTP/1.1 connection pool each); ``--transport both`` makes
 every other client a gRPC one, so both ports load one server (and its one admission control)

@@ -1,4 +1,4 @@
-"""Playout policy against playout policy (issue 16 screening): every seat plays its kernel's
+"""Playout policy against playout policy (a cheap screen): every seat plays its kernel's
 rollout_action directly, no search; one seat the current policy, the others the frozen
 baseline's (baseline_rollout_action, the same policy where a game has not changed it), seats
 rotated. Prints the current seat's win share (the game's returns: ties split as its rules say)

@@ -1,4 +1,4 @@
-"""Game review throughput: a 60-decision Botanik game reviewed through gRPC (issue 20 target:
+"""Game review throughput: a 60-decision Botanik game reviewed through gRPC (target:
 <= 15 s at 2,000 iterations per decision on one core).
 
     python bench/review.py [--decisions 60] [--iterations 2000] [--repeats 3] [--cores 1 2]

@@ -12,7 +12,7 @@
    (searches release the GIL) for comparison. Scaling needs idle cores: the 1-minute load
    average is printed beside each figure (other work on the machine makes the ratio ~1).
 
-4. The answer cache (issue 20): ``SuggestMove`` and ``RankMoves`` through gRPC, each request
+4. The answer cache: ``SuggestMove`` and ``RankMoves`` through gRPC, each request
    sent twice in a row: the first is a miss (searched, then stored), the second a hit (the
    stored answer); hits and misses side by side in one run (target: a hit <= 1 ms at p50).
 

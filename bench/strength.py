@@ -12,7 +12,7 @@ differences from level 1 = 0; --write-elo stores them in hortus/search/levels_el
 --level-pairs N ... replays only the pairs "level N vs level N-1" and keeps the other gaps of
 the stored table (the levels above N move by the change of N's gap).
 
-Yardsticks of issue 16 (each replaces the matches above when given):
+Yardsticks (each replaces the matches above when given):
 
     python bench/strength.py --ends [--end-levels 4 6 8] [--end-seats 2 4] [--games 10]
     python bench/strength.py --equal-time [--bot mcts:100ms] [--base mcts-base:100ms] [--games 200]

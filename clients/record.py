@@ -244,7 +244,7 @@ class ReviewThresholds:
 @dataclass(frozen=True)
 class SeatReview:
     """One seat's summary: label counts and mean losses over its unforced decisions, and its
-    accuracy in % (lichess's move-accuracy curve, see the README)."""
+    accuracy in % (lichess's move-accuracy curve, docs/search.md)."""
 
     seat: int
     decisions: int

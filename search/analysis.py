@@ -312,7 +312,7 @@ def analyze(
 @dataclass
 class SearchTrees:
     """The trees of a streamed analysis (one per thread), kept so that a later
-    :func:`analyze_stream` continues them (issue 20: ``Analyze.continue_from``).
+    :func:`analyze_stream` continues them (``Analyze.continue_from``).
 
     They were grown from ``seat``'s information set at the position whose bytes are
     ``position`` with ``limits`` (seed, threads, what-if constraints) and ``settings``; a
@@ -364,7 +364,7 @@ class SearchTrees:
         chance event and no new information. None otherwise (then do not use these trees
         again: another thread's tree may already be cut). The seat's
         next search then continues the subtree instead of starting empty (tree reuse across
-        one seat's consecutive decisions, issue 16); the trees change in place."""
+        one seat's consecutive decisions); the trees change in place."""
         if after.current_player != self.seat or before.encode() != self.position:
             return None
         expected = before.clone()

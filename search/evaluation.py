@@ -1,4 +1,4 @@
-"""Learned leaf evaluation (issue 16): a game's value model, loaded from the small file beside
+"""Learned leaf evaluation: a game's value model, loaded from the small file beside
 its ``components.toml`` and handed to the compiled search.
 
 A model maps the game's features of a position from one seat's side (the kernel's optional

@@ -297,7 +297,7 @@ def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOL
       raises the threshold to the size of every mapped block freed, up to 32 MiB, so after
       one large block later ones are carved out of the heap between gRPC's and Python's small
       blocks, and the holes they leave are not given back: +16% RSS over 60 s of
-      bench/load.py after the warm-up, against +1% with the threshold fixed (README,
+      bench/load.py after the warm-up, against +1% with the threshold fixed (docs/service/operations.md,
       Reliability), when node arenas still came from malloc.
     * A fixed trim threshold (as ``MALLOC_TRIM_THRESHOLD_``), then one ``malloc_trim``: glibc
       serves a large block from the free top of the heap before it considers a mapping, and

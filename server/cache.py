@@ -1,4 +1,4 @@
-"""Cached answers (issue 20 item 3): a bounded, in-memory LRU of serialized responses.
+"""Cached answers: a bounded, in-memory LRU of serialized responses.
 
 A search with an iteration budget is deterministic (same position, budget, seed, threads,
 constraints and options on the same engine and server configuration give the same answer), so

@@ -1,6 +1,6 @@
-"""Kept analyses (issue 20 item 3, ``Analyze.continue_from``): the search trees of finished
+"""Kept analyses (``Analyze.continue_from``): the search trees of finished
 ``Analyze`` calls, kept for a while so that the caller can continue one, and the tokens that
-name them. ``SuggestMove.continue_from`` (issue 16) keeps its trees here too: the subtree of the
+name them. ``SuggestMove.continue_from`` keeps its trees here too: the subtree of the
 suggested move, for the same seat's next decision.
 
 A token is issued when an ``Analyze`` call starts and sent in each of its updates

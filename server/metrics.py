@@ -9,7 +9,7 @@ Exported, per server process:
   wall-clock search seconds, so ``rate(iterations) / rate(seconds)`` is iterations per second;
 * ``hortus_search_iterations_per_second``: histogram of each search's own rate;
 * ``hortus_answer_cache_hits_total`` / ``hortus_answer_cache_misses_total``: requests answered
-  from the answer cache (issue 20 item 3), and cacheable requests that were not;
+  from the answer cache, and cacheable requests that were not;
   ``hortus_answer_cache_bytes`` / ``hortus_answer_cache_entries``: what it holds now;
 * ``hortus_kept_analyses`` / ``hortus_kept_analyses_bytes``: ``Analyze`` trees kept for
   ``continue_from`` and their memory.

@@ -471,7 +471,7 @@ class ServicerCore:
             handle.cancel()
         return self._run(method, state, budget, handle, context, max_moves=max_moves)
 
-    # --- the answer cache (issue 20 item 3) ----------------------------------------------
+    # --- the answer cache ----------------------------------------------
     @staticmethod
     def _draws_possible(context: grpc.ServicerContext) -> bool:
         """Whether a hint's draw measurement can happen at all within the call's deadline:

@@ -1,7 +1,7 @@
 """The web front door: Connect (JSON and binary) and gRPC-Web for browsers, beside the native
 gRPC port, around the **same** ``AdvisorServicer`` (``hortus serve --web-address``).
 
-Why this shape (issue 17):
+Why this shape:
 
 * ``connectrpc`` (the official Connect for Python) generates an ASGI application from
   ``advisor.proto`` (``hortus/v1/advisor_connect.py``, made at build time by setup.py). Its

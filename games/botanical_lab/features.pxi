@@ -1,4 +1,4 @@
-# Value-model features of a Botanical Lab position from one seat's side (issue 16; the kernel
+# Value-model features of a Botanical Lab position from one seat's side (the kernel
 # contract's optional `features` slot). Included by kernel.pyx. Leaves are evaluated on
 # determinized states, so every field may be read. Scaled to about [0, 1].
 cdef enum:

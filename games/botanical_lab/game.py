@@ -42,7 +42,7 @@ BREED_NAMES = tuple(b.name for b in COMPONENTS.breeds)
 
 
 def _kind_names() -> tuple[str, ...]:
-    """Card names for people (issue 14 section 4: one name per breed): a seed or fertilizer
+    """Card names for people (one name per breed): a seed or fertilizer
     is named by the words of its breeds ("circle seed", "circle-triangle fertilizer"), never by
     breed digits or symbols; other cards keep their data name. Data names stay where two kinds
     would share a name."""
@@ -97,7 +97,7 @@ def _context_free_notation() -> dict[int, str]:
 
 NOTATION = _context_free_notation()
 TURN_FIELDS = ("acquired", "spent", "growth_breeds", "growth_pending")
-# Search-only order memory that older views carried in "turn" (issue 14: no longer part of a
+# Search-only order memory that older views carried in "turn" (no longer part of a
 # position); still accepted in a view, as integers in their old ranges, and ignored.
 OBSOLETE_TURN_FIELDS = {"experiment_floor": 255, "acquire_floor": 255, "seed_floor": 255, "late_skill": 1}
 POTENTIAL = {SPACE_PREPARED: 0.2, SPACE_LEAF: 0.35, SPACE_FLOWER: 0.5, SPACE_PICKED: 0.5}
@@ -342,7 +342,7 @@ class BotanicalLabGame(Game):
     def render(self, state: State, seat: int | None = None) -> str:
         """The board by rooms with row and column labels, every breed named by its word (as in
         the notation), stock costs, plant VP and tracks, the turn's experiment total, and per seat
-        what `seat` may see (issue 14 sections 3 and 4)."""
+        what `seat` may see."""
         d = core_dict(state)
         n = d["players"]
         mover = state.current_player
@@ -481,7 +481,7 @@ def _space_text(d: Mapping[str, Any], s: int) -> str:
 def _seed_set_text(d: Mapping[str, Any], p: int, seat: int | None) -> str:
     """'N with seed sets' for seat p as `seat` may know it. With seed_set_scope=piles_only the
     hand does not count, and which of p's unseen cards are in its hand rather than its draw pile
-    is hidden from the other seats (issue 14 section 3): they get the range over every hand
+    is hidden from the other seats: they get the range over every hand
     consistent with what they see (the known cards always in it)."""
     vp = d["vp"][p]
     piles_only = bool(d["seed_set_scope"])

@@ -66,7 +66,7 @@ ctypedef struct LabCore:
     uint8_t draw[4][20]        #   draw pile (a multiset: its order is unknown to everyone)
     uint8_t discard[4][20]     #   discard pile (public, A15)
     uint8_t play[4][20]        #   play area of this turn
-    uint8_t known[4][20]       # cards every seat knows are in that hand (section 4, issue 14):
+    uint8_t known[4][20]       # cards every seat knows are in that hand (section 4):
                                #   the whole hand once the draw pile ran dry into it (its union
                                #   with the hand is public), plus cards kept from a typed
                                #   skill's public reveal (A4); a played card of the kind lowers

@@ -6,11 +6,11 @@ cultivation, LO observation, LX plant death, LY documentation, LE end, A# resolu
 plant and room data come from components.toml, copied into the static tables below by
 ``load_components``.
 
-legal_actions lists every rule-legal decision, in any order a player may make them (issue 14);
+legal_actions lists every rule-legal decision, in any order a player may make them;
 search_actions is the canonical subset the search and playouts expand (equivalent orders of
 commuting moves pruned), with its order memory kept after the serialized core (LabState) so
 that every order of the same moves encodes the same position; rollout_action draws from a
-list with dominated moves pruned as well (the legal list before issue 14).
+list with dominated moves pruned as well (the legal list before every rule-legal order was legal).
 
 Action ids (dense, < NUM_ACTIONS):
   END          0                      end the current phase (1, 2 or 3)
@@ -1192,7 +1192,7 @@ cdef bint room_is_useful(const LabCore* c, int room, uint32_t held) noexcept nog
 
 cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """The playout policy of 2026-12-01, kept unchanged as the frozen baseline's
-    (baseline_rollout_action, issue 16's `mcts-base`).
+    (baseline_rollout_action, `mcts-base`).
 
     A cheap, sensible playout: play experiments and skills, buy the dearest cards it can,
     prepare seeds before fertilizing, fertilize where most plants grow, move only towards a room
@@ -1200,7 +1200,7 @@ cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept no
     uniform so that playouts keep exploring.
 
     It draws from the policy list (LIST_POLICY: search_actions less dominated moves, the legal
-    list before issue 14), which is ascending, so each kind of action is one run of it (Phase 1: END,
+    list before every rule-legal order was legal), which is ascending, so each kind of action is one run of it (Phase 1: END,
     experiments, skills, acquisitions; Phase 2: END, skills, moves, seeds, fertilizers): a pool
     of one kind is picked from its run directly."""
     cdef const LabCore* c = <const LabCore*>buf
@@ -1212,7 +1212,7 @@ cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept no
     cdef uint32_t held
     if n == 1 and c.stage == STAGE_DEVELOP:
         # Only END in the canonical list, where Phase 1 used to end by itself before every
-        # legal order was offered (issue 14): no random draw, so playouts follow the same
+        # legal order was offered: no random draw, so playouts follow the same
         # random stream as before that change.
         return ACT_END
     if n <= 1 or rng_below(rng, 8) == 0:
@@ -1277,8 +1277,8 @@ cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept no
     return legal[rng_below(rng, n)]
 
 
-# Weights of the playout policy (issue 16), screened policy against policy (bench/policy_duel.py --game botanical_lab)
-# and in searches against mcts-base (README, Botanical Lab, "Playout policy").
+# Weights of the playout policy, screened policy against policy (bench/policy_duel.py --game botanical_lab)
+# and in searches against mcts-base (docs/games/botanical_lab.md).
 cdef double W_OWN_BLOOM = 1.0       # LP3: an own leaf that blooms, times its flower VP (observed this turn, LO2)
 cdef double W_OWN_SPROUT = 0.5      # LP3: an own prepared space that sprouts (a step towards a flower)
 cdef double W_OTHER_SPROUT = 0.25   # LP3: another seat's prepared space that sprouts (minus)
@@ -1418,7 +1418,7 @@ cdef inline bint take_best(double value, double floor, double* best, int* ties, 
 
 
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """The playout policy (issue 16): one ply of greedy play on the points the rules give, from
+    """The playout policy: one ply of greedy play on the points the rules give, from
     the policy list (LIST_POLICY, dominated moves pruned). One decision in UNIFORM_ONE_IN is
     uniform so that playouts keep exploring (one in 8, as the baseline's, screened worse in a
     search: 47.5% against 70.0% for one in 30, mcts:300 against mcts-base:300, 60 games); ties
@@ -1532,7 +1532,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     st.ordered = 0
 
 
-include "features.pxi"  # value-model features (issue 16)
+include "features.pxi"  # value-model features
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(LabState)

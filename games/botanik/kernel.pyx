@@ -978,8 +978,7 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
 
 
 cdef int32_t k_uniform_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """The playout policy of 2026-12-01, kept as the frozen baseline's (baseline_rollout_action,
-    issue 16) and as the current policy's uniform tenth: uniform over the legal actions, as
+    """The playout policy of 2026-12-01, kept as the frozen baseline's (baseline_rollout_action) and as the current policy's uniform tenth: uniform over the legal actions, as
     without a policy (the same pick of the same list for the same random number), but registry
     options are counted and machine placements drawn without listing them (they are most of a
     playout's cost)."""
@@ -1015,10 +1014,10 @@ cdef int32_t k_uniform_rollout_action(const uint8_t* buf, Rng* rng) noexcept nog
 
 
 
-# --- playout policy (issue 16) ----------------------------------------------------------------
+# --- playout policy ----------------------------------------------------------------
 # Weights of the policy's scores. Every option's score is 4x its weighted sum plus NOISE_BITS
 # random bits (0..7, under two units), so equal and nearly equal options go either way.
-# Chosen by equal-time screens against mcts-base (README, Botanik).
+# Chosen by equal-time screens against mcts-base (docs/games/botanik.md).
 cdef enum:
     W_FREE_OWN = 10      # K-T4: per tile_value of an own side tile a centre placement frees
     W_FREE_OPP = 8       # K-T4: per tile_value of an opponent's side tile it frees (subtracted)
@@ -1079,7 +1078,7 @@ cdef int cell_score(const BotanikState* s, int p, int tile, int g, int occ, int 
 cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
     """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
     way), over every frontier cell and orientation. Scoring every one costs about as much as
-    scoring six uniformly drawn legal ones, and plays far better (README).
+    scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
 
     Per cell, what does not depend on the rotation is worked out once: the orientations whose
     pipes fit the neighbours (ROT_FIT), the components the cell's sides link (closure rule)
@@ -1239,7 +1238,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
-include "features.pxi"  # value-model features (issue 16)
+include "features.pxi"  # value-model features
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanikState)

@@ -1,4 +1,4 @@
-# Value-model features of a Botanists position from one seat's side (issue 16; the kernel
+# Value-model features of a Botanists position from one seat's side (the kernel
 # contract's optional `features` slot). Included by kernel.pyx. Leaves are evaluated on
 # determinized states, so every field may be read. Scaled to about [0, 1].
 #
@@ -6,7 +6,7 @@
 # after the last) and with blue's +3: inside a round it does not see the orders fulfilled
 # (SC1, 5 each, banked at the phase), the leftovers (SC3 -2 each, SC2 +7 for none), the column
 # bonus (SC4) nor the end penalties (E1 -T(withered), E2 -5 per unfulfilled personal order).
-# A model over banked points alone steered the search away from all of these (issue 16: 0%
+# A model over banked points alone steered the search away from all of these (0%
 # against mcts-base at plies 0). So each seat's score is projected as if the game ended now,
 # with every pending scoring rule applied, and the parts that may still change (leftovers,
 # withered tiles, personal orders and how close the tiles held are to them, the column bonus

@@ -248,7 +248,7 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
             OUTER |= (<uint32_t>1) << cell
         if (r0 == 0 or r0 == 4) and (c0 == 0 or c0 == 4):
             CORNERS |= (<uint32_t>1) << cell
-        # A13 outer_is_step1 + A14 straight2 (issue 14): entering is a step from beside the
+        # A13 outer_is_step1 + A14 straight2: entering is a step from beside the
         # market in any of the 8 directions, orthogonal or diagonal, whose previous cell lies
         # off the market; the second step keeps that direction.
         for d in range(8):
@@ -299,7 +299,7 @@ cdef inline bint is_held(const BotanistsCore* c, int k) noexcept nogil:
 cdef void reshuffle_cards(BotanistsCore* c) noexcept nogil:
     """A10: the market-card discard pile becomes the deck. Every card then in a hand is known
     to every seat not to be in the new deck (the deck is exactly the public discard pile), so
-    it is marked held until it leaves the hands (hidden-information audit, issue 14)."""
+    it is marked held until it leaves the hands (hidden-information audit)."""
     cdef int held[N_CARDS]
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int i, n = list2(ca.cards[<int>CARD_DISCARD][0], ca.cards[<int>CARD_DISCARD][1], held, N_CARDS)
@@ -2063,7 +2063,7 @@ cdef inline int open_before_personal(int32_t* acts, int n) noexcept nogil:
 
 cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """The playout policy of 2026-12-01, kept unchanged as the frozen baseline's
-    (baseline_rollout_action, issue 16's `mcts-base`), and the current policy's fallback for
+    (baseline_rollout_action, `mcts-base`), and the current policy's fallback for
     the choices it does not weigh. Uniform over legal actions except that nine times in ten it
     plays the obvious choice: a matching tile face up (own or Helper), an order fulfilled when
     one can be, a purchase rather than a tend, nothing kept at a scoring phase. Uniform
@@ -2091,7 +2091,7 @@ cdef int32_t k_baseline_rollout_action(const uint8_t* buf, Rng* rng) noexcept no
     return legal[rng_below(rng, n)]
 
 
-# --- playout policy (issue 16): one-ply greedy on the points the scoring rules give ----------
+# --- playout policy: one-ply greedy on the points the scoring rules give ----------
 # A choice is worth, in half points, what the rules give for it by the end of the turn: the
 # tile planted (P5: face up on its sign keeps the land clean; face down adds a withered tile,
 # E1's next step of -1, -2, -3..., loses the column bonus SC4 if the column was still clean,
@@ -2287,7 +2287,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     O2/SC1/E2, minus what stays, SC2/SC3), ties drawn at random; one candidate is played
     without valuing. -1 = no such pair (the baseline's choice then).
 
-    Why only those pairs (README, Botanists, attempt 2): valuing every pair made as good a
+    Why only those pairs (docs/games/botanists.md): valuing every pair made as good a
     policy but ran at 0.47x the baseline's iterations per second; these ~9 pairs run at 0.72x
     and keep its judgement (99.6% against the old policy in policy-only play, 31.5 points a
     game), which the orders (the last row of attempt 2's table) provide."""
@@ -2459,13 +2459,13 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
 
 
 # Seat counts (bit n = n seats) that play out with the policy below: those where it was
-# measured to win at equal time with the rest of the default search (issue 16, round 7: 2-4
+# measured to win at equal time with the rest of the default search (2-4
 # seats, with the value model and turn_max). Solo playouts keep the baseline's policy.
 cdef enum:
     POLICY_SEATS = (1 << 2) | (1 << 3) | (1 << 4)
 
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    """Playout policy (issue 16), the moves a competent player makes at the choices that
+    """Playout policy, the moves a competent player makes at the choices that
     score: a destination where a card in hand collects the flower the next space asks for,
     the one whose leftover tiles fulfil the orders worth most (G3/P1, greedy_start); the card whose purchase is worth most on the points the rules give
     (P3, greedy_card: one-ply greedy on purchase_value); the matching tile face up, else the
@@ -2501,7 +2501,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     return a
 
 
-include "features.pxi"  # value-model features (issue 16)
+include "features.pxi"  # value-model features
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanistsState)

@@ -1306,7 +1306,7 @@ cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rn
     return best
 
 
-include "features.pxi"  # value-model features (issue 16)
+include "features.pxi"  # value-model features
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(WarState)

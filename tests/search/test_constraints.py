@@ -1,4 +1,4 @@
-"""What-if constraints (issue 20 item 2, KataGo's allowMoves/avoidMoves): the root searches and
+"""What-if constraints (KataGo's allowMoves/avoidMoves): the root searches and
 ranks only the allowed moves, minus the avoided ones, through every layer: the search, the gRPC
 service, the Python client and the CLI."""
 

@@ -1,4 +1,4 @@
-"""bench/hints.py (issue 16's hint yardstick): its per-position records (`--details`) are the
+"""bench/hints.py (the hint yardstick): its per-position records (`--details`) are the
 figures' own data: the agreement and regrets of the table are those of the records."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""bench/policy_duel.py (issue 16's cheap screen of a playout policy): it runs, prints a table
+"""bench/policy_duel.py (the cheap screen of a playout policy): it runs, prints a table
 and JSON, and tells a changed policy from an unchanged one."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def duel(*args: str) -> dict[str, float]:
 
 def test_a_changed_policy_beats_its_baseline_and_an_unchanged_one_does_not() -> None:
     lab = duel("--game", "botanical_lab", "--games", "200", "--seed", "3")
-    assert lab["games"] == 200 and lab["ci_low"] > 0.6   # Lab's policy of issue 16 (92% over 3,000)
+    assert lab["games"] == 200 and lab["ci_low"] > 0.6   # Lab's policy (92% over 3,000)
     same = duel("--game", "war_of_the_posies", "--games", "200", "--seed", "3")
     assert same["ci_low"] < 0.5 < same["ci_high"]        # War has no baseline policy of its own: a coin
 

@@ -1,4 +1,4 @@
-"""Strength by rating (issue 20 item 4): ``SuggestMove.target_elo`` on each game's measured Elo
+"""Strength by rating: ``SuggestMove.target_elo`` on each game's measured Elo
 scale (level 1 = 0), the budget interpolated log-linearly between adjacent levels."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 16 search candidates: tree reuse across one seat's consecutive decisions
+"""Search candidates: tree reuse across one seat's consecutive decisions
 (``Search.advance``, ``SearchTrees.follow``, bot option ``reuse``) and expansion by the playout
 policy's choice (``Limits.expansion_policy``, bot option ``expand=policy``)."""
 

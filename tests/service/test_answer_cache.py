@@ -1,4 +1,4 @@
-"""Cached answers (issue 20 item 3): identical deterministic requests are answered from a
+"""Cached answers: identical deterministic requests are answered from a
 bounded LRU of serialized responses; a cached answer equals a recomputed one byte for byte."""
 
 from __future__ import annotations

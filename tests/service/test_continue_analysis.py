@@ -1,4 +1,4 @@
-"""Analyze continue_from (issue 20 item 3): a second Analyze with the first one's continuation
+"""Analyze continue_from: a second Analyze with the first one's continuation
 token goes on with its search trees (more iterations, the same tree), in the server process
 that kept them; unknown, used, expired or foreign tokens are NOT_FOUND naming the field; a
 token for another position or other search settings is INVALID_ARGUMENT."""

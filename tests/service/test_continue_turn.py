@@ -1,4 +1,4 @@
-"""SuggestMove continue_from (issue 16, tree reuse in the service): an AI opponent that makes
+"""SuggestMove continue_from (tree reuse in the service): an AI opponent that makes
 several decisions in a row continues its own turn. A SuggestMove whose move leads straight to
 the same seat's next decision answers a `continuation` token; the next SuggestMove of exactly
 that position with `continue_from` = the token goes on with the move's subtree (deterministic,

@@ -1,4 +1,4 @@
-"""Fault tests (fast variants of issue 8's load and fault scenarios), beyond the single-call
+"""Fault tests (fast variants of the load and fault scenarios), beyond the single-call
 cases of test_service*.py and test_scale_out.py:
 
 * clients cancelling in bulk in the middle of their searches (unary, Analyze and a batch at
@@ -431,7 +431,7 @@ def node_arena_after_a_larger_search(tuning: str) -> dict[str, Any]:
                     reason="node arenas are mappings on Linux; the heap is prepared as glibc's")
 @pytest.mark.parametrize("tuning", ["on", "off"])
 def test_a_search_gives_its_node_arena_back_to_the_system(tuning: str) -> None:
-    """Load memory (issue 8): a node arena left to malloc was carved from the heap whenever a
+    """Load memory: a node arena left to malloc was carved from the heap whenever a
     free chunk or the heap's top could hold it (after one larger search, say), and the holes
     it left were never returned (+16% RSS in bench/load.py). tune_malloc narrowed that but a CI
     run still saw a whole tree in the heap, so a large arena is now a mapping of its own

@@ -495,7 +495,7 @@ def test_capacity_and_cancellation() -> None:
             seeds = iter(range(1, 10**6))
 
             def short() -> pb.SuggestMoveRequest:
-                """A short search never asked before: the answer cache (issue 20) cannot answer it."""
+                """A short search never asked before: the answer cache cannot answer it."""
                 return pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=50, seed=next(seeds)))
 
             future = stub.SuggestMove.future(long, timeout=30)

@@ -1,4 +1,4 @@
-"""Issue 15: what a hostile audit of ``hortus serve`` found, each case as a test.
+"""What a hostile audit of ``hortus serve`` found, each case as a test.
 
 1. every batch position accepted is answered before the call's deadline, whatever the load;
 2. malformed protobuf bytes are INVALID_ARGUMENT with a BadRequest on every RPC, logged at

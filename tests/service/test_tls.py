@@ -166,7 +166,7 @@ def test_access_log_as_json_lines() -> None:
     assert all(r["logger"] == "hortus.access" and r["ms"] >= 0 and r["peer"] for r in records)
 
 
-# --- issue 15.9: TLS errors say what is wrong ----------------------------------------------------------
+# --- TLS errors say what is wrong ----------------------------------------------------------
 def test_a_key_that_does_not_match_the_certificate_is_named(pki: dict[str, bytes], tmp_path: Path) -> None:
     import sys
 

@@ -1,4 +1,4 @@
-"""Learned evaluation (issue 16): the frozen baseline bot, the value-model file (validated on
+"""Learned evaluation: the frozen baseline bot, the value-model file (validated on
 load), the compiled leaf evaluation (determinism, fairness, playout behaviour kept when off) and
 the training code on tiny data. No torch: numpy only."""
 
@@ -272,15 +272,15 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
     assert "points_w" in json.loads(paths[0].read_text())
 
 
-# Where a game's model is its default evaluation, and at which seat counts (issue 16).
+# Where a game's model is its default evaluation, and at which seat counts.
 MODEL_DEFAULT = {"botanists": (2, 3, 4), "botanik": (2,)}
 
 
 @pytest.mark.parametrize("name", MULTI)
 def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str) -> None:
-    """One model file per game beside its components.toml (issue 16), validated on load (size,
+    """One model file per game beside its components.toml, validated on load (size,
     checksum, shape for the game's features), made by the training command it records. Only
-    Botanists' (at 2-4 seats, README, Botanists, round 7) and Botanik's (round 8) won at equal
+    Botanists' (at 2-4 seats) and Botanik's won at equal
     time: their files say ``default: true`` and "default" is the "model" analysis there; every
     other game and seat count says or gets playouts, so "default" is the "playout" analysis."""
     game = games.get(name)
@@ -306,7 +306,7 @@ def test_every_game_ships_a_valid_model_its_default_only_where_it_won(name: str)
 
 
 def test_the_cut_is_the_games_per_seat_count_else_the_model_files() -> None:
-    """Botanists cuts its playouts after 20 decisions at 2 seats (issue 16, round 11), after
+    """Botanists cuts its playouts after 20 decisions at 2 seats, after
     the model file's 40 at 3-4 seats; an explicit Limits.eval_plies overrides both, and a game
     that does not set it (Botanik) uses its file's."""
     for name, players, cut in (("botanists", 2, 20), ("botanists", 4, None), ("botanik", 2, None)):

@@ -1,4 +1,4 @@
-"""The web page at / of the web port (issue 18), in a real browser: Debian's chromium driven by
+"""The web page at / of the web port, in a real browser: Debian's chromium driven by
 playwright (``executable_path``, no browser download). For every game: open it from a link,
 play moves by clicking the picture, ask for a hint, start and stop an analysis, and let the AI
 finish a late position at level 1, checking the final scores shown against the engine's.

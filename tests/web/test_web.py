@@ -1,4 +1,4 @@
-"""The web front door (issue 17): Connect (JSON, binary) and gRPC-Web around the same servicer
+"""The web front door: Connect (JSON, binary) and gRPC-Web around the same servicer
 as the gRPC port, in-process on free ports: the same answers, codes and google.rpc details,
 deadlines, cancellation, the server-streaming batch, CORS, static files and the CLI."""
 

@@ -1,4 +1,4 @@
-"""Botanical Lab's playout policy (issue 16): the frozen baseline search keeps the policy of
+"""Botanical Lab's playout policy: the frozen baseline search keeps the policy of
 2026-12-01 (the kernel's baseline_rollout_action), the current policy is always legal and
 deterministic given its seed, and it plays the obvious moves the rules reward (LP1 with LO1,
 LP2 with LP3, A7)."""

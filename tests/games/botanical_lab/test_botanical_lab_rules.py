@@ -55,7 +55,7 @@ def test_lt1_rulebook_observation_example_is_15_points() -> None:
 
 
 def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
-    """Issue 14: after observing one flower another own flower can still be observed, whatever
+    """After observing one flower another own flower can still be observed, whatever
     the order; the search alone takes them in ascending order (the result is the same)."""
     s = position(stage="observation", rooms={RED: R2}, board={
         "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
@@ -819,7 +819,7 @@ def test_hortus_play_in_the_terminal(monkeypatch: pytest.MonkeyPatch, capsys: py
     assert "You play:" in out
 
 
-# --- issue 14 section 1: every rule-legal move, in any order ---------------------------------------
+# --- every rule-legal move, in any order ---------------------------------------
 
 def fresh(state: games.State) -> games.State:
     """The same position with no search memory (as a client sends it: encoded bytes)."""
@@ -1006,7 +1006,7 @@ def test_notation_round_trips_for_every_legal_action() -> None:
             assert s.parse_action(s.action_to_string(a)) == a
 
 
-# --- issue 14 section 2: public knowledge -------------------------------------------------------
+# --- public knowledge -------------------------------------------------------
 
 def test_a_draw_pile_run_dry_into_the_new_hand_is_known_to_everybody() -> None:
     """Phase 5: the hand goes face up to the discard pile and the whole draw pile (3 cards) goes
@@ -1068,7 +1068,7 @@ def test_fairness_holds_with_known_cards() -> None:
     assert results[0] == results[1] == results[2]
 
 
-# --- issue 14 sections 3 and 4: pictures ------------------------------------------------------------
+# --- pictures ------------------------------------------------------------
 
 def test_piles_only_seed_sets_of_another_seat_do_not_leak_its_hand() -> None:
     """seed_set_scope=piles_only: another seat's seed-set points depend on which of its unseen
@@ -1100,7 +1100,7 @@ def test_pictures_name_breeds_by_one_word_with_labels_costs_plant_vp_and_experim
     assert all(w in "".join(notations(s)) or True for w in lab.BREED_NAMES)
 
 
-# --- issue 15 item 5: contradictory views are rejected, naming the field ------------------------
+# --- contradictory views are rejected, naming the field ------------------------
 
 def view_of(seed: int) -> tuple[games.State, dict[str, object]]:
     s = random_positions(1, seed)[0]

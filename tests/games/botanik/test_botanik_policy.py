@@ -1,4 +1,4 @@
-"""Botanik's playout policy (issue 16): the frozen baseline search keeps the uniform sampler
+"""Botanik's playout policy: the frozen baseline search keeps the uniform sampler
 of 2026-12-01 (the kernel's baseline_rollout_action), the current policy is always legal and
 deterministic given its seed, and it plays the obvious moves the rules reward."""
 

@@ -309,7 +309,7 @@ def test_baseline_playout_policy_draws_placements_uniformly() -> None:
     assert all(abs(c - expected) <= 5 * (expected * (1 - p)) ** 0.5 for c in counts.values())
 
 
-# --- issue 14: every legal order, readable pictures, nothing hidden -------------------------
+# --- every legal order, readable pictures, nothing hidden -------------------------
 
 def two_exchanges(identical: bool, stop_at_seat1_choice: bool = False) -> games.State:
     """Seat 0 places a blue Gear on stack 1 and frees both seats' Meca-Botanists. Seat 0
@@ -475,7 +475,7 @@ def random_position(rng: random.Random) -> games.State:
 
 
 def test_nothing_hidden_and_nothing_differs_between_seats() -> None:
-    """Audit (issue 14 §2/§3): Botanik has no private information. Both seats see the same
+    """Audit: Botanik has no private information. Both seats see the same
     picture and the whole position; determinizing (any seed, any observer) changes nothing; the
     draw probabilities depend only on public tiles (65 minus every tile seen)."""
     g = games.get("botanik")
@@ -563,7 +563,7 @@ def check_every_order(s: games.State, rng: random.Random) -> int | None:
 
 
 def test_every_order_of_pending_items_reaches_the_same_position() -> None:
-    """Issue 14 conformance for Botanik: a seat's pending items commute. From random positions
+    """Conformance for Botanik: a seat's pending items commute. From random positions
     where a seat has two or more pending items, every order the rules allow with the same
     choices is accepted and reaches the same position."""
     g = games.get("botanik")
@@ -623,7 +623,7 @@ def test_search_subset_reaches_every_position() -> None:
             assert reachable(s, 2, True) == reachable(s, 2, False)
 
 
-# --- issue 15 item 5: a view that contradicts itself is refused, naming the field -------------
+# --- a view that contradicts itself is refused, naming the field -------------
 
 def _place_of(view: dict, tile: int) -> str:
     """The view field that lists `tile`."""
@@ -722,7 +722,7 @@ def test_contradictory_views_are_refused_naming_the_field(seed: int, kind: int) 
 
 def test_third_side_row_is_refused_through_a_structured_view() -> None:
     # The path a gRPC client takes: BotanikView with three `side` rows, the third holding a
-    # tile that is also on top (issue 15: it used to be ignored).
+    # tile that is also on top (it used to be ignored).
     from hortus.views import structured_to_view, view_to_structured
 
     s = random_positions(1, seed=5)[0]

@@ -1,7 +1,6 @@
-"""Botanists's frozen baseline (issue 16): `mcts-base` plays move for move as on 2026-12-01.
+"""Botanists's frozen baseline: `mcts-base` plays move for move as on 2026-12-01.
 
-Botanists's playout policy changed in issue 16's round 7 (README, Botanists, "Search,
-playout policy and value model"); the policy of 2026-12-01 stays the kernel's
+Botanists's playout policy has changed since (docs/games/botanists.md); the policy of 2026-12-01 stays the kernel's
 `baseline_rollout_action`, and this replay says that `mcts-base` still plays with it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Botanists value-model features (issue 16, attempt 3): the projected score is the banked score
+"""Botanists value-model features: the projected score is the banked score
 with every pending scoring rule applied (SC1-SC4 of this round's phase, then E1 and E2), checked
 against a Python reading of the rules on positions from seeded random play."""
 

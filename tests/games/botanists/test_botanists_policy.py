@@ -1,4 +1,4 @@
-"""Botanists's playout policy (issue 16): the search can still play out with the policy of
+"""Botanists's playout policy: the search can still play out with the policy of
 2026-12-01 (the kernel's baseline_rollout_action, which tests/test_botanists_baseline.py
 replays move for move), the current policy is always legal and
 deterministic given its seed, and it plays the moves the scoring rules reward (one-ply greedy:

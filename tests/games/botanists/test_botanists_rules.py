@@ -676,7 +676,7 @@ def test_played_through_the_service(players: int, steps: int) -> None:
         server.stop(0)
 
 
-# --- issue 14: every rule-legal move in any order; public knowledge exact --------------------------
+# --- every rule-legal move in any order; public knowledge exact --------------------------
 def test_t5_personal_order_may_be_fulfilled_before_the_open_one() -> None:
     """T5/P8: "one order from the open market and/or one personal order", in either order."""
     s = build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"], lands=[land("Bu")],
@@ -872,7 +872,7 @@ def test_every_order_of_commuting_moves_is_accepted_and_reaches_one_position() -
     assert groups >= 5
 
 
-# --- issue 14 section 4: the text picture, for a person who knows the game -----------------------
+# --- the text picture, for a person who knows the game -----------------------
 def test_render_draws_the_cards_in_hand_with_their_highlight() -> None:
     s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"],
               hands=[["L-b/2", "T-right/0"], ["O/2", "O/3"]])

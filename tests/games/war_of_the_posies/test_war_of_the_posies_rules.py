@@ -363,7 +363,7 @@ def test_wt15_a_composted_expedition_no_longer_scores() -> None:
 
 
 def test_a_choice_with_nothing_left_to_pick_is_not_asked() -> None:
-    """Issue 14: after a pick empties the hand, "stop" alone is not a decision."""
+    """After a pick empties the hand, "stop" alone is not a decision."""
     s = position(hands={0: {"Compost Heap": 1, "Amazon Expedition": 1}})
     s.apply_text("play Compost Heap")                      # COIN 1; COMPOST_HAND 2
     s.apply_text("compost Amazon Expedition from hand")    # 1 pick left, the hand is empty
@@ -453,7 +453,7 @@ def test_plant_into_a_garden_feature_bought_this_turn() -> None:
 
 
 def test_coin_only_plays_are_legal_in_any_order() -> None:
-    """Issue 14 (WT1 "in any order"): after `play Basic Tools` the Red Starter is still
+    """WT1 "in any order": after `play Basic Tools` the Red Starter is still
     playable; both orders reach the same position, and the search expands every order."""
     hand = {"Red Starter": 1, "Basic Tools": 1, "Field Notes": 1}
     s = position(hands={0: hand})
@@ -485,7 +485,7 @@ def test_search_from_a_root_after_a_coin_only_play_offers_every_play() -> None:
 
 
 def test_identical_garden_feature_copies_are_each_selectable() -> None:
-    """Issue 14: Glasshouse #23 and #24 both in the row, two owned empty Topiary Walks: every
+    """Glasshouse #23 and #24 both in the row, two owned empty Topiary Walks: every
     copy is a legal target by its own number, for the search too."""
     s = position(hands={0: {"Yellow Starter": 1}}, coins=6,
                  gf_row=["Glasshouse", "Glasshouse", "Birdbath", "Trellis"],
@@ -503,7 +503,7 @@ def test_identical_garden_feature_copies_are_each_selectable() -> None:
 
 
 def test_owner_chooses_the_order_of_several_pending_when_completed_bonuses() -> None:
-    """Issue 14 (WG2 "during their next turn"): two Features completed by an opponent's
+    """WG2 "during their next turn": two Features completed by an opponent's
     poison; at the start of its turn the owner picks which bonus resolves first."""
     s = position(players=2, turn=1, hands={1: {"Red Starter": 1}}, discards={1: {"Seed Hunting": 1}},
                  gardens={1: [("Birdbath", ["Red Starter", "Oleander"]), ("Wishing Well", ["Blue Starter", "Foxglove"])]},
@@ -592,7 +592,7 @@ def _play(state: games.State, actions: list[int]) -> games.State | None:
 
 
 def test_every_allowed_permutation_of_a_turns_moves_reaches_the_same_position() -> None:
-    """Issue 14: from random positions, a random run of moves without chance between them;
+    """From random positions, a random run of moves without chance between them;
     every reordering the rules allow is accepted and ends in the same position (the rules'
     position: the coin-only memory aside). Every legal action's notation round-trips."""
     rng = random.Random(14)
@@ -643,7 +643,7 @@ def _reachable(root: games.State, depth: int, actions_of: str) -> set[tuple[Any,
 
 
 def test_search_subset_in_a_sampled_world_reaches_every_position_the_rules_allow() -> None:
-    """Issue 14: in worlds the search samples (where search_actions prunes), every position
+    """In worlds the search samples (where search_actions prunes), every position
     reachable through the legal moves within a few decisions is reachable through the subset,
     up to the copy numbers of identical Garden Features; the subset is never empty."""
     checked = 0
@@ -659,7 +659,7 @@ def test_search_subset_in_a_sampled_world_reaches_every_position_the_rules_allow
     assert checked > 20
 
 
-# --- issue 15 item 5: contradictory views are refused, naming the field -----------------------
+# --- contradictory views are refused, naming the field -----------------------
 
 def _contradictions(view: dict[str, Any], rng: random.Random) -> list[tuple[str, Any]]:
     """(expected field prefix, mutator) pairs that make `view` contradict itself."""
@@ -696,7 +696,7 @@ def _contradictions(view: dict[str, Any], rng: random.Random) -> list[tuple[str,
 
 
 def test_contradictory_views_are_refused_naming_the_field() -> None:
-    """Issue 15 item 5: views of random positions, each mutated to contradict itself (a Garden
+    """Views of random positions, each mutated to contradict itself (a Garden
     Feature in two places or none, an unknown label, a label twice, counts that disagree,
     wrong types ...): from_view refuses every one with InvalidPositionError naming the field."""
     rng = random.Random(155)
@@ -716,7 +716,7 @@ def test_contradictory_views_are_refused_naming_the_field() -> None:
 
 
 def test_render_describes_cards_and_bonuses_in_words() -> None:
-    """Issue 14 §4: the picture shows each Market and hand card's colour, points, cost and
+    """The picture shows each Market and hand card's colour, points, cost and
     abilities, and Garden Feature bonuses in words, not the effect notation."""
     s = position(hands={0: {"Mignonette": 1}}, market_row=["Sunflower", "Porters", "Ragwort", "Rose", "Field Notes"],
                  gf_row=["Japanese Garden", "Birdbath", "Trellis", "Arbor"])
