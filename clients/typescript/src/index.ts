@@ -252,6 +252,45 @@ function actionRef(action: ActionLike): MessageInitShape<typeof ActionRefSchema>
   return { kind: { case: "id", value: action.id } };
 }
 
+/** `fetch`, whose abort reaches the response's body however long the call lasts. Node's fetch
+ * (undici) links a call's signal to its internal request through a weak reference, which a
+ * garbage collection can cut (nodejs/node#55428): the abort is then lost, the connection stays
+ * open and the server searches on for the whole budget, holding a search slot. Here the
+ * signal is followed with an ordinary listener and the abort cancels the body, which closes
+ * the connection (and so cancels the call on the server). Browsers do this themselves; the
+ * copy costs one more stream per call. */
+const fetchAbortable: typeof globalThis.fetch = async (input, init) => {
+  const response = await globalThis.fetch(input, init);
+  const signal = init?.signal;
+  if (!signal || response.body === null) return response;
+  const reader = response.body.getReader();
+  const cancel = () => void reader.cancel(signal.reason).catch(() => undefined);
+  if (signal.aborted) {
+    cancel();
+    throw signal.reason;
+  }
+  signal.addEventListener("abort", cancel, { once: true });
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          signal.removeEventListener("abort", cancel);
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        signal.removeEventListener("abort", cancel);
+        controller.error(signal.aborted ? signal.reason : error);
+      }
+    },
+    cancel(reason) {
+      signal.removeEventListener("abort", cancel);
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+};
+
 // --- the client ------------------------------------------------------------------------------
 /** The advisor from a web page: `new AdvisorClient({ baseUrl: "http://127.0.0.1:8080" })`. */
 export class AdvisorClient {
@@ -263,8 +302,8 @@ export class AdvisorClient {
     const transport =
       opts.transport ??
       (opts.protocol === "grpc-web"
-        ? createGrpcWebTransport({ baseUrl: opts.baseUrl, useBinaryFormat: true })
-        : createConnectTransport({ baseUrl: opts.baseUrl, useBinaryFormat: opts.binary ?? false }));
+        ? createGrpcWebTransport({ baseUrl: opts.baseUrl, useBinaryFormat: true, fetch: fetchAbortable })
+        : createConnectTransport({ baseUrl: opts.baseUrl, useBinaryFormat: opts.binary ?? false, fetch: fetchAbortable }));
     this.rpc = createClient(Advisor, transport);
     this.timeoutMs = opts.timeoutMs;
   }
@@ -407,19 +446,7 @@ export class AdvisorClient {
       maxMoves: opts.maxMoves ?? 0,
       continueFrom: opts.continueFrom ?? "",
     };
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    opts.signal?.addEventListener("abort", stop, { once: true });
-    try {
-      for await (const response of this.rpc.analyze(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
-        yield response;
-      }
-    } catch (error) {
-      throw toAdvisorError(error);
-    } finally {
-      controller.abort(); // left early: close the connection, which cancels the search
-      opts.signal?.removeEventListener("abort", stop);
-    }
+    yield* cancellable((signal) => this.rpc.analyze(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal }), opts.signal);
   }
 
   /** Many positions in one call (EvaluateBatch): one answer per position, each exactly once,
@@ -442,19 +469,7 @@ export class AdvisorClient {
       }),
       maxMoves: item.maxMoves ?? opts.maxMoves ?? 0,
     }));
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    opts.signal?.addEventListener("abort", stop, { once: true });
-    try {
-      for await (const response of this.rpc.evaluateBatch({ positions }, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
-        yield response;
-      }
-    } catch (error) {
-      throw toAdvisorError(error);
-    } finally {
-      controller.abort();
-      opts.signal?.removeEventListener("abort", stop);
-    }
+    yield* cancellable((signal) => this.rpc.evaluateBatch({ positions }, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal }), opts.signal);
   }
 
   /** Review a game record (ReviewGame): one `move` answer per decision, in move order
@@ -477,19 +492,40 @@ export class AdvisorClient {
       moves: record.moves.map((action) => ({ action: actionRef(action) })),
       limits: limits(opts),
     };
-    const controller = new AbortController();
-    const stop = () => controller.abort();
-    opts.signal?.addEventListener("abort", stop, { once: true });
-    try {
-      for await (const response of this.rpc.reviewGame(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal: controller.signal })) {
-        yield response;
+    yield* cancellable((signal) => this.rpc.reviewGame(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal }), opts.signal);
+  }
+}
+
+/** What a server stream yields, as typed errors; leaving early (break, return, a throw in the
+ * loop) or `outer` aborting ends the call. The call is aborted first, which closes the
+ * connection (`fetchAbortable`) and so stops the server's search at once; only then is the
+ * transport's stream let go, whose return() may wait on the body. */
+async function* cancellable<T>(
+  open: (signal: AbortSignal) => AsyncIterable<T>,
+  outer?: AbortSignal,
+): AsyncGenerator<T, void, undefined> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  if (outer?.aborted) controller.abort();
+  else outer?.addEventListener("abort", stop, { once: true });
+  const iterator = open(controller.signal)[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) {
+        finished = true;
+        return;
       }
-    } catch (error) {
-      throw toAdvisorError(error);
-    } finally {
-      controller.abort(); // left early: close the connection, which stops the searches
-      opts.signal?.removeEventListener("abort", stop);
+      yield next.value;
     }
+  } catch (error) {
+    finished = true; // the stream itself failed: nothing to let go
+    throw toAdvisorError(error);
+  } finally {
+    controller.abort();
+    outer?.removeEventListener("abort", stop);
+    if (!finished) void iterator.return?.()?.catch(() => undefined);
   }
 }
 
