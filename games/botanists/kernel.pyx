@@ -19,8 +19,6 @@ from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below, rng_uniform, rng_weighted_index
 from hortus.games.botanists.kernel cimport *
 
-cdef extern from "x86intrin.h":
-    unsigned long long __rdtsc() nogil
 cdef extern from *:
     int __builtin_ctz(unsigned int) nogil
     int __builtin_popcount(unsigned int) nogil
@@ -2521,36 +2519,6 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.baseline_rollout_action = k_baseline_rollout_action
 
-# Profiling (branch only): rdtsc cycles of the playout policy per stage; prof_on(base) swaps
-# the kernel's rollout_action for a timed one (base: the baseline policy), prof_read() reads.
-cdef unsigned long long PROF_C[24]
-cdef unsigned long long PROF_N[24]
-cdef int PROF_BASE = 0
-cdef int32_t k_rollout_prof(const uint8_t* buf, Rng* rng) noexcept nogil:
-    cdef unsigned long long t0 = __rdtsc()
-    cdef int st = (<const BotanistsCore*>buf).stage
-    cdef int32_t a
-    if PROF_BASE:
-        a = k_baseline_rollout_action(buf, rng)
-    else:
-        a = k_rollout_action(buf, rng)
-    t0 = __rdtsc() - t0
-    if t0 < 20000:                      # drop calls interrupted by the scheduler
-        PROF_C[st] += t0
-        PROF_N[st] += 1
-    return a
-def prof_on(int base):
-    global PROF_BASE
-    PROF_BASE = base
-    KERNEL.rollout_action = k_rollout_prof
-    memset(PROF_C, 0, sizeof(PROF_C))
-    memset(PROF_N, 0, sizeof(PROF_N))
-def prof_off():
-    KERNEL.rollout_action = k_rollout_action
-def prof_read():
-    return [PROF_C[i] for i in range(24)], [PROF_N[i] for i in range(24)]
-def rdtsc():
-    return __rdtsc()
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = NULL       # nothing to prune (see k_legal_actions, T5)
