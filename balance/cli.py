@@ -37,10 +37,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--games", type=_positive, default=100, help="games per seat count (default 100)")
     p.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--variant", type=_option, action="append", default=[], metavar="OPTION=VALUE",
-                   help="a rule option to measure (repeatable): paired deals with and without it, seat 0's difference")
-    p.add_argument("--skill", type=_positive, nargs="*", default=[], metavar="LEVEL",
-                   help="levels to play head to head at 2 seats (e.g. 1 4 8): skill matrix and upset rate")
+    p.add_argument(
+        "--variant",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="a rule option to measure (repeatable): paired deals with and without it, seat 0's difference",
+    )
+    p.add_argument(
+        "--skill",
+        type=_positive,
+        nargs="*",
+        default=[],
+        metavar="LEVEL",
+        help="levels to play head to head at 2 seats (e.g. 1 4 8): skill matrix and upset rate",
+    )
     p.add_argument("--skill-games", type=_positive, default=None, help="games per level pair (default --games)")
     p.add_argument("-o", "--output", required=True, type=Path, help="directory for report.json and report.html")
     p.set_defaults(func=run)

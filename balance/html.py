@@ -46,9 +46,7 @@ def render_html(report: dict[str, Any]) -> str:
     for seat in report["seat_counts"]:
         parts.append(f"<h2>{seat['players']} seats ({seat['games']} games)</h2><table border='1'>")
         parts.append("<tr><th>seat</th><th>win share</th><th>95% interval</th><th>mean points</th></tr>")
-        for s, (share, (low, high), pts) in enumerate(
-            zip(seat["seat_share"], seat["seat_interval95"], seat["mean_points"])
-        ):
+        for s, (share, (low, high), pts) in enumerate(zip(seat["seat_share"], seat["seat_interval95"], seat["mean_points"])):
             parts.append(f"<tr><td>{s}</td><td>{share:.3f}</td><td>[{low:.3f}, {high:.3f}]</td><td>{pts:.1f}</td></tr>")
         parts.append("</table>")
         d, m = seat["decisions_p10_p50_p90"], seat["margin_p10_p50_p90"]
@@ -59,7 +57,9 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append(_svg(seat))
     if report.get("skill"):
         parts.append("<h2>Skill (2 seats, seats alternating)</h2><table border='1'>")
-        parts.append("<tr><th>stronger</th><th>weaker</th><th>games</th><th>stronger's share</th><th>95% interval</th><th>upset rate</th></tr>")
+        parts.append(
+            "<tr><th>stronger</th><th>weaker</th><th>games</th><th>stronger's share</th><th>95% interval</th><th>upset rate</th></tr>"
+        )
         for row in report["skill"]:
             low, high = row["stronger_interval95"]
             parts.append(

@@ -121,11 +121,14 @@ def balance_report(
             progress=progress,
         )
         per_seats.append(seat_report(count, match.records).to_dict())
-    effects = [
-        paired_option_effect(game, count, bot, games_count, seed + count, variant, base=options, jobs=jobs)
-        for count in players
-    ] if variant else []
-    skill = [] if not skill_levels else skill_matrix(game, skill_levels, skill_games or games_count, seed, jobs=jobs, options=options)
+    effects = (
+        [paired_option_effect(game, count, bot, games_count, seed + count, variant, base=options, jobs=jobs) for count in players]
+        if variant
+        else []
+    )
+    skill = (
+        [] if not skill_levels else skill_matrix(game, skill_levels, skill_games or games_count, seed, jobs=jobs, options=options)
+    )
     return {
         "game": game,
         "bot": bot,

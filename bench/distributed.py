@@ -107,24 +107,31 @@ def main() -> None:
         merged = (folder / "merged.jsonl").read_bytes()
         if reference is None:
             reference = merged
-        rows.append({"runner": name, "seconds": seconds, "positions_per_s": args.positions / seconds,
-                     "identical": merged == reference})
+        rows.append(
+            {"runner": name, "seconds": seconds, "positions_per_s": args.positions / seconds, "identical": merged == reference}
+        )
 
     measure("local, 1 process")
     measure("local pool, 2 processes", workers=2)
 
     # The gRPC service with worker processes, through the Python client's batch call.
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "hortus.cli", "serve", "--address", f"127.0.0.1:{port}",
-                               "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hortus.cli", "serve", "--address", f"127.0.0.1:{port}", "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         from hortus.clients import AdvisorClient, EvaluationItem, Position
 
         items = []
         for line in source.read_text().splitlines():
             record = json.loads(line)
-            items.append(EvaluationItem(record["id"], Position.from_hex(record["game"], record["position"]),
-                                        iterations=args.iterations, seed=1))
+            items.append(
+                EvaluationItem(
+                    record["id"], Position.from_hex(record["game"], record["position"]), iterations=args.iterations, seed=1
+                )
+            )
         with AdvisorClient(f"127.0.0.1:{port}", wait_for_ready=True, timeout=600) as client:
             client.list_games()
             started = time.perf_counter()
@@ -135,8 +142,14 @@ def main() -> None:
                 print(f"service: {len(items) - answered} errors, e.g. {first.error}", file=sys.stderr)
             seconds = time.perf_counter() - started
         searched = sum(r.analysis.iterations for r in results if r.ok and r.analysis is not None) / max(answered, 1)
-        rows.append({"runner": "service, --workers 2", "seconds": seconds, "positions_per_s": answered / seconds,
-                     "identical": f"n/a (service records; {searched:.0f} iterations per position)"})
+        rows.append(
+            {
+                "runner": "service, --workers 2",
+                "seconds": seconds,
+                "positions_per_s": answered / seconds,
+                "identical": f"n/a (service records; {searched:.0f} iterations per position)",
+            }
+        )
     finally:
         server.terminate()
         server.wait(30)
@@ -163,18 +176,33 @@ def main() -> None:
         finally:
             ray.shutdown()
             cluster.shutdown()
-        rows.append({"runner": "ray start-up", "seconds": head_seconds, "positions_per_s": None,
-                     "identical": f"head {head_seconds:.1f} s, {head_mb:.0f} MB; second node {node_seconds:.1f} s, "
-                                  f"{two_mb - head_mb:.0f} MB (RSS before any task)"})
+        rows.append(
+            {
+                "runner": "ray start-up",
+                "seconds": head_seconds,
+                "positions_per_s": None,
+                "identical": f"head {head_seconds:.1f} s, {head_mb:.0f} MB; second node {node_seconds:.1f} s, "
+                f"{two_mb - head_mb:.0f} MB (RSS before any task)",
+            }
+        )
         one = next(r for r in rows if r["runner"] == "ray, 1 node")
         two = next(r for r in rows if r["runner"] == "ray, 2 nodes")
         pool = next(r for r in rows if r["runner"] == "local pool, 2 processes")
-        rows.append({"runner": "ratios", "seconds": None, "positions_per_s": None,
-                     "identical": f"ray 2 nodes / 1 node = {two['positions_per_s'] / one['positions_per_s']:.2f}x; "
-                                  f"ray 2 nodes / local pool = {two['positions_per_s'] / pool['positions_per_s']:.2f}x"})
+        rows.append(
+            {
+                "runner": "ratios",
+                "seconds": None,
+                "positions_per_s": None,
+                "identical": f"ray 2 nodes / 1 node = {two['positions_per_s'] / one['positions_per_s']:.2f}x; "
+                f"ray 2 nodes / local pool = {two['positions_per_s'] / pool['positions_per_s']:.2f}x",
+            }
+        )
 
-    report(f"batch evaluation, {args.positions} {args.game} positions x {args.iterations} iterations, {shards} shards",
-           rows, ["runner", "seconds", "positions_per_s", "identical"])
+    report(
+        f"batch evaluation, {args.positions} {args.game} positions x {args.iterations} iterations, {shards} shards",
+        rows,
+        ["runner", "seconds", "positions_per_s", "identical"],
+    )
 
 
 if __name__ == "__main__":

@@ -64,12 +64,18 @@ def make(out: Path, games_per_level: int, back: int, budget: int, seed: int) -> 
                 except SolveBudgetError:
                     skipped += 1
                     continue
-                rows.append({
-                    "state": position.encode().hex(), "level": level, "game_seed": game_seed,
-                    "back": k, "seat": solution.seat, "nodes": solution.nodes,
-                    "seconds": round(time.monotonic() - start, 3),
-                    "values": {str(a): v for a, v in solution.values.items()},
-                })
+                rows.append(
+                    {
+                        "state": position.encode().hex(),
+                        "level": level,
+                        "game_seed": game_seed,
+                        "back": k,
+                        "seat": solution.seat,
+                        "nodes": solution.nodes,
+                        "seconds": round(time.monotonic() - start, 3),
+                        "values": {str(a): v for a, v in solution.values.items()},
+                    }
+                )
             print(f"level {level} game {g}: {len(rows)} positions, {skipped} over budget", file=sys.stderr)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as f:
@@ -84,6 +90,7 @@ def _search(limits: Limits, settings: SearchSettings | None = None) -> Engine:
     def run(state: Any, seed: int) -> tuple[int, float | None]:
         analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=settings)
         return analysis.best.action, analysis.best.win_probability
+
     return run
 
 
@@ -92,6 +99,7 @@ def _level(level: int) -> Engine:
         analysis = analyze(state, level_limits(level, seed))
         move = choose(analysis, get_level(level).temperature, random.Random(seed))
         return move.action, move.win_probability
+
     return run
 
 
@@ -130,14 +138,23 @@ def run(path: Path, names: list[str], limit: int | None) -> None:
                 errors.append(abs(estimate - values[action]))
         lo, hi = wilson_interval(optimal, len(positions))
         regrets.sort()
-        rows.append({
-            "engine": name, "positions": len(positions), "optimal": optimal / len(positions),
-            "optimal_lo": lo, "optimal_hi": hi, "mean_regret": statistics.fmean(regrets),
-            "p90_regret": regrets[min(len(regrets) - 1, int(0.9 * len(regrets)))],
-            "calibration_mae": statistics.fmean(errors) if errors else None,
-        })
-    report("exact endgames (botanik, 2 seats)", rows,
-           ["engine", "positions", "optimal", "optimal_lo", "optimal_hi", "mean_regret", "p90_regret", "calibration_mae"])
+        rows.append(
+            {
+                "engine": name,
+                "positions": len(positions),
+                "optimal": optimal / len(positions),
+                "optimal_lo": lo,
+                "optimal_hi": hi,
+                "mean_regret": statistics.fmean(regrets),
+                "p90_regret": regrets[min(len(regrets) - 1, int(0.9 * len(regrets)))],
+                "calibration_mae": statistics.fmean(errors) if errors else None,
+            }
+        )
+    report(
+        "exact endgames (botanik, 2 seats)",
+        rows,
+        ["engine", "positions", "optimal", "optimal_lo", "optimal_hi", "mean_regret", "p90_regret", "calibration_mae"],
+    )
 
 
 def main() -> None:

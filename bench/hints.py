@@ -81,9 +81,11 @@ def make_positions(names: list[str], seed: int, games_per_game: int = GAMES_PER_
 def spread(items: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
     """The first ``count`` positions taken across games: every game's first draw, then every
     game's second..., so a short run (``--per-game 40``) still samples all 20 games."""
+
     def key(item: dict[str, Any]) -> tuple[int, int]:
         _, index, draw = item["id"].rsplit("/", 2)
         return int(draw), int(index)
+
     return sorted(items, key=key)[:count]
 
 
@@ -105,8 +107,9 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))] if ordered else 0.0
 
 
-def _engine_search(engine: str, state: games.State, evaluation: str | None, budget: str, factor: int,
-                   n: int) -> tuple[Limits, SearchSettings]:
+def _engine_search(
+    engine: str, state: games.State, evaluation: str | None, budget: str, factor: int, n: int
+) -> tuple[Limits, SearchSettings]:
     """The hint search of `engine` for the n-th position: today's default (with bot options
     and `evaluation` on top), the frozen baseline, or an independent reference (the
     reference's budget, its own seed)."""
@@ -139,17 +142,26 @@ def _engine(spec: str) -> str:
 def _dedicated_values(state: games.State, moves: set[int], budget: str, factor: int, seed: int) -> dict[int, float]:
     """Each move's win probability from a search of the reference's budget restricted to it
     (``allow_actions``): every move valued with a subtree as developed as the others'."""
-    return {move: analyze(state, replace(_limits(budget, factor, seed), allow_actions=(move,))).best.win_probability
-            for move in sorted(moves)}
+    return {
+        move: analyze(state, replace(_limits(budget, factor, seed), allow_actions=(move,))).best.win_probability
+        for move in sorted(moves)
+    }
 
 
 def _notation(analysis: Any, action: int) -> str:
     return next((m.notation for m in analysis.moves if m.action == action), str(action))
 
 
-def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: float,
-          evaluation: str | None, engines: tuple[str, ...] = ("default",),
-          values_by: str = "shared", details: list[dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+def judge(
+    items: list[dict[str, Any]],
+    budget: str,
+    factor: int,
+    tolerance: float,
+    evaluation: str | None,
+    engines: tuple[str, ...] = ("default",),
+    values_by: str = "shared",
+    details: list[dict[str, Any]] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Figures per engine. Every engine's hint of a position is judged against one reference
     search of it (today's default engine at `factor` x the budget), so engines are compared
     on the same positions and the same yardstick (paired). `values_by` "dedicated": a hint
@@ -180,48 +192,84 @@ def judge(items: list[dict[str, Any]], budget: str, factor: int, tolerance: floa
             agree[engine] += regret <= tolerance
             hint_iterations[engine].append(hint.iterations)
             if details is not None:
-                details.append({
-                    "game": item["game"], "id": item["id"], "position": n, "engine": engine, "hint": hint.best.notation,
-                    "reference_best": reference.best.notation, "regret": round(regret, 3),
-                    "agrees": regret <= tolerance, "hint_iterations": hint.iterations,
-                    "values": {_notation(reference, a): round(100.0 * v, 2) for a, v in values.items()
-                               if a in (reference.best.action, hint.best.action)},
-                    "hint_top": [[m.notation, m.visits, round(100.0 * m.win_probability, 2)] for m in hint.moves[:4]],
-                    "reference_top": [[m.notation, m.visits, round(100.0 * m.win_probability, 2)]
-                                      for m in reference.moves[:4]]})
-    return {e: {"positions": len(items), "agreement": agree[e] / max(1, len(items)),
-                "mean_regret": sum(regrets[e]) / max(1, len(regrets[e])),
-                "p90_regret": _percentile(regrets[e], 0.9), "worst_regret": max(regrets[e], default=0.0),
-                "hint_iterations": sorted(hint_iterations[e])[len(hint_iterations[e]) // 2] if items else 0}
-            for e in engines}
+                details.append(
+                    {
+                        "game": item["game"],
+                        "id": item["id"],
+                        "position": n,
+                        "engine": engine,
+                        "hint": hint.best.notation,
+                        "reference_best": reference.best.notation,
+                        "regret": round(regret, 3),
+                        "agrees": regret <= tolerance,
+                        "hint_iterations": hint.iterations,
+                        "values": {
+                            _notation(reference, a): round(100.0 * v, 2)
+                            for a, v in values.items()
+                            if a in (reference.best.action, hint.best.action)
+                        },
+                        "hint_top": [[m.notation, m.visits, round(100.0 * m.win_probability, 2)] for m in hint.moves[:4]],
+                        "reference_top": [
+                            [m.notation, m.visits, round(100.0 * m.win_probability, 2)] for m in reference.moves[:4]
+                        ],
+                    }
+                )
+    return {
+        e: {
+            "positions": len(items),
+            "agreement": agree[e] / max(1, len(items)),
+            "mean_regret": sum(regrets[e]) / max(1, len(regrets[e])),
+            "p90_regret": _percentile(regrets[e], 0.9),
+            "worst_regret": max(regrets[e], default=0.0),
+            "hint_iterations": sorted(hint_iterations[e])[len(hint_iterations[e]) // 2] if items else 0,
+        }
+        for e in engines
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--make-positions", action="store_true")
-    parser.add_argument("--games-per-game", type=int, default=GAMES_PER_GAME,
-                        help="with --make-positions: self-play games per game (10 positions each)")
+    parser.add_argument(
+        "--games-per-game",
+        type=int,
+        default=GAMES_PER_GAME,
+        help="with --make-positions: self-play games per game (10 positions each)",
+    )
     parser.add_argument("--game", action="append")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--budget", default="100ms", help="hint budget: 100ms or an iteration count")
     parser.add_argument("--factor", type=int, default=64, help="reference budget = factor x budget")
-    parser.add_argument("--per-game", type=int, default=200,
-                        help="positions per game (N spread over the games: first draws first)")
-    parser.add_argument("--skip", type=int, default=0,
-                        help="leave out the first N positions per game (in the --per-game order)")
+    parser.add_argument(
+        "--per-game", type=int, default=200, help="positions per game (N spread over the games: first draws first)"
+    )
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N positions per game (in the --per-game order)")
     parser.add_argument("--tolerance", type=float, default=0.5, help="agreement tolerance in points")
     parser.add_argument("--bot-evaluation", default=None, help="SearchSettings.evaluation of the hint search")
-    parser.add_argument("--engine", type=_engine, nargs="+", default=["default"],
-                        help="the hint search: today's default (with bot options: default,turn=mean), the "
-                             "frozen baseline (mcts-base: base) and/or a second reference search (reference: "
-                             "the yardstick's noise), each judged against the same reference searches")
-    parser.add_argument("--values", choices=["shared", "dedicated"], default="shared",
-                        help="how a hint is valued: by the reference search's own statistics (shared), or, "
-                             "when it differs from the reference's best, by one search of the reference's "
-                             "budget restricted to it and one to the best (dedicated)")
+    parser.add_argument(
+        "--engine",
+        type=_engine,
+        nargs="+",
+        default=["default"],
+        help="the hint search: today's default (with bot options: default,turn=mean), the "
+        "frozen baseline (mcts-base: base) and/or a second reference search (reference: "
+        "the yardstick's noise), each judged against the same reference searches",
+    )
+    parser.add_argument(
+        "--values",
+        choices=["shared", "dedicated"],
+        default="shared",
+        help="how a hint is valued: by the reference search's own statistics (shared), or, "
+        "when it differs from the reference's best, by one search of the reference's "
+        "budget restricted to it and one to the best (dedicated)",
+    )
     parser.add_argument("--positions", type=Path, default=POSITIONS, help="the positions file (JSON lines)")
-    parser.add_argument("--details", type=Path, default=None,
-                        help="also write one JSON line per position and engine here (hint, reference best, values)")
+    parser.add_argument(
+        "--details",
+        type=Path,
+        default=None,
+        help="also write one JSON line per position and engine here (hint, reference best, values)",
+    )
     args = parser.parse_args()
     if args.skip < 0:
         parser.error("--skip must be >= 0")
@@ -237,19 +285,51 @@ def main() -> None:
     details: list[dict[str, Any]] | None = [] if args.details else None
     for name in names:
         started = time.perf_counter()
-        judged = judge(chosen(items, name, args.per_game, args.skip), args.budget, args.factor, args.tolerance,
-                       args.bot_evaluation, tuple(args.engine),
-                       args.values, details)
+        judged = judge(
+            chosen(items, name, args.per_game, args.skip),
+            args.budget,
+            args.factor,
+            args.tolerance,
+            args.bot_evaluation,
+            tuple(args.engine),
+            args.values,
+            details,
+        )
         seconds = time.perf_counter() - started
         for engine, figures in judged.items():
-            rows.append({"game": name, "budget": args.budget, "reference": f"{args.factor}x", "values": args.values,
-                         "evaluation": args.bot_evaluation or "default", "engine": engine, **figures,
-                         "seconds": seconds})
+            rows.append(
+                {
+                    "game": name,
+                    "budget": args.budget,
+                    "reference": f"{args.factor}x",
+                    "values": args.values,
+                    "evaluation": args.bot_evaluation or "default",
+                    "engine": engine,
+                    **figures,
+                    "seconds": seconds,
+                }
+            )
     if args.details and details is not None:
         args.details.write_text("".join(json.dumps(d) + "\n" for d in details))
-    report("hints: quick hint against a long reference search (regret in points of win probability)", rows,
-           ["game", "budget", "reference", "values", "evaluation", "engine", "positions", "hint_iterations", "agreement",
-            "mean_regret", "p90_regret", "worst_regret", "seconds"])
+    report(
+        "hints: quick hint against a long reference search (regret in points of win probability)",
+        rows,
+        [
+            "game",
+            "budget",
+            "reference",
+            "values",
+            "evaluation",
+            "engine",
+            "positions",
+            "hint_iterations",
+            "agreement",
+            "mean_regret",
+            "p90_regret",
+            "worst_regret",
+            "seconds",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Random playouts per second and nanoseconds per decision, per game (one thread, no GIL).
 
-    python bench/kernel.py [--games N] [--repeats R] [--game NAME ...]
+python bench/kernel.py [--games N] [--repeats R] [--game NAME ...]
 """
 
 from __future__ import annotations
@@ -34,14 +34,22 @@ def main() -> None:
                 rates.append(decisions / seconds)
                 ns.append(seconds / decisions * 1e9)
                 per_game.append(args.games / seconds)
-            rows.append({
-                "game": name, "players": players,
-                "decisions_per_s": median(rates), "ns_per_decision": median(ns),
-                "playouts_per_s": median(per_game),
-                "decisions_per_game": decisions / args.games, "chance_per_game": chance / args.games,
-            })
-    report("kernel: uniform random playouts, one thread (median of repeats)", rows,
-           ["game", "players", "decisions_per_s", "ns_per_decision", "playouts_per_s", "decisions_per_game"])
+            rows.append(
+                {
+                    "game": name,
+                    "players": players,
+                    "decisions_per_s": median(rates),
+                    "ns_per_decision": median(ns),
+                    "playouts_per_s": median(per_game),
+                    "decisions_per_game": decisions / args.games,
+                    "chance_per_game": chance / args.games,
+                }
+            )
+    report(
+        "kernel: uniform random playouts, one thread (median of repeats)",
+        rows,
+        ["game", "players", "decisions_per_s", "ns_per_decision", "playouts_per_s", "decisions_per_game"],
+    )
 
 
 if __name__ == "__main__":

@@ -113,8 +113,12 @@ def main() -> None:
     for name in args.game or games.names():
         game = games.get(name)
         for players in range(game.min_players, game.max_players + 1):
-            print(json.dumps({"game": name, "players": players,
-                              "digest": fingerprint(name, players, args.trajectories, args.searches)}), flush=True)
+            print(
+                json.dumps(
+                    {"game": name, "players": players, "digest": fingerprint(name, players, args.trajectories, args.searches)}
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -95,8 +95,7 @@ CALL_TIMEOUT_S = 30.0
 CLIENT_GRACE_S = 5.0  # a web call unanswered this long after its deadline: the client gives up
 EXPECTED = {"OK", "RESOURCE_EXHAUSTED", "CANCELLED_BY_CLIENT"}
 EXPECTED_MALFORMED = {"INVALID_ARGUMENT", "RESOURCE_EXHAUSTED"}  # the answer to bytes that do not parse
-UNARY_METHODS = ("ListGames", "GetVersion", "NewGame", "LegalActions", "ApplyActions", "SuggestMove", "RankMoves",
-                 "ViewPosition")
+UNARY_METHODS = ("ListGames", "GetVersion", "NewGame", "LegalActions", "ApplyActions", "SuggestMove", "RankMoves", "ViewPosition")
 
 # (operation, weight): cheap calls dominate, as at a table of players asking for hints
 MIX = (
@@ -186,14 +185,26 @@ class Server:
     """``hortus serve --workers W`` on a free loopback port (and, with `web`, its web port's
     URL); knows its processes' pids."""
 
-    def __init__(
-        self, workers: int, extra: list[str], environment: dict[str, str] | None = None, web: bool = False
-    ) -> None:
+    def __init__(self, workers: int, extra: list[str], environment: dict[str, str] | None = None, web: bool = False) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **(environment or {}))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0",
-             "--workers", str(workers), "--log-level", "error", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            [
+                sys.executable,
+                "-m",
+                "hortus.cli",
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--workers",
+                str(workers),
+                "--log-level",
+                "error",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -347,8 +358,10 @@ class Client:
         sample = sample or self.rng.choice(self.pool)
         cancel_after = self.rng.choice((1, 2, 3, None))  # None: read to the final result
         request = pb.AnalyzeRequest(
-            position=self.position(sample), limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
-            interval_ms=50, max_moves=3,
+            position=self.position(sample),
+            limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
+            interval_ms=50,
+            max_moves=3,
         )
         started = time.perf_counter()
         call = self.stub.Analyze(request, timeout=CALL_TIMEOUT_S)
@@ -453,8 +466,9 @@ class Client:
             await self.unary(stats, op, "ViewPosition", request, 10)
         elif op == "SuggestMove":
             limits = pb.SearchLimits(iterations=rng.choice((50, 100, 200)), seed=rng.getrandbits(32))
-            await self.unary(stats, op, "SuggestMove", pb.SuggestMoveRequest(position=self.position(sample), limits=limits),
-                             CALL_TIMEOUT_S)
+            await self.unary(
+                stats, op, "SuggestMove", pb.SuggestMoveRequest(position=self.position(sample), limits=limits), CALL_TIMEOUT_S
+            )
         elif op == "SuggestMove(level)":
             request = pb.SuggestMoveRequest(
                 position=self.position(sample), level=rng.choice((1, 2)), limits=pb.SearchLimits(seed=rng.getrandbits(32))
@@ -527,8 +541,12 @@ def malformed_json(rng: random.Random, rpc: str, sample: Sample) -> tuple[str, b
     """(kind, bytes) that `rpc`'s request type cannot take as JSON. (Unknown fields are ignored
     by the protobuf JSON mapping, so a field of the wrong type must be one the request has: the
     empty requests of ListGames and GetVersion get the other kinds.)"""
-    wrong_type = {"NewGame": b'{"players": "many"}', "EvaluateBatch": b'{"positions": 5}',
-                  "ListGames": b"", "GetVersion": b""}.get(rpc, b'{"position": 5}')
+    wrong_type = {
+        "NewGame": b'{"players": "many"}',
+        "EvaluateBatch": b'{"positions": 5}',
+        "ListGames": b"",
+        "GetVersion": b"",
+    }.get(rpc, b'{"position": 5}')
     kind = rng.choice(("utf8", "truncated", "type", "random") if wrong_type else ("utf8", "truncated", "random"))
     if kind == "utf8":
         return kind, b'{"game": "\xff\xfe"}'
@@ -557,8 +575,7 @@ class WebClient(Client):
         self.http = HTTPClient(HTTPTransport())
         base = google_protobuf_json_codec() if kind == "connect-json" else google_protobuf_binary_codec()
         protocol = ProtocolType.GRPC_WEB if kind == "grpc-web" else ProtocolType.CONNECT
-        self.web: Any = AdvisorClient(url, codec=RawCodec(base), protocol=protocol, http_client=self.http,
-                                      send_compression=None)
+        self.web: Any = AdvisorClient(url, codec=RawCodec(base), protocol=protocol, http_client=self.http, send_compression=None)
         self.pool = pool
         self.rng = random.Random(seed)
         self.index = index
@@ -595,8 +612,9 @@ class WebClient(Client):
     async def unary(self, stats: Stats, method: str, rpc: str, request: Any, timeout: float) -> Any:
         started = time.perf_counter()
         try:
-            response = await asyncio.wait_for(self._method(rpc)(request, headers=self._deadline(timeout)),
-                                              timeout + CLIENT_GRACE_S)
+            response = await asyncio.wait_for(
+                self._method(rpc)(request, headers=self._deadline(timeout)), timeout + CLIENT_GRACE_S
+            )
         except Exception as exc:  # noqa: BLE001 - counted by code
             await self._refused(stats, method, started, exc, timeout)
             return None
@@ -629,8 +647,10 @@ class WebClient(Client):
         sample = sample or self.rng.choice(self.pool)
         cancel_after = self.rng.choice((1, 2, 3, None))  # None: read to the final result
         request = pb.AnalyzeRequest(
-            position=self.position(sample), limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
-            interval_ms=50, max_moves=3,
+            position=self.position(sample),
+            limits=pb.SearchLimits(time_ms=300, seed=self.rng.getrandbits(32)),
+            interval_ms=50,
+            max_moves=3,
         )
         started = time.perf_counter()
         stream = self.web.analyze(request, headers=self._deadline(CALL_TIMEOUT_S))
@@ -748,7 +768,12 @@ async def sweep(server: "Server", pool: list[Sample], connections: int, seed: in
 
 
 async def drive(
-    server: "Server", pool: list[Sample], clients: int, seconds: float, seed: int, kinds: tuple[str, ...],
+    server: "Server",
+    pool: list[Sample],
+    clients: int,
+    seconds: float,
+    seed: int,
+    kinds: tuple[str, ...],
     memory: bool = False,
 ) -> dict[str, Stats]:
     """`clients` clients over `kinds` for `seconds`: the statistics per transport (the
@@ -827,13 +852,22 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured load first (default 10 s)")
     parser.add_argument("--workers", type=int, default=2, help="server processes (default 2)")
     parser.add_argument("--positions", type=int, default=12, help="positions per game (default 12)")
-    parser.add_argument("--transport", choices=sorted(TRANSPORTS), default="grpc",
-                        help="grpc: the gRPC port (default); connect: the web port (Connect JSON, Connect "
-                        "binary, gRPC-Web in turns); both: every other client on each port")
+    parser.add_argument(
+        "--transport",
+        choices=sorted(TRANSPORTS),
+        default="grpc",
+        help="grpc: the gRPC port (default); connect: the web port (Connect JSON, Connect "
+        "binary, gRPC-Web in turns); both: every other client on each port",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server-arg", action="append", default=[], help="extra argument of hortus serve")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="environment variable of the server, e.g. MALLOC_ARENA_MAX=2")
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment variable of the server, e.g. MALLOC_ARENA_MAX=2",
+    )
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS:
         parser.error(f"--clients must be in 1..{MAX_CLIENTS}")
@@ -875,16 +909,18 @@ def main() -> int:
         for method in sorted(part.codes):
             codes = part.codes[method]
             values = part.latency_ms[method]
-            rows.append({
-                "transport": kind,
-                "method": method,
-                "calls": sum(codes.values()),
-                "codes": " ".join(f"{c}={n}" for c, n in sorted(codes.items())),
-                "p50_ms": percentile(values, 0.50),
-                "p90_ms": percentile(values, 0.90),
-                "p99_ms": percentile(values, 0.99),
-                "max_ms": max(values) if values else float("nan"),
-            })
+            rows.append(
+                {
+                    "transport": kind,
+                    "method": method,
+                    "calls": sum(codes.values()),
+                    "codes": " ".join(f"{c}={n}" for c, n in sorted(codes.items())),
+                    "p50_ms": percentile(values, 0.50),
+                    "p90_ms": percentile(values, 0.90),
+                    "p99_ms": percentile(values, 0.99),
+                    "max_ms": max(values) if values else float("nan"),
+                }
+            )
     total = verdict(stats)
     per_transport = {kind: verdict(by_kind[kind]) for kind in used}
     calls = total["calls"]
@@ -925,40 +961,60 @@ def main() -> int:
         "load_avg_1min": [load_before, load_after],
         "target_met": total["ok"] and not internal and growth <= 0.10 and alive and exit_code == 0,
     }
-    table(f"load: {args.clients} clients ({args.transport}) x {elapsed:.0f} s, {args.workers} server processes "
-          f"({calls} calls, {calls / elapsed:.0f}/s)", rows,
-          ["transport", "method", "calls", "p50_ms", "p90_ms", "p99_ms", "max_ms", "codes"])
+    table(
+        f"load: {args.clients} clients ({args.transport}) x {elapsed:.0f} s, {args.workers} server processes "
+        f"({calls} calls, {calls / elapsed:.0f}/s)",
+        rows,
+        ["transport", "method", "calls", "p50_ms", "p90_ms", "p99_ms", "max_ms", "codes"],
+    )
     if len(used) > 1:
-        table("load: per transport", [
-            {"transport": kind, "calls": v["calls"], "internal_unknown": v["internal_or_unknown"],
-             "deadline_misses": v["deadline_misses"], "batch_lost_dup": f"{v['batch_lost']}/{v['batch_duplicated']}",
-             "unexpected": sum(v["unexpected_codes"].values()),
-             "codes": " ".join(f"{c}={n}" for c, n in v["codes"].items())}
-            for kind, v in per_transport.items()
-        ], ["transport", "calls", "internal_unknown", "deadline_misses", "batch_lost_dup", "unexpected", "codes"])
-    table("load: batch positions, deadlines, memory (server processes, MB)", [
-        {"what": "batch position answers", "value": " ".join(f"{c}={n}" for c, n in sorted(stats.batch_answers.items()))},
-        {"what": "batch ids lost / duplicated", "value": f"{stats.batch_lost} / {stats.batch_duplicated}"},
-        {"what": "web: not-a-position answers in batches", "value": " ".join(
-            f"{c}={n}" for c, n in sorted(stats.bad_position_answers.items())) or "-"},
-        {"what": "answers per code (all calls)", "value": " ".join(f"{c}={n}" for c, n in sorted(all_codes.items()))},
-        {"what": "INTERNAL + UNKNOWN", "value": internal},
-        {"what": "deadline misses (DEADLINE_EXCEEDED calls)", "value": stats.deadline_misses},
-        {"what": "OK answers the client loop saw after the deadline", "value": stats.late_seen_by_client},
-        {"what": "positions answered before a malformed message", "value": stats.malformed_batch_answered_before},
-        {"what": "SuggestMove(deadline) partial answers", "value": stats.partial_by_deadline},
-        {"what": "warm-up sweep answers", "value": " ".join(
-            f"{c}={n}" for c, n in sorted(sum(warm.codes.values(), Counter()).items()))},
-        {"what": "RSS at start", "value": summary["rss_start_mb"]},
-        {"what": "RSS after warm-up", "value": summary["rss_after_warmup_mb"]},
-        {"what": "RSS at end", "value": summary["rss_end_mb"]},
-        {"what": "RSS growth after warm-up", "value": f"{growth:+.1%}"},
-        {"what": "peak RSS (VmHWM)", "value": summary["rss_peak_mb"]},
-        {"what": "RSS every 5 s (s: MB)", "value": " ".join(f"{t:g}:{m:g}" for t, m in stats.timeline)},
-        {"what": "server exit code after SIGTERM", "value": exit_code},
-        {"what": "1-min load average before/after", "value": f"{load_before:.1f} / {load_after:.1f}"},
-        {"what": "target met", "value": summary["target_met"]},
-    ], ["what", "value"])
+        table(
+            "load: per transport",
+            [
+                {
+                    "transport": kind,
+                    "calls": v["calls"],
+                    "internal_unknown": v["internal_or_unknown"],
+                    "deadline_misses": v["deadline_misses"],
+                    "batch_lost_dup": f"{v['batch_lost']}/{v['batch_duplicated']}",
+                    "unexpected": sum(v["unexpected_codes"].values()),
+                    "codes": " ".join(f"{c}={n}" for c, n in v["codes"].items()),
+                }
+                for kind, v in per_transport.items()
+            ],
+            ["transport", "calls", "internal_unknown", "deadline_misses", "batch_lost_dup", "unexpected", "codes"],
+        )
+    table(
+        "load: batch positions, deadlines, memory (server processes, MB)",
+        [
+            {"what": "batch position answers", "value": " ".join(f"{c}={n}" for c, n in sorted(stats.batch_answers.items()))},
+            {"what": "batch ids lost / duplicated", "value": f"{stats.batch_lost} / {stats.batch_duplicated}"},
+            {
+                "what": "web: not-a-position answers in batches",
+                "value": " ".join(f"{c}={n}" for c, n in sorted(stats.bad_position_answers.items())) or "-",
+            },
+            {"what": "answers per code (all calls)", "value": " ".join(f"{c}={n}" for c, n in sorted(all_codes.items()))},
+            {"what": "INTERNAL + UNKNOWN", "value": internal},
+            {"what": "deadline misses (DEADLINE_EXCEEDED calls)", "value": stats.deadline_misses},
+            {"what": "OK answers the client loop saw after the deadline", "value": stats.late_seen_by_client},
+            {"what": "positions answered before a malformed message", "value": stats.malformed_batch_answered_before},
+            {"what": "SuggestMove(deadline) partial answers", "value": stats.partial_by_deadline},
+            {
+                "what": "warm-up sweep answers",
+                "value": " ".join(f"{c}={n}" for c, n in sorted(sum(warm.codes.values(), Counter()).items())),
+            },
+            {"what": "RSS at start", "value": summary["rss_start_mb"]},
+            {"what": "RSS after warm-up", "value": summary["rss_after_warmup_mb"]},
+            {"what": "RSS at end", "value": summary["rss_end_mb"]},
+            {"what": "RSS growth after warm-up", "value": f"{growth:+.1%}"},
+            {"what": "peak RSS (VmHWM)", "value": summary["rss_peak_mb"]},
+            {"what": "RSS every 5 s (s: MB)", "value": " ".join(f"{t:g}:{m:g}" for t, m in stats.timeline)},
+            {"what": "server exit code after SIGTERM", "value": exit_code},
+            {"what": "1-min load average before/after", "value": f"{load_before:.1f} / {load_after:.1f}"},
+            {"what": "target met", "value": summary["target_met"]},
+        ],
+        ["what", "value"],
+    )
     if stats.error_samples:
         print("unexpected answers (first kinds):")
         for line, count in stats.error_samples.most_common():

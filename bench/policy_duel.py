@@ -47,10 +47,19 @@ def duel(name: str, count: int, players: int, seed: int) -> dict[str, object]:
         points_new += scores[new_seat]
         points_old += sum(scores[s] for s in range(players) if s != new_seat) / (players - 1)
     low, high = wilson_interval(share, count)
-    return {"game": name, "seats": players, "games": count, "win_rate": share / count, "ci_low": low,
-            "ci_high": high, "fair_share": 1.0 / players, "points": points_new / count,
-            "points_baseline": points_old / count, "decisions": decisions / count,
-            "seconds": time.perf_counter() - started}
+    return {
+        "game": name,
+        "seats": players,
+        "games": count,
+        "win_rate": share / count,
+        "ci_low": low,
+        "ci_high": high,
+        "fair_share": 1.0 / players,
+        "points": points_new / count,
+        "points_baseline": points_old / count,
+        "decisions": decisions / count,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 def main() -> None:
@@ -63,10 +72,23 @@ def main() -> None:
     game = games.get(args.game)
     if not max(2, game.min_players) <= args.players <= game.max_players:
         parser.error(f"--players: {args.game} is played by {max(2, game.min_players)}-{game.max_players} seats here")
-    report("policy duel: current playout policy against the baseline's, no search, seats rotated",
-           [duel(args.game, args.games, args.players, args.seed)],
-           ["game", "seats", "games", "win_rate", "ci_low", "ci_high", "fair_share", "points", "points_baseline",
-            "decisions", "seconds"])
+    report(
+        "policy duel: current playout policy against the baseline's, no search, seats rotated",
+        [duel(args.game, args.games, args.players, args.seed)],
+        [
+            "game",
+            "seats",
+            "games",
+            "win_rate",
+            "ci_low",
+            "ci_high",
+            "fair_share",
+            "points",
+            "points_baseline",
+            "decisions",
+            "seconds",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -47,10 +47,20 @@ def main() -> None:
     search.run(iterations=args.iterations, seed=args.seed, eval_plies=eval_plies, **options)
     cpu = time.process_time() - started
     decisions = int(getattr(search, "decisions_done", 0))
-    print(json.dumps({"game": args.game, "players": args.players, "iterations": args.iterations,
-                      "decisions_per_iteration": decisions / args.iterations if decisions else None,
-                      "cpu_s": cpu, "ns_per_decision": cpu * 1e9 / decisions if decisions else None,
-                      "root_visits": int(search.root_visits()), "nodes": int(search.node_count)}))
+    print(
+        json.dumps(
+            {
+                "game": args.game,
+                "players": args.players,
+                "iterations": args.iterations,
+                "decisions_per_iteration": decisions / args.iterations if decisions else None,
+                "cpu_s": cpu,
+                "ns_per_decision": cpu * 1e9 / decisions if decisions else None,
+                "root_visits": int(search.root_visits()),
+                "nodes": int(search.node_count),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

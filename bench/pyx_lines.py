@@ -33,8 +33,11 @@ def main() -> None:
         if m:
             current = (m.group(1), int(m.group(2)))
         owner.append(current)
-    out = subprocess.run(["callgrind_annotate", "--auto=no", "--show-percs=no", "--threshold=100",
-                          "--context=0", args.profile, args.c_file], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["callgrind_annotate", "--auto=no", "--show-percs=no", "--threshold=100", "--context=0", args.profile, args.c_file],
+        capture_output=True,
+        text=True,
+    ).stdout
     # `callgrind_annotate FILE` annotates the named source: lines "count  source", with
     # "-- line N" markers giving the C line numbers.
     counts: Counter[tuple[str, int]] = Counter()
@@ -50,10 +53,10 @@ def main() -> None:
             if mt:
                 total = int(mt.group(1).replace(",", ""))
             continue
-        if "=>" in text or "events annotated" in text:   # a call's inclusive cost, a total
+        if "=>" in text or "events annotated" in text:  # a call's inclusive cost, a total
             continue
         if text.startswith("-----"):
-            break   # the end of the file's annotation
+            break  # the end of the file's annotation
         m = re.match(r"\s*([\d,]+|\.)\s", text)
         if m:
             if m.group(1) != "." and 0 < lineno <= len(owner) and owner[lineno - 1] is not None:

@@ -109,6 +109,17 @@ if __name__ == "__main__":
     report(
         "game review: 60-decision Botanik game through gRPC",
         rows,
-        ["cores", "decisions", "level", "iterations", "median_s", "min_s", "ms_per_decision", "comparisons", "labels",
-         "load_before", "load_after"],
+        [
+            "cores",
+            "decisions",
+            "level",
+            "iterations",
+            "median_s",
+            "min_s",
+            "ms_per_decision",
+            "comparisons",
+            "labels",
+            "load_before",
+            "load_after",
+        ],
     )

@@ -45,8 +45,14 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
     # turned those on or changed since; the playout path is what is compared). A tree whose
     # Limits still held the search settings takes them there; a newer one as SearchSettings.
     limit_fields = {f.name for f in dataclasses.fields(Limits)}
-    extra: dict[str, object] = {"widening": 0.0, "exploration": 0.7, "evaluation": "playout",
-                                "expansion_policy": False, "turn_max": False, "baseline_playout": True}
+    extra: dict[str, object] = {
+        "widening": 0.0,
+        "exploration": 0.7,
+        "evaluation": "playout",
+        "expansion_policy": False,
+        "turn_max": False,
+        "baseline_playout": True,
+    }
     budget = Limits(iterations=iterations, seed=repeat, threads=threads)
     if "exploration" in limit_fields:
         kept = {key: value for key, value in extra.items() if key in limit_fields}
@@ -60,8 +66,9 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
 
 def _baseline_tree(rev: str) -> Path:
     """REV's worktree with its extensions built (once); returns the folder to put on the path."""
-    commit = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
     tree = ROOT / "build" / "bench-against" / commit
     if not tree.exists():
         subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=ROOT, check=True)
@@ -75,8 +82,9 @@ def _run_worker(path: Path | None, args: list[str]) -> dict[str, float]:
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = str(path)  # ahead of the editable install's finder
-    out = subprocess.run([sys.executable, __file__, "--worker", *args], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", *args], env=env, check=True, capture_output=True, text=True
+    ).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -92,11 +100,21 @@ def against(rev: str, names: list[str], threads_list: list[int], iterations: int
                     args = [name, str(players), str(threads), str(iterations), str(r)]
                     this.append(_run_worker(None, args)["rate"])
                     base.append(_run_worker(path, args)["rate"])
-                rows.append({"game": name, "players": players, "threads": threads,
-                             "this_per_s": median(this), f"{rev}_per_s": median(base),
-                             "ratio": median(this) / median(base)})
-    report(f"search: iterations per second from the opening, this tree against {rev} (median of repeats)",
-           rows, ["game", "players", "threads", "this_per_s", f"{rev}_per_s", "ratio"])
+                rows.append(
+                    {
+                        "game": name,
+                        "players": players,
+                        "threads": threads,
+                        "this_per_s": median(this),
+                        f"{rev}_per_s": median(base),
+                        "ratio": median(this) / median(base),
+                    }
+                )
+    report(
+        f"search: iterations per second from the opening, this tree against {rev} (median of repeats)",
+        rows,
+        ["game", "players", "threads", "this_per_s", f"{rev}_per_s", "ratio"],
+    )
 
 
 def main() -> None:
@@ -127,14 +145,21 @@ def main() -> None:
                     a = analyze(opening, Limits(iterations=args.iterations, seed=r, threads=threads))
                     rates.append(a.iterations / (a.elapsed_ms / 1000.0))
                 rate = median(rates)
-                rows.append({
-                    "game": name, "players": players, "threads": threads,
-                    "iterations_per_s": rate,
-                    "ns_per_simulated_decision": 1e9 / (rate * per_game),
-                    "decisions_per_iteration": per_game,
-                })
-    report("search: ISMCTS from the opening (median of repeats)", rows,
-           ["game", "players", "threads", "iterations_per_s", "ns_per_simulated_decision"])
+                rows.append(
+                    {
+                        "game": name,
+                        "players": players,
+                        "threads": threads,
+                        "iterations_per_s": rate,
+                        "ns_per_simulated_decision": 1e9 / (rate * per_game),
+                        "decisions_per_iteration": per_game,
+                    }
+                )
+    report(
+        "search: ISMCTS from the opening (median of repeats)",
+        rows,
+        ["game", "players", "threads", "iterations_per_s", "ns_per_simulated_decision"],
+    )
 
 
 if __name__ == "__main__":

@@ -71,9 +71,11 @@ class Server:
         if not web:
             args = (*args, "--web-address", "off")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning",
-             *args],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--log-level", "warning", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -121,10 +123,12 @@ class ConnectJson:
         self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
 
     def suggest_move(self, state: games.State, iterations: int, seed: int) -> str:
-        body = json.dumps({
-            "position": {"game": GAME, "encoded": base64.b64encode(state.encode()).decode()},
-            "limits": {"iterations": str(iterations), "seed": str(seed)},
-        })
+        body = json.dumps(
+            {
+                "position": {"game": GAME, "encoded": base64.b64encode(state.encode()).decode()},
+                "limits": {"iterations": str(iterations), "seed": str(seed)},
+            }
+        )
         self.conn.request("POST", "/hortus.v1.Advisor/SuggestMove", body, {"Content-Type": "application/json"})
         response = self.conn.getresponse()
         answer = json.loads(response.read())
@@ -160,14 +164,20 @@ def latency(calls: int, iterations: int) -> list[dict[str, object]]:
             local.append((time.perf_counter() - started) * 1000.0)
         connect.close()
     rows: list[dict[str, object]] = []
-    for path, values in (("SuggestMove via gRPC", service), ("SuggestMove via Connect JSON", web),
-                         ("analyze in-process", local)):
-        rows.append({"what": path, "iterations": iterations, "calls": calls,
-                     "p50_ms": median(values), "p99_ms": percentile(values, 0.99)})
+    for path, values in (("SuggestMove via gRPC", service), ("SuggestMove via Connect JSON", web), ("analyze in-process", local)):
+        rows.append(
+            {"what": path, "iterations": iterations, "calls": calls, "p50_ms": median(values), "p99_ms": percentile(values, 0.99)}
+        )
     for path, values in (("gRPC overhead (p50 difference)", service), ("Connect JSON overhead (p50 difference)", web)):
-        rows.append({"what": path, "iterations": iterations, "calls": calls,
-                     "p50_ms": median(values) - median(local),
-                     "p99_ms": percentile(values, 0.99) - percentile(local, 0.99)})
+        rows.append(
+            {
+                "what": path,
+                "iterations": iterations,
+                "calls": calls,
+                "p50_ms": median(values) - median(local),
+                "p99_ms": percentile(values, 0.99) - percentile(local, 0.99),
+            }
+        )
     for row in rows:
         row["load_avg_1min"] = os.getloadavg()[0]
     return rows
@@ -188,9 +198,17 @@ def cache_latency(calls: int, iterations: int) -> list[dict[str, object]]:
                     call(position, iterations=iterations, seed=1_000_000 + i)
                     if i >= 30:
                         times.setdefault((name, kind), []).append((time.perf_counter() - started) * 1000.0)
-    return [{"what": f"{name} cache {kind}", "iterations": iterations, "calls": len(values),
-             "p50_ms": median(values), "p99_ms": percentile(values, 0.99), "load_avg_1min": os.getloadavg()[0]}
-            for (name, kind), values in times.items()]
+    return [
+        {
+            "what": f"{name} cache {kind}",
+            "iterations": iterations,
+            "calls": len(values),
+            "p50_ms": median(values),
+            "p99_ms": percentile(values, 0.99),
+            "load_avg_1min": os.getloadavg()[0],
+        }
+        for (name, kind), values in times.items()
+    ]
 
 
 def continue_latency(iterations: int, trials: int) -> list[dict[str, object]]:
@@ -214,8 +232,16 @@ def continue_latency(iterations: int, trials: int) -> list[dict[str, object]]:
             fresh, _ = run(f"Analyze {2 * iterations} (fresh)", 2 * iterations)
             assert done == fresh == 2 * iterations
             checked += 1
-    return [{"what": what, "calls": len(values), "p50_ms": median(values), "p99_ms": percentile(values, 0.99),
-             "load_avg_1min": os.getloadavg()[0]} for what, values in times.items()]
+    return [
+        {
+            "what": what,
+            "calls": len(values),
+            "p50_ms": median(values),
+            "p99_ms": percentile(values, 0.99),
+            "load_avg_1min": os.getloadavg()[0],
+        }
+        for what, values in times.items()
+    ]
 
 
 def throughput(count: int, iterations: int, repeats: int, streams: int = 6, window: int = 4) -> list[dict[str, object]]:
@@ -226,8 +252,7 @@ def throughput(count: int, iterations: int, repeats: int, streams: int = 6, wind
     while idle slots (a batch that cannot keep every slot fed, e.g. the end of a batch on
     processes that got unequal numbers of connections) lower it."""
     states = positions(count, seed=2)
-    items = [EvaluationItem(f"p{i}", Position(GAME, s.encode()), iterations=iterations, seed=i)
-             for i, s in enumerate(states)]
+    items = [EvaluationItem(f"p{i}", Position(GAME, s.encode()), iterations=iterations, seed=i) for i, s in enumerate(states)]
     rows: list[dict[str, object]] = []
     setups = (
         ("1 process, 1 search at a time", 1, ("--workers", "1", "--max-concurrent-searches", "1")),
@@ -254,9 +279,17 @@ def throughput(count: int, iterations: int, repeats: int, streams: int = 6, wind
                 busy.append(searched_ms / (elapsed * 1000.0 * slots))
         rate = median(rates)
         base = base or rate
-        rows.append({"setup": label, "positions": count, "iterations": iterations,
-                     "positions_per_s": rate, "vs_1_process": rate / base, "slots_busy": median(busy),
-                     "load_avg_1min": os.getloadavg()[0]})
+        rows.append(
+            {
+                "setup": label,
+                "positions": count,
+                "iterations": iterations,
+                "positions_per_s": rate,
+                "vs_1_process": rate / base,
+                "slots_busy": median(busy),
+                "load_avg_1min": os.getloadavg()[0],
+            }
+        )
     return rows
 
 
@@ -279,13 +312,17 @@ def cancel_latency(trials: int) -> list[dict[str, object]]:
             with lock:
                 stops.append(time.time() * 1000.0)
 
-    running = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1),
-                           web=WebOptions("127.0.0.1:0"))
+    running = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0"))
     running.servicer.listeners.append(listener)
     try:
         assert running.web is not None
-        out = subprocess.run([node, str(ts / "bench" / "cancel.mjs"), f"http://127.0.0.1:{running.web.port}", str(trials)],
-                             capture_output=True, text=True, timeout=600, check=True).stdout
+        out = subprocess.run(
+            [node, str(ts / "bench" / "cancel.mjs"), f"http://127.0.0.1:{running.web.port}", str(trials)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        ).stdout
     finally:
         running.stop(0)
     samples = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
@@ -293,8 +330,15 @@ def cancel_latency(trials: int) -> list[dict[str, object]]:
     to_free = [float(s["slot_free_ms"]) for s in samples]
     rows: list[dict[str, object]] = []
     for what, values in (("abort -> search stopped (server)", to_stop), ("abort -> next search admitted (client)", to_free)):
-        rows.append({"what": what, "trials": len(values), "p50_ms": median(values),
-                     "max_ms": max(values), "load_avg_1min": os.getloadavg()[0]})
+        rows.append(
+            {
+                "what": what,
+                "trials": len(values),
+                "p50_ms": median(values),
+                "max_ms": max(values),
+                "load_avg_1min": os.getloadavg()[0],
+            }
+        )
     return rows
 
 
@@ -302,7 +346,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--iterations", type=int, default=200, help="SuggestMove budget")
-    parser.add_argument("--positions", type=int, default=600, help="batch size (a steady batch; small ones weigh their start and end)")
+    parser.add_argument(
+        "--positions", type=int, default=600, help="batch size (a steady batch; small ones weigh their start and end)"
+    )
     parser.add_argument("--batch-iterations", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--streams", type=int, default=6, help="EvaluatePositions calls at once")
@@ -316,25 +362,38 @@ def main() -> None:
     parser.add_argument("--cancel-trials", type=int, default=20, help="Analyze cancels from the TypeScript client (0: skip)")
     args = parser.parse_args()
     if not args.skip_latency:
-        report("service: SuggestMove latency, gRPC and Connect JSON vs in-process (ms)", latency(args.calls, args.iterations),
-               ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+        report(
+            "service: SuggestMove latency, gRPC and Connect JSON vs in-process (ms)",
+            latency(args.calls, args.iterations),
+            ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"],
+        )
     if not args.skip_cache:
-        report("service: answer cache, a miss (search) then a hit, through gRPC (ms)", cache_latency(args.calls, args.iterations),
-               ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+        report(
+            "service: answer cache, a miss (search) then a hit, through gRPC (ms)",
+            cache_latency(args.calls, args.iterations),
+            ["what", "iterations", "calls", "p50_ms", "p99_ms", "load_avg_1min"],
+        )
     if not args.skip_continue:
-        report("service: Analyze continued from its token vs afresh, through gRPC (ms)",
-               continue_latency(args.continue_iterations, args.continue_trials),
-               ["what", "calls", "p50_ms", "p99_ms", "load_avg_1min"])
+        report(
+            "service: Analyze continued from its token vs afresh, through gRPC (ms)",
+            continue_latency(args.continue_iterations, args.continue_trials),
+            ["what", "calls", "p50_ms", "p99_ms", "load_avg_1min"],
+        )
     if args.cancel_trials:
         rows = cancel_latency(args.cancel_trials)
         if rows:
-            report("service: Analyze cancel from the TypeScript client (ms)", rows,
-                   ["what", "trials", "p50_ms", "max_ms", "load_avg_1min"])
+            report(
+                "service: Analyze cancel from the TypeScript client (ms)",
+                rows,
+                ["what", "trials", "p50_ms", "max_ms", "load_avg_1min"],
+            )
     if args.skip_throughput:
         return
-    report("service: EvaluatePositions throughput (median of repeats)",
-           throughput(args.positions, args.batch_iterations, args.repeats, args.streams, args.window),
-           ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "slots_busy", "load_avg_1min"])
+    report(
+        "service: EvaluatePositions throughput (median of repeats)",
+        throughput(args.positions, args.batch_iterations, args.repeats, args.streams, args.window),
+        ["setup", "positions", "iterations", "positions_per_s", "vs_1_process", "slots_busy", "load_avg_1min"],
+    )
 
 
 if __name__ == "__main__":

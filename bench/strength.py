@@ -90,8 +90,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
-def ends_rows(names: list[str], levels: list[int], seats: list[int], count: int, seed: int,
-              jobs: int) -> list[dict[str, object]]:
+def ends_rows(names: list[str], levels: list[int], seats: list[int], count: int, seed: int, jobs: int) -> list[dict[str, object]]:
     from concurrent.futures import ProcessPoolExecutor
 
     rows = []
@@ -103,20 +102,27 @@ def ends_rows(names: list[str], levels: list[int], seats: list[int], count: int,
             for level in levels:
                 started = time.perf_counter()
                 with ProcessPoolExecutor(max_workers=jobs) as pool:
-                    out = list(pool.map(natural_end, [name] * count, [level] * count,
-                                        [players] * count, [seed] * count, range(count)))
+                    out = list(
+                        pool.map(natural_end, [name] * count, [level] * count, [players] * count, [seed] * count, range(count))
+                    )
                 rounds = [float(o["rounds"]) for o in out]  # type: ignore[arg-type]
-                rows.append({
-                    "game": name, "seats": players, "level": level, "games": count,
-                    "triggered": sum(1 for o in out if o["triggered"]) / count,
-                    "rounds_median": _percentile(rounds, 0.5), "rounds_p90": _percentile(rounds, 0.9),
-                    "rounds_max": max(rounds), "seconds": time.perf_counter() - started,
-                })
+                rows.append(
+                    {
+                        "game": name,
+                        "seats": players,
+                        "level": level,
+                        "games": count,
+                        "triggered": sum(1 for o in out if o["triggered"]) / count,
+                        "rounds_median": _percentile(rounds, 0.5),
+                        "rounds_p90": _percentile(rounds, 0.9),
+                        "rounds_max": max(rounds),
+                        "seconds": time.perf_counter() - started,
+                    }
+                )
     return rows
 
 
-def equal_time_rows(names: list[str], bot: str, base: str, count: int, seed: int,
-                    jobs: int) -> list[dict[str, object]]:
+def equal_time_rows(names: list[str], bot: str, base: str, count: int, seed: int, jobs: int) -> list[dict[str, object]]:
     rows = []
     for name in names:
         game = games.get(name)
@@ -126,12 +132,20 @@ def equal_time_rows(names: list[str], bot: str, base: str, count: int, seed: int
             started = time.perf_counter()
             result = play_match(name, specs, count, seed, jobs=jobs, players=len(specs))
             stat = result.stats[0]
-            rows.append({
-                "game": name, "bot": bot, "opponent": " ".join(specs[1:]), "seats": len(specs),
-                "games": stat.games, "win_rate": stat.score_rate, "ci_low": stat.interval[0],
-                "ci_high": stat.interval[1], "fair_share": 1 / len(specs),
-                "seconds": time.perf_counter() - started,
-            })
+            rows.append(
+                {
+                    "game": name,
+                    "bot": bot,
+                    "opponent": " ".join(specs[1:]),
+                    "seats": len(specs),
+                    "games": stat.games,
+                    "win_rate": stat.score_rate,
+                    "ci_low": stat.interval[0],
+                    "ci_high": stat.interval[1],
+                    "fair_share": 1 / len(specs),
+                    "seconds": time.perf_counter() - started,
+                }
+            )
     return rows
 
 
@@ -143,8 +157,7 @@ def _scaled(spec: str, k: int) -> str:
     return ",".join([f"{kind}:{arg}", *options])
 
 
-def worth_rows(names: list[str], bot: str, base: str, count: int, seed: int,
-               jobs: int) -> list[dict[str, object]]:
+def worth_rows(names: list[str], bot: str, base: str, count: int, seed: int, jobs: int) -> list[dict[str, object]]:
     """Worth in compute: baselines at 2x, 4x, 8x the bot's budget play it (2 seats), by binary
     search over those multiples; k = the smallest multiple whose baseline scores >= 50%
     (> 8 when none does, < 2 when 2x already does)."""
@@ -158,16 +171,26 @@ def worth_rows(names: list[str], bot: str, base: str, count: int, seed: int,
             k = multiples[mid]
             result = play_match(name, [_scaled(base, k), bot], count, seed, jobs=jobs, players=2)
             verdict[k] = result.stats[0].score_rate
-            rows.append({"game": name, "bot": bot, "opponent": _scaled(base, k), "seats": 2,
-                         "games": result.stats[0].games, "win_rate": 1 - verdict[k],
-                         "ci_low": 1 - result.stats[0].interval[1], "ci_high": 1 - result.stats[0].interval[0]})
+            rows.append(
+                {
+                    "game": name,
+                    "bot": bot,
+                    "opponent": _scaled(base, k),
+                    "seats": 2,
+                    "games": result.stats[0].games,
+                    "win_rate": 1 - verdict[k],
+                    "ci_low": 1 - result.stats[0].interval[1],
+                    "ci_high": 1 - result.stats[0].interval[0],
+                }
+            )
             if verdict[k] >= 0.5:
                 high = mid - 1
             else:
                 low = mid + 1
         matched = [k for k in multiples if verdict.get(k, 0.0) >= 0.5]
-        rows.append({"game": name, "bot": bot, "opponent": "worth k",
-                     "k": (f"<={min(matched)}" if matched else f">{multiples[-1]}")})
+        rows.append(
+            {"game": name, "bot": bot, "opponent": "worth k", "k": (f"<={min(matched)}" if matched else f">{multiples[-1]}")}
+        )
     return rows
 
 
@@ -186,11 +209,15 @@ def main() -> None:
     parser.add_argument("--levels", action="store_true", help="also calibrate difficulty levels")
     parser.add_argument("--no-matches", action="store_true", help="only the levels")
     parser.add_argument("--write-elo", action="store_true")
-    parser.add_argument("--level-pairs", nargs="+", type=int, metavar="N",
-                        choices=range(2, len(LEVELS) + 1),
-                        help="with --levels: only these pairs (level N vs N-1), other gaps kept")
-    parser.add_argument("--matches", nargs="+", default=[*MATCHES, "solo"],
-                        choices=[*MATCHES, "solo"])
+    parser.add_argument(
+        "--level-pairs",
+        nargs="+",
+        type=int,
+        metavar="N",
+        choices=range(2, len(LEVELS) + 1),
+        help="with --levels: only these pairs (level N vs N-1), other gaps kept",
+    )
+    parser.add_argument("--matches", nargs="+", default=[*MATCHES, "solo"], choices=[*MATCHES, "solo"])
     parser.add_argument("--ends", action="store_true", help="natural game ends in level self-play")
     parser.add_argument("--end-levels", nargs="+", type=int, default=[4, 6, 8])
     parser.add_argument("--end-seats", nargs="+", type=int, default=[2, 3, 4])
@@ -202,16 +229,19 @@ def main() -> None:
     if args.ends or args.equal_time or args.worth:
         yard: list[dict[str, object]] = []
         if args.ends:
-            yard = ends_rows([g for g in args.game or END_GAMES], args.end_levels, args.end_seats,
-                             args.games, args.seed, args.jobs)
-            columns = ["game", "seats", "level", "games", "triggered", "rounds_median", "rounds_p90",
-                       "rounds_max", "seconds"]
+            yard = ends_rows(
+                [g for g in args.game or END_GAMES], args.end_levels, args.end_seats, args.games, args.seed, args.jobs
+            )
+            columns = ["game", "seats", "level", "games", "triggered", "rounds_median", "rounds_p90", "rounds_max", "seconds"]
         else:
             pick = equal_time_rows if args.equal_time else worth_rows
             yard = pick(args.game or games.names(), args.bot, args.base, args.games, args.seed, args.jobs)
             columns = ["game", "bot", "opponent", "seats", "games", "win_rate", "ci_low", "ci_high", "k"]
-        report("strength: " + ("natural game ends" if args.ends else "equal time" if args.equal_time
-                               else "worth in compute"), yard, columns)  # type: ignore[arg-type]
+        report(
+            "strength: " + ("natural game ends" if args.ends else "equal time" if args.equal_time else "worth in compute"),
+            yard,
+            columns,
+        )  # type: ignore[arg-type]
         return
     rows = []
     elo: dict[str, dict[str, float]] = json.loads(ELO_FILE.read_text()) if ELO_FILE.exists() else {}
@@ -232,29 +262,50 @@ def main() -> None:
                 continue
             first, second = specs[0], " ".join(specs[1:])
             started = time.perf_counter()
-            result = play_match(name, specs, args.games, args.seed, jobs=args.jobs,
-                                players=max(players, len(specs)))
+            result = play_match(name, specs, args.games, args.seed, jobs=args.jobs, players=max(players, len(specs)))
             stat = result.stats[0]
-            rows.append({
-                "game": name, "bot": first, "opponent": second, "seats": len(specs), "games": stat.games,
-                "mean_score": stat.mean_score,
-                "win_rate": stat.score_rate, "ci_low": stat.interval[0], "ci_high": stat.interval[1],
-                "wins": stat.wins, "draws": stat.draws, "losses": stat.losses,
-                "elo_gap": elo_difference(stat.score_rate), "seconds": time.perf_counter() - started,
-            })
+            rows.append(
+                {
+                    "game": name,
+                    "bot": first,
+                    "opponent": second,
+                    "seats": len(specs),
+                    "games": stat.games,
+                    "mean_score": stat.mean_score,
+                    "win_rate": stat.score_rate,
+                    "ci_low": stat.interval[0],
+                    "ci_high": stat.interval[1],
+                    "wins": stat.wins,
+                    "draws": stat.draws,
+                    "losses": stat.losses,
+                    "elo_gap": elo_difference(stat.score_rate),
+                    "seconds": time.perf_counter() - started,
+                }
+            )
             if first.startswith("level:") and second.startswith("level:"):
                 chain = with_gap(chain, int(first.split(":")[1]), elo_difference(stat.score_rate))
         if "solo" in args.matches and not args.no_matches and game.min_players == 1:
             for bot in SOLO_BOTS:
                 started = time.perf_counter()
                 result = play_match(name, [bot], args.games, args.seed, jobs=args.jobs, players=1)
-                rows.append({"game": name, "bot": bot, "opponent": "(solo)", "seats": 1,
-                             "games": result.games, "mean_score": result.stats[0].mean_score,
-                             "seconds": time.perf_counter() - started})
+                rows.append(
+                    {
+                        "game": name,
+                        "bot": bot,
+                        "opponent": "(solo)",
+                        "seats": 1,
+                        "games": result.games,
+                        "mean_score": result.stats[0].mean_score,
+                        "seconds": time.perf_counter() - started,
+                    }
+                )
         if args.levels:
             elo[name] = chain
-    report("strength: seeded matches, seats rotated (win rate = mean win share of the first bot)", rows,
-           ["game", "bot", "opponent", "seats", "games", "win_rate", "ci_low", "ci_high", "mean_score", "seconds"])
+    report(
+        "strength: seeded matches, seats rotated (win rate = mean win share of the first bot)",
+        rows,
+        ["game", "bot", "opponent", "seats", "games", "win_rate", "ci_low", "ci_high", "mean_score", "seconds"],
+    )
     if args.levels:
         print(json.dumps({"levels_elo": elo}))
         if args.write_elo:

@@ -90,12 +90,18 @@ def cpp_reference(name: str, sims: int) -> dict[str, object]:
     per_sim = spiel_decisions_per_sim(state, 200)
     seconds = []
     for r in range(3):
-        bot = pyspiel.ISMCTSBot(r, pyspiel.RandomRolloutEvaluator(1, r), 2.0, sims, -1,
-                                pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False)
+        bot = pyspiel.ISMCTSBot(
+            r, pyspiel.RandomRolloutEvaluator(1, r), 2.0, sims, -1, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
+        )
         seconds.append(timed_step(bot, state))
     t = statistics.median(seconds)
-    return {"engine": "OpenSpiel C++ ISMCTS", "game": name, "ns_per_decision": t / sims / per_sim * 1e9,
-            "simulations_per_s": sims / t, "decisions_per_simulation": per_sim}
+    return {
+        "engine": "OpenSpiel C++ ISMCTS",
+        "game": name,
+        "ns_per_decision": t / sims / per_sim * 1e9,
+        "simulations_per_s": sims / t,
+        "decisions_per_simulation": per_sim,
+    }
 
 
 def speed(names: list[str]) -> list[dict[str, object]]:
@@ -113,10 +119,24 @@ def speed(names: list[str]) -> list[dict[str, object]]:
         sims = 30
         py_t = statistics.median(timed_step(python_ismcts_bot(spiel_game, sims, r), spiel_state) for r in range(2))
         py_ns = py_t / sims / per_sim * 1e9
-        rows.append({"engine": "hortus ISMCTS", "game": name, "ns_per_decision": ns, "simulations_per_s": rate,
-                     "vs_cpp": ns / cpp_ns, "python_over_hortus": py_ns / ns})
-        rows.append({"engine": "OpenSpiel Python ISMCTS (adapter)", "game": name, "ns_per_decision": py_ns,
-                     "simulations_per_s": sims / py_t})
+        rows.append(
+            {
+                "engine": "hortus ISMCTS",
+                "game": name,
+                "ns_per_decision": ns,
+                "simulations_per_s": rate,
+                "vs_cpp": ns / cpp_ns,
+                "python_over_hortus": py_ns / ns,
+            }
+        )
+        rows.append(
+            {
+                "engine": "OpenSpiel Python ISMCTS (adapter)",
+                "game": name,
+                "ns_per_decision": py_ns,
+                "simulations_per_s": sims / py_t,
+            }
+        )
     return cpp + rows
 
 
@@ -172,11 +192,13 @@ def play_versus(name: str, players: int, g: int, ms: float, seed: int) -> dict[s
         else:
             state.apply(bot.step(openspiel.HortusSpielState(spiel_game, state.clone())))
         decision += 1
-    return {"win_share": float(state.returns()[hortus_seat]),
-            "hortus_ms": 1000 * hortus_seconds / max(1, hortus_decisions),
-            "hortus_iterations": hortus_iterations / max(1, hortus_decisions),
-            "openspiel_ms": 1000 * bot.seconds / max(1, bot.decisions),
-            "openspiel_simulations": bot.simulations / max(1, bot.decisions)}
+    return {
+        "win_share": float(state.returns()[hortus_seat]),
+        "hortus_ms": 1000 * hortus_seconds / max(1, hortus_decisions),
+        "hortus_iterations": hortus_iterations / max(1, hortus_decisions),
+        "openspiel_ms": 1000 * bot.seconds / max(1, bot.decisions),
+        "openspiel_simulations": bot.simulations / max(1, bot.decisions),
+    }
 
 
 def strength(names: list[str], n_games: int, ms: float, seed: int, jobs: int) -> list[dict[str, object]]:
@@ -189,16 +211,25 @@ def strength(names: list[str], n_games: int, ms: float, seed: int, jobs: int) ->
         game = games.get(name)
         players = 2 if game.min_players <= 2 <= game.max_players else game.min_players
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(play_versus, [name] * n_games, [players] * n_games, range(n_games),
-                                    [ms] * n_games, [seed] * n_games))
+            results = list(
+                pool.map(play_versus, [name] * n_games, [players] * n_games, range(n_games), [ms] * n_games, [seed] * n_games)
+            )
         wins = sum(r["win_share"] for r in results)
         low, high = wilson_interval(wins, n_games)
-        rows.append({"game": name, "games": n_games, "ms_per_decision": ms,
-                     "hortus_win_rate": wins / n_games, "ci95_low": low, "ci95_high": high,
-                     "hortus_ms": statistics.mean(r["hortus_ms"] for r in results),
-                     "openspiel_ms": statistics.mean(r["openspiel_ms"] for r in results),
-                     "hortus_iterations": statistics.mean(r["hortus_iterations"] for r in results),
-                     "openspiel_simulations": statistics.mean(r["openspiel_simulations"] for r in results)})
+        rows.append(
+            {
+                "game": name,
+                "games": n_games,
+                "ms_per_decision": ms,
+                "hortus_win_rate": wins / n_games,
+                "ci95_low": low,
+                "ci95_high": high,
+                "hortus_ms": statistics.mean(r["hortus_ms"] for r in results),
+                "openspiel_ms": statistics.mean(r["openspiel_ms"] for r in results),
+                "hortus_iterations": statistics.mean(r["hortus_iterations"] for r in results),
+                "openspiel_simulations": statistics.mean(r["openspiel_simulations"] for r in results),
+            }
+        )
     return rows
 
 
@@ -209,20 +240,39 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--ms", type=float, default=100.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1, help="strength games in this many processes "
-                        "(each process alternates the two bots, so both see the same load)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="strength games in this many processes (each process alternates the two bots, so both see the same load)",
+    )
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
     args = parser.parse_args()
     openspiel.register_all()
     names = args.game or games.names()
     if not args.no_speed:
-        report("versus OpenSpiel: ns per simulated decision (one thread)", speed(names),
-               ["engine", "game", "ns_per_decision", "simulations_per_s", "vs_cpp", "python_over_hortus"])
+        report(
+            "versus OpenSpiel: ns per simulated decision (one thread)",
+            speed(names),
+            ["engine", "game", "ns_per_decision", "simulations_per_s", "vs_cpp", "python_over_hortus"],
+        )
     if args.strength:
-        report("versus OpenSpiel: hortus ISMCTS vs OpenSpiel ISMCTSBot at equal time",
-               strength(names, args.games, args.ms, args.seed, args.jobs),
-               ["game", "games", "ms_per_decision", "hortus_win_rate", "ci95_low", "ci95_high",
-                "hortus_ms", "openspiel_ms", "hortus_iterations", "openspiel_simulations"])
+        report(
+            "versus OpenSpiel: hortus ISMCTS vs OpenSpiel ISMCTSBot at equal time",
+            strength(names, args.games, args.ms, args.seed, args.jobs),
+            [
+                "game",
+                "games",
+                "ms_per_decision",
+                "hortus_win_rate",
+                "ci95_low",
+                "ci95_high",
+                "hortus_ms",
+                "openspiel_ms",
+                "hortus_iterations",
+                "openspiel_simulations",
+            ],
+        )
 
 
 if __name__ == "__main__":

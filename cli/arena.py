@@ -59,8 +59,9 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     progress = Progress(total, 0, enabled=sys.stderr.isatty())
     try:
         if args.round_robin:
-            rr = round_robin(args.game, args.bots, args.games, args.seed, jobs=args.jobs,
-                             progress=lambda record: progress.update())
+            rr = round_robin(
+                args.game, args.bots, args.games, args.seed, jobs=args.jobs, progress=lambda record: progress.update()
+            )
         else:
             result = play_match(
                 args.game,
@@ -107,11 +108,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         state = game.new_game(players=max(2, game.min_players), seed=1)
         decisions, _, seconds = random_playouts(state.kernel_state, args.playouts, 1, False)
         analysis = analyze(state, Limits(iterations=args.iterations, seed=1, threads=args.threads))
-        rows.append({
-            "game": name,
-            "random_decisions_per_s": decisions / seconds,
-            "ismcts_iterations_per_s": analysis.iterations / (analysis.elapsed_ms / 1000.0),
-        })
+        rows.append(
+            {
+                "game": name,
+                "random_decisions_per_s": decisions / seconds,
+                "ismcts_iterations_per_s": analysis.iterations / (analysis.elapsed_ms / 1000.0),
+            }
+        )
     if args.json:
         print_json(rows)
     else:
@@ -122,6 +125,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 # --- parser ----------------------------------------------------------------------------------
+
 
 def add_parsers(sub: Any) -> None:
     """Register arena and bench."""

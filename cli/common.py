@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     pass
 
 
-
 QUIT_WORDS = frozenset({"q", "quit", "exit"})
 HINT_WORDS = frozenset({"?", "hint", "hints"})
 
@@ -95,6 +94,7 @@ def parse_options(items: Sequence[str] | None) -> dict[str, str]:
 
 # --- play ------------------------------------------------------------------------------------
 
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -132,9 +132,15 @@ def add_sharding(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("sharded run (in-process; -o is then a folder)")
     g.add_argument("--shard", default=None, metavar="K/N", help="compute only shard K of N (0-based), e.g. one array job")
     g.add_argument("--shards", type=non_negative_int, default=0, help="number of shards (default: ~25 ids each)")
-    g.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
-                   help="run the shards as Ray tasks: on the cluster at ADDRESS ('auto' = a running one), "
-                        "or a local one when none is given (needs hortus[ray])")
+    g.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run the shards as Ray tasks: on the cluster at ADDRESS ('auto' = a running one), "
+        "or a local one when none is given (needs hortus[ray])",
+    )
     g.add_argument("--workers", type=positive_int, default=1, help="local processes for the shards (without --shard or --ray)")
 
 
@@ -142,7 +148,6 @@ def add_game_setup(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=non_negative_int, default=0, help="number of seats (0 = the game's minimum)")
     p.add_argument("--variant", default=None, help="game variant")
     p.add_argument("--option", action="append", metavar="NAME=VALUE", help="rule option (repeatable)")
-
 
 
 def report(error: AdvisorError) -> None:

@@ -149,7 +149,9 @@ def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -
             item_id = str(record.get("id", number)) if isinstance(record, dict) else str(number)
             every.add(item_id)
             if item_id not in done:
-                local.append(EvaluationResult(item_id, error=EvaluationError("INVALID_ARGUMENT", f"line {number}: {exc}", "line")))
+                local.append(
+                    EvaluationResult(item_id, error=EvaluationError("INVALID_ARGUMENT", f"line {number}: {exc}", "line"))
+                )
             continue
         if item_id in seen:
             raise CliError(f"{args.positions}:{number}: id {item_id!r} appears twice")
@@ -248,14 +250,21 @@ def _run_sharded(args: argparse.Namespace, kind: str) -> int:
     try:
         with _exclusive(folder / "run"):  # run.lock: one driver per folder
             summary = run(
-                job, folder, input_path, only=only, workers=args.workers,
-                use_ray=args.ray is not None, ray_address=args.ray or None,
+                job,
+                folder,
+                input_path,
+                only=only,
+                workers=args.workers,
+                use_ray=args.ray is not None,
+                ray_address=args.ray or None,
                 on_shard=lambda _: progress.update(),
             )
     except KeyboardInterrupt:
         progress.close()
-        print(f"hortus {kind}: interrupted: {progress.done} of {total} shards done, results in {folder} "
-              "(the same command resumes)", file=sys.stderr)
+        print(
+            f"hortus {kind}: interrupted: {progress.done} of {total} shards done, results in {folder} (the same command resumes)",
+            file=sys.stderr,
+        )
         return 130
     except (ValueError, RuntimeError) as exc:
         progress.close()
@@ -279,10 +288,13 @@ def _cmd_selfplay(args: argparse.Namespace) -> int:
 
 # --- arena -----------------------------------------------------------------------------------
 
+
 def add_parsers(sub: Any) -> None:
     """Register evaluate and selfplay."""
     p = sub.add_parser("evaluate", help="evaluate a JSONL file of positions (resumable)")
-    p.add_argument("positions", help='JSONL: {"id", "game", "position" (hex), optional "iterations", "time_ms", "seed", "threads"}')
+    p.add_argument(
+        "positions", help='JSONL: {"id", "game", "position" (hex), optional "iterations", "time_ms", "seed", "threads"}'
+    )
     p.add_argument("-o", "--output", required=True, help="JSONL results; ids already there are skipped")
     p.add_argument("--game", default=None, help="game of lines that give none")
     add_search_arguments(p)

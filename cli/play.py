@@ -95,6 +95,7 @@ def _hints_table(analysis: Analysis, numbers: Mapping[int, int] | None = None) -
     """The ranked moves as text rows: move number (as in the move list when `numbers` maps
     action ids to it, else the rank), move, visits, win %, expected scores, PV; then each
     move's reason."""
+
     def number(rank: int, action: int) -> str:
         return str(numbers[action]) if numbers is not None and action in numbers else str(rank)
 
@@ -160,9 +161,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
     finally:
         # --record: the game so far, also after 'quit' (a review of part of a game is useful)
         if args.record and transcript.seats:
-            GameRecord(
-                args.game, transcript.seats, args.variant, options, seed, moves=record_moves(transcript.taken)
-            ).save(args.record)
+            GameRecord(args.game, transcript.seats, args.variant, options, seed, moves=record_moves(transcript.taken)).save(
+                args.record
+            )
             say(f"Game record written to {args.record} (review it with: hortus review {args.record})")
 
 
@@ -188,7 +189,7 @@ def _play(args: argparse.Namespace, options: dict[str, str], seed: int, transcri
         say(f"hortus: {args.game}, {seats} players, you are seat {args.seat}, seed {seed}")
         say("Type a move's number or notation; '?' for hints, 'help' for commands, 'quit' to leave.")
         position = info.position
-        shown: Position | None = None   # the position last pictured
+        shown: Position | None = None  # the position last pictured
         # The AI's own turn (SuggestMove continue_from): the position its last move led to and
         # the token that continues that search there, when the move led straight to its next
         # decision; used (once) only if the AI decides at exactly that position.
@@ -214,8 +215,11 @@ def _play(args: argparse.Namespace, options: dict[str, str], seed: int, transcri
                     taken.append((-1, drawn))
                 visible = {o.action.id for o in legal.chance_outcomes}
                 # A draw the human's seat cannot see (into an AI's hand) is never named.
-                say(f"Chance: {drawn.notation}" if drawn is not None and drawn.id in visible
-                     else "Chance: an outcome hidden from you")
+                say(
+                    f"Chance: {drawn.notation}"
+                    if drawn is not None and drawn.id in visible
+                    else "Chance: an outcome hidden from you"
+                )
                 position = info.position
                 continue
             seat = legal.current_player
@@ -257,10 +261,16 @@ def _suggest_in_turn(
     """The AI's move; `continue_from` (its previous suggestion's token, when it moves again in
     the same turn) continues that search. A token the server no longer keeps (expired, dropped
     for room, another server process) means a fresh search."""
+
     def ask(token: str) -> Suggestion:
         return client.suggest_move(
-            position, iterations=args.iterations, time_ms=args.time_ms, seed=seed, threads=args.threads,
-            continue_from=token, level=getattr(args, "level", 0),
+            position,
+            iterations=args.iterations,
+            time_ms=args.time_ms,
+            seed=seed,
+            threads=args.threads,
+            continue_from=token,
+            level=getattr(args, "level", 0),
         )
 
     if not continue_from:
@@ -341,22 +351,28 @@ HINT_SEED = 0  # every hint of a position: a continuation must send the first as
 HINT_MOVES = 5  # rows of the hints table
 
 
-def _hint(
-    client: AdvisorClient, position: Position, args: argparse.Namespace, continue_from: str
-) -> tuple[AnalysisUpdate, bool]:
+def _hint(client: AdvisorClient, position: Position, args: argparse.Namespace, continue_from: str) -> tuple[AnalysisUpdate, bool]:
     """The hints of `position` (Analyze, final update only) and whether they went on with the
     search of `continue_from` (the previous hint's token at this position: deeper, not
     repeated). The continuation sends what the first ask sent (position, seed, threads,
     budget), as Analyze requires. A token the server no longer keeps (expired, dropped for
     room, another server process) means a fresh hint, silently; "" (the server keeps no trees,
     ``--continue-trees 0``, or the first ask) is always fresh."""
+
     def ask(token: str) -> AnalysisUpdate:
         final: AnalysisUpdate | None = None
         # interval_ms 0: only the final analysis; read to the end of the stream, so the
         # server has kept the trees under the new token before the next '?'
         for update in client.analyze(
-            position, iterations=args.iterations, time_ms=args.time_ms, seed=HINT_SEED, threads=args.threads,
-            interval_ms=0, max_moves=HINT_MOVES, timeout=args.timeout, continue_from=token,
+            position,
+            iterations=args.iterations,
+            time_ms=args.time_ms,
+            seed=HINT_SEED,
+            threads=args.threads,
+            interval_ms=0,
+            max_moves=HINT_MOVES,
+            timeout=args.timeout,
+            continue_from=token,
         ):
             if update.final:
                 final = update
@@ -387,15 +403,17 @@ def _review_rows(moves: Sequence[ReviewedMove]) -> list[str]:
             label += " (forced)"
         if m.partial:
             label += " (partial)"
-        rows.append([
-            str(m.index),
-            str(m.seat),
-            m.played.notation,
-            "" if m.best.id == m.played.id else m.best.notation,
-            f"{100.0 * m.win_probability_loss:.1f}",
-            f"{m.points_loss:.2f}",
-            label,
-        ])
+        rows.append(
+            [
+                str(m.index),
+                str(m.seat),
+                m.played.notation,
+                "" if m.best.id == m.played.id else m.best.notation,
+                f"{100.0 * m.win_probability_loss:.1f}",
+                f"{m.points_loss:.2f}",
+                label,
+            ]
+        )
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
     right = {0, 1, 4, 5}
 
@@ -435,8 +453,12 @@ def _cmd_review(args: argparse.Namespace) -> int:
     summary: ReviewSummary | None = None
     with advisor(args.target, None) as client:
         answers = client.review(
-            record, iterations=args.iterations, time_ms=args.time_ms, seed=args.search_seed,
-            threads=args.threads, timeout=args.timeout,
+            record,
+            iterations=args.iterations,
+            time_ms=args.time_ms,
+            seed=args.search_seed,
+            threads=args.threads,
+            timeout=args.timeout,
         )
         try:
             for answer in answers:
@@ -446,11 +468,18 @@ def _cmd_review(args: argparse.Namespace) -> int:
                     moves.append(answer)
         finally:
             if args.json:
-                print_json({"record": args.record, "moves": [m.to_dict() for m in moves],
-                       "summary": summary.to_dict() if summary is not None else None})
+                print_json(
+                    {
+                        "record": args.record,
+                        "moves": [m.to_dict() for m in moves],
+                        "summary": summary.to_dict() if summary is not None else None,
+                    }
+                )
             elif moves or summary is not None:
-                say(f"Review of {args.record} ({record.game}): win loss in win-% points of the mover, "
-                     "points loss in expected final points; best is left empty when it was played")
+                say(
+                    f"Review of {args.record} ({record.game}): win loss in win-% points of the mover, "
+                    "points loss in expected final points; best is left empty when it was played"
+                )
                 for row in _review_rows(moves):
                     say(row)
                 if summary is not None:
@@ -580,6 +609,7 @@ def _cmd_games(args: argparse.Namespace) -> int:
 
 # --- serve -----------------------------------------------------------------------------------
 
+
 def add_parsers(sub: Any) -> None:
     """Register play, review, suggest, hints and games."""
     p = sub.add_parser("play", help="play a game against the AI in the terminal")
@@ -588,8 +618,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--seat", type=non_negative_int, default=0, help="your seat (default 0)")
     p.add_argument("--seed", type=non_negative_int, default=None, help="seed of the setup, chance draws and AI")
     p.add_argument("--manual-chance", action="store_true", help="type chance outcomes instead of drawing them")
-    p.add_argument("--record", default=None, metavar="FILE", help="write the game record (JSONL) here at the end, for 'hortus review'")
-    p.add_argument("--level", type=positive_int, default=0, help="the AI plays at this difficulty level (1-8) instead of a budget")
+    p.add_argument(
+        "--record", default=None, metavar="FILE", help="write the game record (JSONL) here at the end, for 'hortus review'"
+    )
+    p.add_argument(
+        "--level", type=positive_int, default=0, help="the AI plays at this difficulty level (1-8) instead of a budget"
+    )
     add_search_arguments(p)
     add_connection(p)
     p.set_defaults(func=_cmd_play)
@@ -616,13 +650,22 @@ def add_parsers(sub: Any) -> None:
         add_game_setup(p)
         add_search_arguments(p)
         p.add_argument("--search-seed", type=non_negative_int, default=0, help="seed of the search (default 0)")
-        p.add_argument("--only", action="append", metavar="ACTION",
-                       help="what-if: consider only this move at the root (id or notation; repeatable)")
-        p.add_argument("--avoid", action="append", metavar="ACTION",
-                       help="what-if: never consider this move at the root (id or notation; repeatable)")
+        p.add_argument(
+            "--only",
+            action="append",
+            metavar="ACTION",
+            help="what-if: consider only this move at the root (id or notation; repeatable)",
+        )
+        p.add_argument(
+            "--avoid",
+            action="append",
+            metavar="ACTION",
+            help="what-if: never consider this move at the root (id or notation; repeatable)",
+        )
         if name == "suggest":
-            p.add_argument("--elo", type=float, default=None,
-                           help="play at this Elo on the game's scale (level 1 = 0) instead of a budget")
+            p.add_argument(
+                "--elo", type=float, default=None, help="play at this Elo on the game's scale (level 1 = 0) instead of a budget"
+            )
         if name == "hints":
             p.add_argument("--max-moves", type=non_negative_int, default=0, help="moves to show (0 = all)")
         p.add_argument("--json", action="store_true", help="print JSON")

@@ -77,7 +77,10 @@ def _web_options(args: argparse.Namespace) -> Any:
     if static is not None and not static.is_dir():
         raise CliError(f"--web-static {args.web_static}: not a folder")
     return WebOptions(
-        address=address, cors_origins=tuple(args.cors_origin or ()), static_dir=static, plaintext=args.web_plaintext,
+        address=address,
+        cors_origins=tuple(args.cors_origin or ()),
+        static_dir=static,
+        plaintext=args.web_plaintext,
         trusted_proxies=tuple(args.trusted_proxy or ()),
     )
 
@@ -178,6 +181,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 # --- evaluate --------------------------------------------------------------------------------
 
+
 def add_parsers(sub: Any) -> None:
     """Register serve."""
     p = sub.add_parser("serve", help="run the gRPC advisor service")
@@ -191,7 +195,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--tls-cert", help="PEM certificate chain of the server (turns TLS on)")
     p.add_argument("--tls-key", help="PEM private key of the server")
     p.add_argument("--tls-client-ca", help="PEM CA of client certificates (turns mutual TLS on)")
-    p.add_argument("--metrics-port", type=non_negative_int, default=None, help="Prometheus /metrics port (needs prometheus_client)")
+    p.add_argument(
+        "--metrics-port", type=non_negative_int, default=None, help="Prometheus /metrics port (needs prometheus_client)"
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-format", default="text", choices=["text", "json"], help="log lines as text or JSON objects")
     p.add_argument("--access-log", action="store_true", help="log every call: method, code, ms, peer")
@@ -208,7 +214,9 @@ def add_parsers(sub: Any) -> None:
         metavar="ORIGIN",
         help="a page origin allowed to call the web port, e.g. https://play.example (repeatable; '*' = any)",
     )
-    p.add_argument("--web-static", default=None, metavar="DIR", help="folder served at / of the web port (default: the bundled page)")
+    p.add_argument(
+        "--web-static", default=None, metavar="DIR", help="folder served at / of the web port (default: the bundled page)"
+    )
     p.add_argument(
         "--web-plaintext",
         action="store_true",

@@ -8,9 +8,6 @@ if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
     pass
 
 
-
-
-
 def add_parsers(sub: Any) -> None:
     """Register train."""
     p = sub.add_parser("train", help="train a game's value model (search-labelled self-play, numpy)")

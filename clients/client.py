@@ -130,9 +130,7 @@ class TlsConfig:
                             return "the server closed the connection right after the TLS handshake: it does not accept this client's certificate"
             except ssl.SSLError as exc:
                 reason = str(getattr(exc, "reason", "") or exc).upper()
-                if "CERTIFICATE_REQUIRED" in reason or (
-                    "HANDSHAKE_FAILURE" in reason and self.certificate_chain is None
-                ):
+                if "CERTIFICATE_REQUIRED" in reason or ("HANDSHAKE_FAILURE" in reason and self.certificate_chain is None):
                     return "the server requires a client certificate (mutual TLS) and this client has none"
                 if "CERTIFICATE_VERIFY_FAILED" in reason:
                     return f"the server's certificate is not trusted by the client's root certificates ({exc})"
@@ -191,6 +189,7 @@ def channel_target(targets: Targets) -> str:
         return "ipv4:///" + ",".join(v4)
     return "ipv6:///" + ",".join(addresses)
 
+
 ActionLike = int | str | Action | ChanceDraw
 """An action in a request: its id, its notation, an :class:`Action` (its id is sent), or at a
 chance node a :class:`ChanceDraw` (the server draws the outcome)."""
@@ -213,7 +212,9 @@ def _channel_options(
     return options
 
 
-def _evaluate_request(item: EvaluationInput, index: int, defaults: pb.SearchLimits, max_moves: int) -> tuple[str, pb.EvaluateRequest]:
+def _evaluate_request(
+    item: EvaluationInput, index: int, defaults: pb.SearchLimits, max_moves: int
+) -> tuple[str, pb.EvaluateRequest]:
     """The caller's id and the wire request (its id set later)."""
     if isinstance(item, EvaluationItem):
         limits = pb.SearchLimits(
@@ -388,8 +389,7 @@ class _Batch:
 
     def results(self) -> Iterator[EvaluationResult]:
         workers = [
-            threading.Thread(target=self._work, args=(i,), daemon=True, name="hortus-evaluate")
-            for i in range(self._streams)
+            threading.Thread(target=self._work, args=(i,), daemon=True, name="hortus-evaluate") for i in range(self._streams)
         ]
         for w in workers:
             w.start()
@@ -513,9 +513,7 @@ class AdvisorClient:
         self._list_games = ch.unary_unary(
             path("ListGames"), pb.ListGamesRequest.SerializeToString, pb.ListGamesResponse.FromString
         )
-        self._new_game = ch.unary_unary(
-            path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString
-        )
+        self._new_game = ch.unary_unary(path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString)
         self._legal_actions = ch.unary_unary(
             path("LegalActions"), pb.LegalActionsRequest.SerializeToString, pb.LegalActionsResponse.FromString
         )
@@ -531,9 +529,7 @@ class AdvisorClient:
         self._get_version = ch.unary_unary(
             path("GetVersion"), pb.GetVersionRequest.SerializeToString, pb.GetVersionResponse.FromString
         )
-        self._analyze = ch.unary_stream(
-            path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString
-        )
+        self._analyze = ch.unary_stream(path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString)
         self._review_game = ch.unary_stream(
             path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
         )
@@ -586,9 +582,7 @@ class AdvisorClient:
     def __enter__(self) -> "AdvisorClient":
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
     # --- the service ---------------------------------------------------------------------
@@ -613,21 +607,25 @@ class AdvisorClient:
         return PositionInfo.from_proto(self._call(self._new_game, request, timeout).info)
 
     def legal_actions(
-        self, position: Position, *, for_seat: int | None = None, picture: bool = False,
-        highlight: Sequence[int] = (), timeout: float | None = None
+        self,
+        position: Position,
+        *,
+        for_seat: int | None = None,
+        picture: bool = False,
+        highlight: Sequence[int] = (),
+        timeout: float | None = None,
     ) -> LegalActions:
         """Legal decisions (or chance outcomes) with notation. With `for_seat`, only what that
         seat may know: decisions only when it decides; the chance outcomes it can tell apart,
         with their odds given its view; the rest as ``hidden_probability``. ``picture=True``
         adds the SVG of what `for_seat` sees, `highlight` (a hint, then its principal
         variation) marked in it."""
-        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat, picture=picture,
-                                         highlight=list(highlight))
+        request = pb.LegalActionsRequest(
+            position=position.to_proto(), for_seat=for_seat, picture=picture, highlight=list(highlight)
+        )
         return LegalActions.from_proto(self._call(self._legal_actions, request, timeout))
 
-    def apply_actions(
-        self, position: Position, actions: Iterable[ActionLike], *, timeout: float | None = None
-    ) -> PositionInfo:
+    def apply_actions(self, position: Position, actions: Iterable[ActionLike], *, timeout: float | None = None) -> PositionInfo:
         """Apply actions (ids, notations or Actions; chance outcomes included) in order."""
         request = pb.ApplyActionsRequest(position=position.to_proto(), actions=[_action_ref(a) for a in actions])
         return _apply_result(self._call(self._apply_actions, request, timeout))
@@ -660,8 +658,13 @@ class AdvisorClient:
         no allow/avoid; the seed does not steer it). A token continues once;
         ``NotFoundError`` (``field == "continue_from"``) when the server no longer keeps it:
         ask afresh then."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-                                        continue_from=continue_from, level=level, target_elo=target_elo)
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(),
+            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
+            continue_from=continue_from,
+            level=level,
+            target_elo=target_elo,
+        )
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def rank_moves(
@@ -694,27 +697,47 @@ class AdvisorClient:
         return Position.from_proto(pb.Position(game=position.game, structured=structured))
 
     def suggest_level(
-        self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        self,
+        position: Position,
+        level: int,
+        *,
+        seed: int = 0,
+        threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
+        timeout: float | None = None,
         continue_from: str = "",
     ) -> Suggestion:
         """The AI's whole turn at difficulty `level` (1-8), seeded. `continue_from` as for
         ``suggest_move`` (the level's budget is added on top of the kept subtree's visits, so
         the level plays stronger within a turn than its measured Elo: opt-in)."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level,
-                                        continue_from=continue_from)
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(),
+            limits=_limits(0, 0.0, seed, threads, allow, avoid),
+            level=level,
+            continue_from=continue_from,
+        )
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
 
     def suggest_elo(
-        self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        self,
+        position: Position,
+        elo: float,
+        *,
+        seed: int = 0,
+        threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
+        timeout: float | None = None,
         continue_from: str = "",
     ) -> Suggestion:
         """The AI's whole turn at a target Elo on the game's scale (level 1 = 0), seeded: the
         budget and temperature are interpolated between the levels around it. `continue_from`
         as for ``suggest_level``."""
         request = pb.SuggestMoveRequest(
-            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo,
+            position=position.to_proto(),
+            limits=_limits(0, 0.0, seed, threads, allow, avoid),
+            target_elo=elo,
             continue_from=continue_from,
         )
         return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
@@ -862,9 +885,7 @@ class AsyncAdvisorClient:
         self._list_games = ch.unary_unary(
             path("ListGames"), pb.ListGamesRequest.SerializeToString, pb.ListGamesResponse.FromString
         )
-        self._new_game = ch.unary_unary(
-            path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString
-        )
+        self._new_game = ch.unary_unary(path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString)
         self._legal_actions = ch.unary_unary(
             path("LegalActions"), pb.LegalActionsRequest.SerializeToString, pb.LegalActionsResponse.FromString
         )
@@ -880,9 +901,7 @@ class AsyncAdvisorClient:
         self._get_version = ch.unary_unary(
             path("GetVersion"), pb.GetVersionRequest.SerializeToString, pb.GetVersionResponse.FromString
         )
-        self._analyze = ch.unary_stream(
-            path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString
-        )
+        self._analyze = ch.unary_stream(path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString)
         self._review_game = ch.unary_stream(
             path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
         )
@@ -893,9 +912,7 @@ class AsyncAdvisorClient:
             path("EvaluatePositions"), pb.EvaluateRequest.SerializeToString, pb.EvaluateResponse.FromString
         )
 
-    async def _call(
-        self, method: grpc.aio.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, timeout: float | None
-    ) -> _Resp:
+    async def _call(self, method: grpc.aio.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, timeout: float | None) -> _Resp:
         try:
             return await method(request, timeout=self.timeout if timeout is None else timeout)
         except grpc.aio.AioRpcError as exc:
@@ -909,9 +926,7 @@ class AsyncAdvisorClient:
     async def __aenter__(self) -> "AsyncAdvisorClient":
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         await self.close()
 
     async def list_games(self, *, timeout: float | None = None) -> list[GameInfo]:
@@ -932,11 +947,17 @@ class AsyncAdvisorClient:
         return PositionInfo.from_proto((await self._call(self._new_game, request, timeout)).info)
 
     async def legal_actions(
-        self, position: Position, *, for_seat: int | None = None, picture: bool = False,
-        highlight: Sequence[int] = (), timeout: float | None = None
+        self,
+        position: Position,
+        *,
+        for_seat: int | None = None,
+        picture: bool = False,
+        highlight: Sequence[int] = (),
+        timeout: float | None = None,
     ) -> LegalActions:
-        request = pb.LegalActionsRequest(position=position.to_proto(), for_seat=for_seat, picture=picture,
-                                         highlight=list(highlight))
+        request = pb.LegalActionsRequest(
+            position=position.to_proto(), for_seat=for_seat, picture=picture, highlight=list(highlight)
+        )
         return LegalActions.from_proto(await self._call(self._legal_actions, request, timeout))
 
     async def apply_actions(
@@ -961,8 +982,13 @@ class AsyncAdvisorClient:
         target_elo: float | None = None,
     ) -> Suggestion:
         """See ``AdvisorClient.suggest_move`` (`continue_from` included)."""
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-                                        continue_from=continue_from, level=level, target_elo=target_elo)
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(),
+            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
+            continue_from=continue_from,
+            level=level,
+            target_elo=target_elo,
+        )
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
 
     async def rank_moves(
@@ -992,21 +1018,41 @@ class AsyncAdvisorClient:
         return Position.from_proto(pb.Position(game=position.game, structured=structured))
 
     async def suggest_level(
-        self, position: Position, level: int, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
-        continue_from: str = "",
-    ) -> Suggestion:
-        request = pb.SuggestMoveRequest(position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), level=level,
-                                        continue_from=continue_from)
-        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
-
-    async def suggest_elo(
-        self, position: Position, elo: float, *, seed: int = 0, threads: int = 0,
-        allow: Iterable[ActionLike] = (), avoid: Iterable[ActionLike] = (), timeout: float | None = None,
+        self,
+        position: Position,
+        level: int,
+        *,
+        seed: int = 0,
+        threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
+        timeout: float | None = None,
         continue_from: str = "",
     ) -> Suggestion:
         request = pb.SuggestMoveRequest(
-            position=position.to_proto(), limits=_limits(0, 0.0, seed, threads, allow, avoid), target_elo=elo,
+            position=position.to_proto(),
+            limits=_limits(0, 0.0, seed, threads, allow, avoid),
+            level=level,
+            continue_from=continue_from,
+        )
+        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
+
+    async def suggest_elo(
+        self,
+        position: Position,
+        elo: float,
+        *,
+        seed: int = 0,
+        threads: int = 0,
+        allow: Iterable[ActionLike] = (),
+        avoid: Iterable[ActionLike] = (),
+        timeout: float | None = None,
+        continue_from: str = "",
+    ) -> Suggestion:
+        request = pb.SuggestMoveRequest(
+            position=position.to_proto(),
+            limits=_limits(0, 0.0, seed, threads, allow, avoid),
+            target_elo=elo,
             continue_from=continue_from,
         )
         return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
@@ -1131,9 +1177,7 @@ class AsyncAdvisorClient:
                     return
             except grpc.aio.AioRpcError as exc:
                 code, details = exc.code(), exc.details() or ""
-                if (code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in details) or (
-                    write_failed and progress > 0
-                ):
+                if (code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in details) or (write_failed and progress > 0):
                     # the server's cap per call (a write racing the call's end sees only a
                     # generic error): go on with a new call
                     pending.extend(inflight.values())

@@ -117,7 +117,7 @@ class GameRecord:
             except json.JSONDecodeError as exc:
                 raise RecordError(number, f"not JSON: {exc.msg}") from None
         if not rows:
-            raise RecordError(1, "empty record: the first line is the setup ({\"game\": ...})")
+            raise RecordError(1, 'empty record: the first line is the setup ({"game": ...})')
         number, setup = rows[0]
         if not isinstance(setup, dict) or not isinstance(setup.get("game"), str):
             raise RecordError(number, 'the first line is the setup, an object with "game"')
@@ -260,8 +260,19 @@ class SeatReview:
 
     @classmethod
     def from_proto(cls, msg: pb.SeatReview) -> "SeatReview":
-        return cls(msg.seat, msg.decisions, msg.forced, msg.best, msg.good, msg.inaccuracies, msg.mistakes,
-                   msg.blunders, msg.mean_win_probability_loss, msg.mean_points_loss, msg.accuracy)
+        return cls(
+            msg.seat,
+            msg.decisions,
+            msg.forced,
+            msg.best,
+            msg.good,
+            msg.inaccuracies,
+            msg.mistakes,
+            msg.blunders,
+            msg.mean_win_probability_loss,
+            msg.mean_points_loss,
+            msg.accuracy,
+        )
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def evaluate_item(item: Item, job: Job) -> dict[str, Any]:
     try:
         data = bytes.fromhex(str(record["position"]))
     except KeyError:
-        return _error(item.id, "INVALID_ARGUMENT", f"line {item.line}: no \"position\"", "position")
+        return _error(item.id, "INVALID_ARGUMENT", f'line {item.line}: no "position"', "position")
     except ValueError as exc:
         return _error(item.id, "INVALID_ARGUMENT", f"line {item.line}: position is not hex ({exc})", "position")
     try:
@@ -151,5 +151,3 @@ def compute_selfplay_shard(job: Job, shard: int) -> list[dict[str, Any]]:
         if shard_of(game_id(number), job.shards) == shard:
             rows.extend(play_selfplay_game(job, number))
     return rows
-
-

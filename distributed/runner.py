@@ -101,14 +101,15 @@ def run(
 
 
 def _run_in_pool(
-    job: Job, todo: list[int], items: dict[int, list[Item]], workers: int,
+    job: Job,
+    todo: list[int],
+    items: dict[int, list[Item]],
+    workers: int,
     publish: Callable[[int, list[dict[str, Any]]], None],
 ) -> None:
     # Processes, not threads: ranking and notation hold the GIL between the searches.
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: set[Future[tuple[int, list[dict[str, Any]]]]] = {
-            pool.submit(_compute, job, k, items[k]) for k in todo
-        }
+        pending: set[Future[tuple[int, list[dict[str, Any]]]]] = {pool.submit(_compute, job, k, items[k]) for k in todo}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -117,7 +118,10 @@ def _run_in_pool(
 
 
 def _run_on_ray(
-    job: Job, todo: list[int], items: dict[int, list[Item]], address: str | None,
+    job: Job,
+    todo: list[int],
+    items: dict[int, list[Item]],
+    address: str | None,
     publish: Callable[..., None],
 ) -> None:
     try:
@@ -131,8 +135,7 @@ def _run_on_ray(
             ray.init(address=address, log_to_driver=False)
         else:
             # A local cluster of this machine's cores, dashboard off, loopback only.
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False,
-                     _node_ip_address="127.0.0.1")
+            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
         started_here = True
     try:
         # One task per core (num_cpus=1) and one search thread per position: no nested
@@ -146,8 +149,12 @@ def _run_on_ray(
                 shard = pending.pop(ref)
                 try:
                     _, records = ray.get(ref)
-                except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                        ray.exceptions.RayTaskError, ray.exceptions.TaskUnschedulableError) as exc:
+                except (
+                    ray.exceptions.WorkerCrashedError,
+                    ray.exceptions.NodeDiedError,
+                    ray.exceptions.RayTaskError,
+                    ray.exceptions.TaskUnschedulableError,
+                ) as exc:
                     message = f"shard {shard}: its task failed {RAY_TASK_RETRIES + 1} times ({type(exc).__name__})"
                     publish(shard, shard_error_records(job, shard, items[shard], message), True)
                     continue

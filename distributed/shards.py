@@ -123,15 +123,23 @@ def read_items(path: Path, default_game: str = "") -> list[Item]:
             try:
                 record = json.loads(raw)
             except ValueError as exc:
-                items.append(Item(f"line{number}", number, error=_error("INVALID_ARGUMENT", f"line {number}: not JSON ({exc})", "line")))
+                items.append(
+                    Item(f"line{number}", number, error=_error("INVALID_ARGUMENT", f"line {number}: not JSON ({exc})", "line"))
+                )
                 continue
             if not isinstance(record, dict):
-                items.append(Item(f"line{number}", number, error=_error("INVALID_ARGUMENT", f"line {number}: not a JSON object", "line")))
+                items.append(
+                    Item(f"line{number}", number, error=_error("INVALID_ARGUMENT", f"line {number}: not a JSON object", "line"))
+                )
                 continue
             item_id = str(record.get("id", f"line{number}"))
             if item_id in seen:
                 items.append(
-                    Item(f"{item_id}#line{number}", number, error=_error("INVALID_ARGUMENT", f"line {number}: id {item_id!r} appears twice", "id"))
+                    Item(
+                        f"{item_id}#line{number}",
+                        number,
+                        error=_error("INVALID_ARGUMENT", f"line {number}: id {item_id!r} appears twice", "id"),
+                    )
                 )
                 continue
             seen.add(item_id)

@@ -33,9 +33,7 @@ def on_startup(**_: Any) -> None:
 
 # --- the field reference, generated from the proto files -----------------------------------------
 PROTO = ROOT / "proto" / "hortus" / "v1"
-_FIELD = re.compile(
-    r"^\s*(?:(repeated|optional)\s+)?([\w.]+(?:<[^>]*>)?)\s+(\w+)\s*=\s*(\d+)[^;]*;\s*(?://\s?(.*))?$"
-)
+_FIELD = re.compile(r"^\s*(?:(repeated|optional)\s+)?([\w.]+(?:<[^>]*>)?)\s+(\w+)\s*=\s*(\d+)[^;]*;\s*(?://\s?(.*))?$")
 _RPC = re.compile(r"^\s*rpc\s+(\w+)\s*\(\s*(stream\s+)?([\w.]+)\s*\)\s*returns\s*\(\s*(stream\s+)?([\w.]+)\s*\)")
 
 
@@ -96,10 +94,14 @@ def proto_reference() -> str:
                 doc = " ".join([*comment, trailing or ""])
                 rows.append(f"| `{fname}` | `{(label + ' ') if label else ''}{ftype}` | {number} | {_cell(doc)} |")
             elif (enum_value := re.match(r"^(\w+)\s*=\s*(\d+);\s*(?://\s?(.*))?$", line)) and message:
-                rows.append(f"| `{enum_value.group(1)}` | | {enum_value.group(2)} | {_cell(' '.join([*comment, enum_value.group(3) or '']))} |")
+                rows.append(
+                    f"| `{enum_value.group(1)}` | | {enum_value.group(2)} | {_cell(' '.join([*comment, enum_value.group(3) or '']))} |"
+                )
             elif line == "}" and message is not None and raw.startswith("}"):
                 if rows:
-                    header = "| RPC | request | response | notes |" if rows[0].count("](#") else "| field | type | number | notes |"
+                    header = (
+                        "| RPC | request | response | notes |" if rows[0].count("](#") else "| field | type | number | notes |"
+                    )
                     out += [header, "|---|---|---|---|", *rows, ""]
                 message = None
             elif line and not line.startswith(("oneof", "}", "reserved", "option")):

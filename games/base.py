@@ -134,8 +134,7 @@ class Game(ABC):
         parts included, the others' as counts); without, the public picture (every hidden part
         as counts), which any player may be shown."""
 
-    def picture(self, state: "State", seat: int, highlight: Sequence[int] = (),
-                last: "Last | None" = None) -> str:
+    def picture(self, state: "State", seat: int, highlight: Sequence[int] = (), last: "Last | None" = None) -> str:
         """An SVG picture of what `seat` sees (conventions in ``hortus.games.svg``: move
         targets carry ``data-action``; `highlight` = a hinted move then its principal
         variation; `last` = the moves one seat just made, marked where they changed the

@@ -46,8 +46,14 @@ STYLE = (
 )
 
 COLOURS = {
-    "red": "#d9473f", "yellow": "#f2c12e", "blue": "#3f7fd9", "green": "#4aa35a",
-    "purple": "#9a5cc6", "white": "#f4f1e8", "orange": "#e98a2c", "pink": "#e88fb8",
+    "red": "#d9473f",
+    "yellow": "#f2c12e",
+    "blue": "#3f7fd9",
+    "green": "#4aa35a",
+    "purple": "#9a5cc6",
+    "white": "#f4f1e8",
+    "orange": "#e98a2c",
+    "pink": "#e88fb8",
 }
 
 
@@ -124,12 +130,13 @@ class Moves:
         if last:
             classes.append("last")
         label = "; ".join(self.notation[a] for a in ids[:6]) + ("; ..." if len(ids) > 6 else "")
-        return (f' class="{" ".join(classes)}" data-action="{" ".join(map(str, ids))}"{mark}'
-                f' tabindex="0" role="button" aria-label="{esc(label)}"')
+        return (
+            f' class="{" ".join(classes)}" data-action="{" ".join(map(str, ids))}"{mark}'
+            f' tabindex="0" role="button" aria-label="{esc(label)}"'
+        )
 
     def unclaimed(self) -> list[int]:
         return [a for a in sorted(self.notation) if a not in self.claimed]
-
 
 
 class Svg:
@@ -151,29 +158,30 @@ class Svg:
     def raw(self, markup: str) -> None:
         self.parts.append(markup)
 
-    def rect(self, x: float, y: float, w: float, h: float, fill: str = "none", stroke: str = "#5b6b5d",
-             rx: float = 3, extra: str = "") -> None:
+    def rect(
+        self, x: float, y: float, w: float, h: float, fill: str = "none", stroke: str = "#5b6b5d", rx: float = 3, extra: str = ""
+    ) -> None:
         self._grow(x + w + 6, y + h + 6)
-        self.parts.append(f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" rx="{rx:g}" '
-                          f'fill="{fill}" stroke="{stroke}"{extra}/>')
+        self.parts.append(
+            f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" rx="{rx:g}" fill="{fill}" stroke="{stroke}"{extra}/>'
+        )
 
     def circle(self, x: float, y: float, r: float, fill: str, stroke: str = "#333", extra: str = "") -> None:
         self._grow(x + r + 6, y + r + 6)
         self.parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="{r:g}" fill="{fill}" stroke="{stroke}"{extra}/>')
 
-    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#333", width: float = 2,
-             extra: str = "") -> None:
+    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#333", width: float = 2, extra: str = "") -> None:
         self._grow(max(x1, x2) + 6, max(y1, y2) + 6)
-        self.parts.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" '
-                          f'stroke-width="{width:g}"{extra}/>')
+        self.parts.append(
+            f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="{stroke}" stroke-width="{width:g}"{extra}/>'
+        )
 
     def polygon(self, points: Sequence[tuple[float, float]], fill: str, stroke: str = "#333", extra: str = "") -> None:
         self._grow(max(p[0] for p in points) + 6, max(p[1] for p in points) + 6)
         coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
         self.parts.append(f'<polygon points="{coords}" fill="{fill}" stroke="{stroke}"{extra}/>')
 
-    def text(self, x: float, y: float, content: object, cls: str = "", anchor: str = "start",
-             extra: str = "") -> None:
+    def text(self, x: float, y: float, content: object, cls: str = "", anchor: str = "start", extra: str = "") -> None:
         # Rough width estimate (7 px a character) so the view box includes long labels.
         chars = len(str(content))
         left = x - (chars * 7 if anchor == "end" else chars * 3.5 if anchor == "middle" else 0)
@@ -191,8 +199,7 @@ class Svg:
     def close(self) -> None:
         self.parts.append("</g>")
 
-    def wrapped(self, x: float, y: float, content: str, width_chars: int, cls: str = "small",
-                line_height: float = 12) -> float:
+    def wrapped(self, x: float, y: float, content: str, width_chars: int, cls: str = "small", line_height: float = 12) -> float:
         """Text broken into lines of at most `width_chars`; returns the y after the last."""
         words = content.split()
         line = ""
@@ -232,9 +239,11 @@ class Svg:
 
     def finish(self) -> str:
         w, h = int(self.width + 0.5), int(self.height + 0.5)
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" class="hortus-picture" data-game="{esc(self.game)}" '
-                f'data-seat="{self.seat}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">'
-                f"<style>{STYLE}</style>" + "".join(self.parts) + "</svg>")
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="hortus-picture" data-game="{esc(self.game)}" '
+            f'data-seat="{self.seat}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img">'
+            f"<style>{STYLE}</style>" + "".join(self.parts) + "</svg>"
+        )
 
 
 def who(state: "State") -> str:

@@ -26,6 +26,7 @@ DRAW_PLAYOUTS = 3
 """Playouts per sampled world in the draw-dependence measurement (``analyze(draw_worlds=...)``): they
 separate the players' choices from luck; 3 was the only value ever used."""
 
+
 @dataclass(frozen=True)
 class Limits:
     """How much to search: the budgets of one search (it stops at whichever comes first) and
@@ -66,7 +67,9 @@ class Limits:
         if not 1 <= self.threads <= 256:
             raise ValueError("threads must be in 1..256")
         if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int) or not 1 <= self.max_nodes <= MAX_NODES:
-            raise ValueError(f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}")
+            raise ValueError(
+                f"max_nodes must be an integer in 1..{MAX_NODES} (2**30, what the arena can index), not {self.max_nodes!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -216,8 +219,14 @@ def _searches(state: State, limits: Limits, settings: SearchSettings) -> tuple[l
     if settings.evaluation == "default" and not (model.default and settings.value_model):
         return searches, -1
     for search in searches:
-        search.set_model([list(r) for r in model.w1], list(model.b1), list(model.w2), model.b2,
-                         None if model.points_w is None else list(model.points_w), model.points_b)
+        search.set_model(
+            [list(r) for r in model.w1],
+            list(model.b1),
+            list(model.w2),
+            model.b2,
+            None if model.points_w is None else list(model.points_w),
+            model.points_b,
+        )
     return searches, model.eval_plies if settings.eval_plies is None else settings.eval_plies
 
 
@@ -256,8 +265,14 @@ class SearchHandle:
 
 
 def analyze(
-    state: State, limits: Limits = Limits(), handle: SearchHandle | None = None, detail: int = 0, *,
-    settings: SearchSettings | None = None, draw_worlds: int = 0, draw_deadline: float | None = None,
+    state: State,
+    limits: Limits = Limits(),
+    handle: SearchHandle | None = None,
+    detail: int = 0,
+    *,
+    settings: SearchSettings | None = None,
+    draw_worlds: int = 0,
+    draw_deadline: float | None = None,
 ) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
 
@@ -353,9 +368,11 @@ class SearchTrees:
         """Whether searching `state` with `limits` and `settings` (None = the game's)
         continues these trees: the same position (hence the same seat and view), the same
         limits but for the budgets, the same settings."""
-        return (state.encode() == self.position and _same_search(limits, self.limits)
-                and settings_of(state, settings) == self.settings)
-
+        return (
+            state.encode() == self.position
+            and _same_search(limits, self.limits)
+            and settings_of(state, settings) == self.settings
+        )
 
     def follow(self, before: State, action: int, after: State) -> "SearchTrees | None":
         """These trees cut down to the subtree of the seat's move `action` at `before` (their
@@ -380,9 +397,17 @@ class SearchTrees:
 def _same_search(a: Limits, b: Limits) -> bool:
     """Limits that grow the same trees: equal but for the budgets and the node cap (which
     apply per call)."""
+
     def tree(limits: Limits) -> Limits:
-        return replace(limits, iterations=1, time_ms=None, max_nodes=1, allow_actions=tuple(sorted(set(limits.allow_actions))),
-                       avoid_actions=tuple(sorted(set(limits.avoid_actions))))
+        return replace(
+            limits,
+            iterations=1,
+            time_ms=None,
+            max_nodes=1,
+            allow_actions=tuple(sorted(set(limits.allow_actions))),
+            avoid_actions=tuple(sorted(set(limits.avoid_actions))),
+        )
+
     return tree(a) == tree(b)
 
 
@@ -522,9 +547,16 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
         notation = state.action_to_string(action)
         if totals is None or totals.visits == 0:
             unsearched.append(
-                MoveInfo(action=action, notation=notation, visits=0, win_probability=0.0,
-                         expected_scores=tuple(0.0 for _ in range(n)), principal_variation=(action,),
-                         principal_variation_notation=(notation,), reason=_unsearched_reason(searches))
+                MoveInfo(
+                    action=action,
+                    notation=notation,
+                    visits=0,
+                    win_probability=0.0,
+                    expected_scores=tuple(0.0 for _ in range(n)),
+                    principal_variation=(action,),
+                    principal_variation_notation=(notation,),
+                    reason=_unsearched_reason(searches),
+                )
             )
             continue
         mean = totals.reward / totals.visits
@@ -550,8 +582,12 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
         for a in pv:
             notation.append(replay.action_to_string(a))
             replay.apply(a)
-        return replace(move, principal_variation=tuple(pv), principal_variation_notation=tuple(notation),
-                       reason=_reason(state, move, moves, seat))
+        return replace(
+            move,
+            principal_variation=tuple(pv),
+            principal_variation_notation=tuple(notation),
+            reason=_reason(state, move, moves, seat),
+        )
 
     shown = len(moves) if detail <= 0 else detail
     moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
@@ -572,8 +608,9 @@ def _check_draw_worlds(draw_worlds: int) -> None:
         raise ValueError(f"draw_worlds must be 0 (off) or in 2..4096, not {draw_worlds!r}")
 
 
-def _measure_draws(state: State, moves: list[MoveInfo], seat: int, seed: int, draw_worlds: int,
-                   draw_deadline: float | None) -> list[MoveInfo]:
+def _measure_draws(
+    state: State, moves: list[MoveInfo], seat: int, seed: int, draw_worlds: int, draw_deadline: float | None
+) -> list[MoveInfo]:
     """Adds the draw dependence of the top moves (`draw_worlds` > 0) and re-words
     their reasons. Worlds are seeded from the search's seed and sampled from the seat's own
     information set, like the search."""
@@ -582,8 +619,14 @@ def _measure_draws(state: State, moves: list[MoveInfo], seat: int, seed: int, dr
         return moves
     if draw_deadline is not None and time.perf_counter() > draw_deadline:
         return moves
-    stats = draw_dependence(state.kernel_state, seat, [m.action for m in measured], draw_worlds,
-                            DRAW_PLAYOUTS, (seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF)
+    stats = draw_dependence(
+        state.kernel_state,
+        seat,
+        [m.action for m in measured],
+        draw_worlds,
+        DRAW_PLAYOUTS,
+        (seed * 0x2545F4914F6CDD1D + 1) & 0xFFFFFFFFFFFFFFFF,
+    )
     by_action = {}
     for m, (_, between, within, _, points_between, _) in zip(measured, stats):
         total = between + within
@@ -597,8 +640,8 @@ def _measure_draws(state: State, moves: list[MoveInfo], seat: int, seed: int, dr
     return [replace(m, reason=_reason(state, m, out, seat)) if m.action in by_action else m for m in out]
 
 
-_GAMBLE_SHARE = 0.5     # the draw explains at least half of the result's variance...
-_GAMBLE_SPREAD = 0.15   # ...and moves the win probability by this much (std) between worlds
+_GAMBLE_SHARE = 0.5  # the draw explains at least half of the result's variance...
+_GAMBLE_SPREAD = 0.15  # ...and moves the win probability by this much (std) between worlds
 
 
 def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> str:

@@ -292,8 +292,7 @@ def play_match(
     game.variant_code(variant)
 
     tasks = [
-        _GameTask(game.name, tuple(bot_specs), seats, seed, index, variant, dict(options or {}))
-        for index in range(games_count)
+        _GameTask(game.name, tuple(bot_specs), seats, seed, index, variant, dict(options or {})) for index in range(games_count)
     ]
     records: list[GameRecord] = []
     if jobs == 1 or games_count <= 1:
@@ -337,10 +336,7 @@ class RoundRobinResult:
             "game": self.game,
             "bots": list(self.bots),
             "elo": dict(zip(self.bots, self.elo)),
-            "matches": [
-                {"bots": list(m.bots), "games": m.games, "stats": [s.to_dict() for s in m.stats]}
-                for m in self.matches
-            ],
+            "matches": [{"bots": list(m.bots), "games": m.games, "stats": [s.to_dict() for s in m.stats]} for m in self.matches],
         }
 
 
@@ -379,8 +375,15 @@ def round_robin(
     results = []
     for a in range(len(bot_specs)):
         for b in range(a + 1, len(bot_specs)):
-            match = play_match(game_name, [bot_specs[a], bot_specs[b]], games_per_pair,
-                               _derive_seed(seed, a, b), jobs=jobs, players=2, progress=progress)
+            match = play_match(
+                game_name,
+                [bot_specs[a], bot_specs[b]],
+                games_per_pair,
+                _derive_seed(seed, a, b),
+                jobs=jobs,
+                players=2,
+                progress=progress,
+            )
             matches.append(match)
             results.append((a, b, match.stats[0].score_rate * match.games, match.games))
     return RoundRobinResult(game_name, tuple(bot_specs), tuple(matches), tuple(fit_elo(len(bot_specs), results)))

@@ -69,9 +69,15 @@ class MctsBot:
     there on top of its own budget. It only ever follows the bot's own moves from a position
     it searched itself, so it knows nothing it could not see."""
 
-    def __init__(self, limits: Limits = Limits(), seed: int = 0, name: str | None = None,
-                 baseline: bool = False, reuse_tree: bool = False,
-                 changes: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits = Limits(),
+        seed: int = 0,
+        name: str | None = None,
+        baseline: bool = False,
+        reuse_tree: bool = False,
+        changes: dict[str, Any] | None = None,
+    ) -> None:
         self.name = name or f"mcts{limits.iterations or ''}"
         self.limits = limits
         self.changes = dict(changes or {})
@@ -120,8 +126,7 @@ _ALIASES: dict[str, tuple[str, Any]] = {
     "expand=policy": ("expansion_policy", True),
     "expand=uniform": ("expansion_policy", False),
 }
-_SHORT_KEYS = {"widen": "widening", "eval": "evaluation", "plies": "eval_plies", "c": "exploration",
-               "margin": "margin_weight"}
+_SHORT_KEYS = {"widen": "widening", "eval": "evaluation", "plies": "eval_plies", "c": "exploration", "margin": "margin_weight"}
 _TYPES = {f.name: f.type for f in fields(SearchSettings)}
 
 
@@ -197,5 +202,7 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
         except ValueError as error:
             raise ValueError(f"bad bot {spec!r}: {error}") from None
         return MctsBot(limits, seed, name=spec, baseline=kind == "mcts-base", reuse_tree=reuse, changes=changes)
-    raise ValueError(f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
-                     "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N")
+    raise ValueError(
+        f"unknown bot {spec!r}: use random, greedy, mcts, mcts:ITERATIONS, mcts:MSms "
+        "(options: ,uniform ,widen=C ,paranoid ,eval=E ,plies=N ,c=X ,margin=W ,expand=policy ,turn=max ,reuse), mcts-base[:BUDGET] or level:N"
+    )

@@ -37,7 +37,7 @@ FORMAT = "hortus-value-model"
 VERSION = 1
 FILE_NAME = "value_model.json"
 MAX_SIZE = 1 << 20  # 1 MB: models are data shipped in the wheel
-MAX_UNITS = 32      # the compiled core's bound on features and hidden units
+MAX_UNITS = 32  # the compiled core's bound on features and hidden units
 EVALUATIONS = ("default", "playout", "model")
 
 
@@ -68,8 +68,7 @@ class ValueModel:
             z = self.b2 + sum(w * f for w, f in zip(self.w2, features))
         else:
             z = self.b2 + sum(
-                w * math.tanh(b + sum(a * f for a, f in zip(row, features)))
-                for w, row, b in zip(self.w2, self.w1, self.b1)
+                w * math.tanh(b + sum(a * f for a, f in zip(row, features))) for w, row, b in zip(self.w2, self.w1, self.b1)
             )
         return 1.0 / (1.0 + math.exp(-z))
 

@@ -101,8 +101,9 @@ def _problems(s: SearchSettings) -> list[tuple[str, str]]:
         out.append(("turn_min_visits", f"expected an integer >= 1, got {s.turn_min_visits!r}"))
     if s.evaluation not in EVALUATION_MODES:
         out.append(("evaluation", f"expected one of {', '.join(EVALUATION_MODES)}, got {s.evaluation!r}"))
-    if s.eval_plies is not None and (isinstance(s.eval_plies, bool) or not isinstance(s.eval_plies, int)
-                                     or not 0 <= s.eval_plies <= 1000):
+    if s.eval_plies is not None and (
+        isinstance(s.eval_plies, bool) or not isinstance(s.eval_plies, int) or not 0 <= s.eval_plies <= 1000
+    ):
         out.append(("eval_plies", f"expected an integer in 0..1000, got {s.eval_plies!r}"))
     return out
 
@@ -149,12 +150,13 @@ def load(path: Path, min_players: int, max_players: int) -> dict[int, SearchSett
     per_seat: dict[int, dict[str, Any]] = {}
     for key, table in seats.items():
         if not key.isdigit() or not min_players <= int(key) <= max_players:
-            raise SearchSettingsError(
-                f"{path}: [seats.{key}]: not a seat count of this game ({min_players}-{max_players})")
+            raise SearchSettingsError(f"{path}: [seats.{key}]: not a seat count of this game ({min_players}-{max_players})")
         per_seat[int(key)] = _table(path, f"seats.{key}", table)
     _build(path, "default", default)
-    return {n: _build(path, f"seats.{n}" if n in per_seat else "default", {**default, **per_seat.get(n, {})})
-            for n in range(min_players, max_players + 1)}
+    return {
+        n: _build(path, f"seats.{n}" if n in per_seat else "default", {**default, **per_seat.get(n, {})})
+        for n in range(min_players, max_players + 1)
+    }
 
 
 @functools.cache

@@ -190,9 +190,7 @@ def build_server(
     admission = AdmissionControl(config.rpc_limit, servicer.draining, config.retry_after_ms / 1000.0)
     # a thread for every call admitted (so a probe never waits for one), never fewer than
     # the configured pool
-    pool = futures.ThreadPoolExecutor(
-        max_workers=max(config.pool_size, admission.threads), thread_name_prefix="hortus-rpc"
-    )
+    pool = futures.ThreadPoolExecutor(max_workers=max(config.pool_size, admission.threads), thread_name_prefix="hortus-rpc")
     observer = ObservingInterceptor()
     if config.access_log:
         observer.observers.append(access_logger())
@@ -242,7 +240,8 @@ def build_server(
         elif tls is not None:
             _log.warning(
                 "the web port %s serves plaintext HTTP beside a TLS gRPC port (--web-plaintext): "
-                "anyone on the network can read and send its calls", web.address
+                "anyone on the network can read and send its calls",
+                web.address,
             )
         try:
             web_server = start_web(servicer, web, admission)  # one admission control for both ports
@@ -286,8 +285,9 @@ TRIM_THRESHOLD_BYTES = 128 * 1024
 the system."""
 
 
-def tune_malloc(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES,
-                trim_threshold: int = TRIM_THRESHOLD_BYTES) -> dict[str, bool]:
+def tune_malloc(
+    arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_threshold: int = TRIM_THRESHOLD_BYTES
+) -> dict[str, bool]:
     """Tune glibc's malloc for a long-running server; returns which settings were applied.
 
     * At most `arenas` malloc arenas (as ``MALLOC_ARENA_MAX``): with one arena per gRPC thread
@@ -365,6 +365,7 @@ def serve(
     if running.web is not None:
         print(f"hortus web (Connect, gRPC-Web) on {running.web.scheme}://{running.web.address}", file=out, flush=True)
         from hortus.server.web import origins_line  # lazy: the web extra is optional
+
         print(origins_line(running.web.app.cors_origins), file=out, flush=True)
     try:
         if ready is not None:

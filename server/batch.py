@@ -32,9 +32,7 @@ from hortus.v1 import advisor_pb2 as pb
 class BatchRpcs(ServicerCore):
     """EvaluatePositions, EvaluateBatch."""
 
-    def _evaluate_one(
-        self, request: pb.EvaluateRequest, context: grpc.ServicerContext, call: "BatchCall", token: int
-    ) -> None:
+    def _evaluate_one(self, request: pb.EvaluateRequest, context: grpc.ServicerContext, call: "BatchCall", token: int) -> None:
         """One position of a batch: its analysis, or its error, as its one answer (nothing if
         the call answered it already, DEADLINE_EXCEEDED, while it waited)."""
         if not call.is_pending(token):  # expired while queued: already answered
@@ -52,9 +50,7 @@ class BatchRpcs(ServicerCore):
             if searched is None:
                 return
             analysis, partial = searched
-            answer = pb.EvaluateResponse(
-                id=request.id, analysis=analysis_message(state, analysis, partial, request.max_moves)
-            )
+            answer = pb.EvaluateResponse(id=request.id, analysis=analysis_message(state, analysis, partial, request.max_moves))
         except Exception as exc:  # noqa: BLE001 - an error is an answer
             answer = _error_response(request.id, exc)
         call.answer(token, answer)
@@ -145,9 +141,7 @@ class BatchRpcs(ServicerCore):
                 status_for(ShuttingDownError("the server is shutting down: send the unanswered positions again"))
             )
 
-    def EvaluateBatch(
-        self, request: pb.EvaluateBatchRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.EvaluateResponse]:
+    def EvaluateBatch(self, request: pb.EvaluateBatchRequest, context: grpc.ServicerContext) -> Iterator[pb.EvaluateResponse]:
         """``EvaluatePositions`` over a server stream (browsers cannot stream requests): the
         same answers, exactly once each in completion order, the same window and drain. The
         batch cap is checked before any search, since the whole batch is already here."""
@@ -156,9 +150,7 @@ class BatchRpcs(ServicerCore):
             self.check_size(request)
             cap = self.config.max_batch_size
             if len(request.positions) > cap:
-                raise RequestError(
-                    "positions", f"{len(request.positions)} positions exceed the server cap max_batch_size={cap}"
-                )
+                raise RequestError("positions", f"{len(request.positions)} positions exceed the server cap max_batch_size={cap}")
         except Exception as exc:  # noqa: BLE001 - mapped to a status right here
             context.abort_with_status(status_for(exc, "EvaluateBatch"))
         yield from self.EvaluatePositions(iter(request.positions), context)

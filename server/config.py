@@ -120,7 +120,9 @@ class ServerConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ServerConfig.{name} must be a positive integer, not {value!r}")
         if self.max_nodes > MAX_NODES:
-            raise ValueError(f"ServerConfig.max_nodes must be at most {MAX_NODES} (what the tree arena can index), not {self.max_nodes}")
+            raise ValueError(
+                f"ServerConfig.max_nodes must be at most {MAX_NODES} (what the tree arena can index), not {self.max_nodes}"
+            )
         if self.default_iterations > self.max_iterations:
             raise ValueError("ServerConfig.default_iterations must not exceed max_iterations")
         if self.max_threads > 256:
@@ -136,7 +138,11 @@ class ServerConfig:
                 raise ValueError(f"ServerConfig.{name} must be a finite number >= 0, not {number!r}")
         if self.max_time_ms <= 0:
             raise ValueError("ServerConfig.max_time_ms must be > 0")
-        if isinstance(self.max_concurrent_rpcs, bool) or not isinstance(self.max_concurrent_rpcs, int) or self.max_concurrent_rpcs < 0:
+        if (
+            isinstance(self.max_concurrent_rpcs, bool)
+            or not isinstance(self.max_concurrent_rpcs, int)
+            or self.max_concurrent_rpcs < 0
+        ):
             raise ValueError(f"ServerConfig.max_concurrent_rpcs must be an integer >= 0, not {self.max_concurrent_rpcs!r}")
         if isinstance(self.batch_window, bool) or not isinstance(self.batch_window, int) or self.batch_window < 0:
             raise ValueError(f"ServerConfig.batch_window must be an integer >= 0, not {self.batch_window!r}")
@@ -149,8 +155,10 @@ class ServerConfig:
             raise ValueError(f"ServerConfig.continue_idle_s must be a finite number > 0, not {self.continue_idle_s!r}")
         if isinstance(self.cache_bytes, bool) or not isinstance(self.cache_bytes, int) or self.cache_bytes < 0:
             raise ValueError(f"ServerConfig.cache_bytes must be an integer >= 0 (0 = off), not {self.cache_bytes!r}")
-        if isinstance(self.draw_worlds, bool) or not isinstance(self.draw_worlds, int) or not (
-            self.draw_worlds == 0 or 2 <= self.draw_worlds <= 4096
+        if (
+            isinstance(self.draw_worlds, bool)
+            or not isinstance(self.draw_worlds, int)
+            or not (self.draw_worlds == 0 or 2 <= self.draw_worlds <= 4096)
         ):
             raise ValueError(f"ServerConfig.draw_worlds must be 0 (off) or in 2..4096, not {self.draw_worlds!r}")
         if self.require_sealed and not self.seal_key_file:

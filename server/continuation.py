@@ -61,9 +61,7 @@ class _Kept:
 class KeptAnalyses:
     """The kept trees of one server process (thread-safe)."""
 
-    def __init__(
-        self, max_trees: int, max_bytes: int, idle_s: float, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, max_trees: int, max_bytes: int, idle_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_trees = max_trees
         self.max_bytes = max_bytes
         self.idle_s = idle_s
@@ -164,9 +162,7 @@ class KeptAnalyses:
                     return entry.trees
                 left = deadline - self._clock()
                 if left <= 0:
-                    raise TokenError(
-                        "in_use", "the analysis it continues is still running: continue from it after it ends"
-                    )
+                    raise TokenError("in_use", "the analysis it continues is still running: continue from it after it ends")
                 self._changed.wait(left)
 
     def put_back(self, token: str, trees: SearchTrees, kind: str = "Analyze") -> None:

@@ -94,7 +94,8 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
             self.events.warning(
-                "cap", "web port: %d connections open, the cap; closing new ones (others keep their answers)",
+                "cap",
+                "web port: %d connections open, the cap; closing new ones (others keep their answers)",
                 self.max_connections,
             )
             transport.abort()  # no answer to write: the descriptor goes back now
@@ -122,8 +123,11 @@ class GuardedH11Protocol(H11Protocol):
             kind = "head"
         if kind != "idle":
             self.events.warning(
-                kind, "web port: closed a connection from %s that sent no whole request %s within %g s",
-                _peer(self.client), kind, self.request_timeout,
+                kind,
+                "web port: closed a connection from %s that sent no whole request %s within %g s",
+                _peer(self.client),
+                kind,
+                self.request_timeout,
             )
         self.transport.close()
 
@@ -181,6 +185,4 @@ def _peer(client: Any) -> str:
 def guarded_protocol(max_connections: int | None = None, request_timeout: float = REQUEST_TIMEOUT_S) -> type[GuardedH11Protocol]:
     """A ``GuardedH11Protocol`` class with these numbers (uvicorn's ``http=`` takes a class)."""
     cap = max_connections if max_connections is not None else default_max_connections()
-    return type(
-        "GuardedH11Protocol", (GuardedH11Protocol,), {"max_connections": cap, "request_timeout": request_timeout}
-    )
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"max_connections": cap, "request_timeout": request_timeout})

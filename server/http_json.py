@@ -92,8 +92,14 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
             f"unknown field {field!r}: {text}" if match else text,
             # connectrpc's details are its own protobuf-py messages: the google.rpc detail goes
             # in as an Any of its bytes, as hortus.server.web.connect_error does
-            [ErrorDetail(WireAny(type_url="type.googleapis.com/google.rpc.BadRequest",
-                                 value=error_details_pb2.BadRequest(field_violations=[violation]).SerializeToString()))],
+            [
+                ErrorDetail(
+                    WireAny(
+                        type_url="type.googleapis.com/google.rpc.BadRequest",
+                        value=error_details_pb2.BadRequest(field_violations=[violation]).SerializeToString(),
+                    )
+                )
+            ],
         ) from None
     return message
 
@@ -174,8 +180,11 @@ def with_error_debug(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> 
             nonlocal held, bare
             if message["type"] == "http.response.start":
                 headers = {k.lower(): v for k, v in message.get("headers", ())}
-                if message["status"] >= 400 and headers.get(b"content-type", b"").startswith(b"application/json") \
-                        and b"content-encoding" not in headers:
+                if (
+                    message["status"] >= 400
+                    and headers.get(b"content-type", b"").startswith(b"application/json")
+                    and b"content-encoding" not in headers
+                ):
                     held = message
                     return
                 if message["status"] >= 400 and b"content-type" not in headers and scope.get("method") != "HEAD":
@@ -214,9 +223,13 @@ def _bare_error(status: int) -> dict[str, Any]:
     every error of the web port is the error JSON its OpenAPI document describes): the code
     by Connect's HTTP mapping, the message saying what a request needs."""
     if status == 415:
-        return {"code": "invalid_argument", "message": (
-            "unsupported media type: POST with Content-Type application/json (a unary call; a stream "
-            "answers NDJSON), or GET with ?connect=v1&encoding=json&message=<JSON> (read-only calls)")}
+        return {
+            "code": "invalid_argument",
+            "message": (
+                "unsupported media type: POST with Content-Type application/json (a unary call; a stream "
+                "answers NDJSON), or GET with ?connect=v1&encoding=json&message=<JSON> (read-only calls)"
+            ),
+        }
     if status == 405:
         return {"code": "unimplemented", "message": "method not allowed: POST, or GET for the read-only calls"}
     if status == 413:
@@ -272,8 +285,9 @@ class PlainHttp:
                 snake = re.sub(r"(?<!^)(?=[A-Z])", "_", method.name).lower()
                 self.streams[method.name] = (snake, message_factory.GetMessageClass(method.input_type))
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str],
-                     cors: list[tuple[bytes, bytes]]) -> bool:
+    async def handle(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], cors: list[tuple[bytes, bytes]]
+    ) -> bool:
         """Serve the request if it is plain HTTP's (True), else leave it to the Connect app."""
         path: str = scope["path"]
         method: str = scope["method"]
@@ -288,7 +302,7 @@ class PlainHttp:
             document = openapi_json()
             await _plain(send, 200, cors, b"" if method == "HEAD" else document, len(document), b"application/json")
             return True
-        if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX):] not in self.streams:
+        if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX) :] not in self.streams:
             return False
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         accept = headers.get("accept", "").lower()
@@ -296,12 +310,13 @@ class PlainHttp:
         # plain HTTP client or an OpenAPI client posting application/json can read.
         if method == "POST" and (content_type == NDJSON or (content_type == "application/json" and SSE not in accept)):
             kind = NDJSON
-        elif (method == "POST" and content_type in ("application/json", NDJSON, "") and SSE in accept) or \
-                (method == "GET" and (SSE in accept or NDJSON in accept or b"message=" in scope.get("query_string", b""))):
+        elif (method == "POST" and content_type in ("application/json", NDJSON, "") and SSE in accept) or (
+            method == "GET" and (SSE in accept or NDJSON in accept or b"message=" in scope.get("query_string", b""))
+        ):
             kind = SSE if SSE in accept or NDJSON not in accept else NDJSON
         else:
             return False
-        await self._stream(path[len(RPC_PREFIX):], kind, scope, receive, send, cors)
+        await self._stream(path[len(RPC_PREFIX) :], kind, scope, receive, send, cors)
         return True
 
     async def _read(self, scope: Scope, receive: Receive) -> bytes:
@@ -323,9 +338,11 @@ class PlainHttp:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _stream(self, name: str, kind: str, scope: Scope, receive: Receive, send: Send,
-                      cors: list[tuple[bytes, bytes]]) -> None:
+    async def _stream(
+        self, name: str, kind: str, scope: Scope, receive: Receive, send: Send, cors: list[tuple[bytes, bytes]]
+    ) -> None:
         snake, request_class = self.streams[name]
+
         def frame(name: str, obj: dict[str, Any]) -> bytes:
             return _line({name: obj}) if kind == NDJSON else _event(name, obj)
 
@@ -357,9 +374,7 @@ class PlainHttp:
             try:
                 async for item in getattr(self._bridge, snake)(request, context):
                     result = json_format.MessageToDict(item)
-                    await send({"type": "http.response.body",
-                                "body": frame("result", result),
-                                "more_body": True})
+                    await send({"type": "http.response.body", "body": frame("result", result), "more_body": True})
             except ConnectError as exc:
                 end = error_json(exc)
             await finish(end)
@@ -385,9 +400,9 @@ async def _race(task: asyncio.Future[None], watch: asyncio.Future[None]) -> None
         await task
 
 
-async def _plain(send: Send, status: int, cors: list[tuple[bytes, bytes]], body: bytes, length: int,
-                 kind: bytes = b"text/plain; charset=utf-8") -> None:
-    headers = [(b"content-type", kind), (b"content-length", str(length).encode()),
-               (b"cache-control", b"no-store"), *cors]
+async def _plain(
+    send: Send, status: int, cors: list[tuple[bytes, bytes]], body: bytes, length: int, kind: bytes = b"text/plain; charset=utf-8"
+) -> None:
+    headers = [(b"content-type", kind), (b"content-length", str(length).encode()), (b"cache-control", b"no-store"), *cors]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})

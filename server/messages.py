@@ -27,8 +27,7 @@ def game_info(game: Game) -> pb.GameInfo:
         max_players=game.max_players,
         variants=list(game.variants),
         options=[
-            pb.RuleOption(name=o.name, default_value=o.default, choices=list(o.choices), doc=o.doc)
-            for o in game.options.values()
+            pb.RuleOption(name=o.name, default_value=o.default, choices=list(o.choices), doc=o.doc) for o in game.options.values()
         ],
         num_distinct_actions=game.num_distinct_actions,
     )

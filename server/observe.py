@@ -114,8 +114,7 @@ def access_logger(logger: logging.Logger | None = None) -> CallObserver:
         if log.isEnabledFor(logging.INFO):
             ms = round(seconds * 1000.0, 3)
             peer = context.peer()
-            log.info("%s %s %.1f ms %s", method, code, ms, peer,
-                     extra={"method": method, "code": code, "ms": ms, "peer": peer})
+            log.info("%s %s %.1f ms %s", method, code, ms, peer, extra={"method": method, "code": code, "ms": ms, "peer": peer})
 
     return observe
 

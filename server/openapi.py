@@ -132,7 +132,7 @@ def openapi_document() -> dict[str, Any]:
             request = {"schema": _ref(method.input_type.full_name)}
             operations["post"] = {
                 "operationId": method.name,
-                "summary": f"{method.name} as NDJSON: one JSON object a line, the last one {{\"end\": ...}}",
+                "summary": f'{method.name} as NDJSON: one JSON object a line, the last one {{"end": ...}}',
                 "requestBody": {"required": True, "content": {"application/json": request, "application/x-ndjson": request}},
                 "responses": {"200": {"description": "the stream", "content": {"application/x-ndjson": {"schema": line}}}},
             }
@@ -140,10 +140,21 @@ def openapi_document() -> dict[str, Any]:
             operations["post"] = {
                 "operationId": method.name,
                 "requestBody": body,
-                "parameters": [{"name": "Connect-Protocol-Version", "in": "header", "required": False,
-                                "schema": {"type": "string", "enum": ["1"]}}],
-                "responses": {"200": {"description": "the answer", "content": {"application/json": {"schema": _ref(method.output_type.full_name)}}},
-                              "default": error_response},
+                "parameters": [
+                    {
+                        "name": "Connect-Protocol-Version",
+                        "in": "header",
+                        "required": False,
+                        "schema": {"type": "string", "enum": ["1"]},
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the answer",
+                        "content": {"application/json": {"schema": _ref(method.output_type.full_name)}},
+                    },
+                    "default": error_response,
+                },
             }
             idempotency = method.GetOptions().idempotency_level
             if idempotency == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS:
@@ -152,14 +163,20 @@ def openapi_document() -> dict[str, Any]:
                     "parameters": [
                         {"name": "connect", "in": "query", "required": True, "schema": {"type": "string", "enum": ["v1"]}},
                         {"name": "encoding", "in": "query", "required": True, "schema": {"type": "string", "enum": ["json"]}},
-                        {"name": "message", "in": "query", "required": True,
-                         "content": {"application/json": {"schema": _ref(method.input_type.full_name)}}},
+                        {
+                            "name": "message",
+                            "in": "query",
+                            "required": True,
+                            "content": {"application/json": {"schema": _ref(method.input_type.full_name)}},
+                        },
                     ],
                     "responses": operations["post"]["responses"],
                 }
         paths[f"/{service.full_name}/{method.name}"] = operations
-    probe = {"200": {"description": "yes", "content": {"text/plain": {"schema": {"type": "string"}}}},
-             "503": {"description": "no (draining)", "content": {"text/plain": {"schema": {"type": "string"}}}}}
+    probe = {
+        "200": {"description": "yes", "content": {"text/plain": {"schema": {"type": "string"}}}},
+        "503": {"description": "no (draining)", "content": {"text/plain": {"schema": {"type": "string"}}}},
+    }
     paths["/healthz"] = {"get": {"operationId": "Healthz", "responses": {"200": probe["200"]}}}
     paths["/readyz"] = {"get": {"operationId": "Readyz", "responses": probe}}
     schemas: dict[str, Any] = {"ConnectError": _ERROR}
@@ -170,8 +187,11 @@ def openapi_document() -> dict[str, Any]:
         schemas[item.full_name] = _enum(item) if isinstance(item, EnumDescriptor) else _message(item, todo)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "hortus Advisor over HTTP", "version": "1",
-                 "description": "Connect JSON for unary calls, NDJSON for streams; generated from advisor.proto."},
+        "info": {
+            "title": "hortus Advisor over HTTP",
+            "version": "1",
+            "description": "Connect JSON for unary calls, NDJSON for streams; generated from advisor.proto.",
+        },
         "paths": paths,
         "components": {"schemas": dict(sorted(schemas.items()))},
     }

@@ -79,9 +79,7 @@ class PositionRpcs(ServicerCore):
     def ApplyActions(self, request: pb.ApplyActionsRequest, context: grpc.ServicerContext) -> pb.ApplyActionsResponse:
         cap = self.config.max_actions_per_request
         if len(request.actions) > cap:
-            raise RequestError(
-                "actions", f"{len(request.actions)} actions exceed the server cap max_actions_per_request={cap}"
-            )
+            raise RequestError("actions", f"{len(request.actions)} actions exceed the server cap max_actions_per_request={cap}")
         state = self._decode(request.position)
         applied: list[pb.Action] = []
         for i, ref in enumerate(request.actions):

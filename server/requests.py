@@ -132,7 +132,6 @@ def unary_rpc(
     return rpc_errors(checked)
 
 
-
 class ServicerCore:
     """The state and request preparation the RPC families share (``hortus.server.service``
     composes them into ``AdvisorServicer``)."""
@@ -283,9 +282,7 @@ class ServicerCore:
         if not math.isfinite(requested_ms) or requested_ms < 0:
             raise RequestError("limits.time_ms", f"must be a finite number of milliseconds >= 0, not {requested_ms}")
         if requested_ms > cfg.max_time_ms:
-            raise RequestError(
-                "limits.time_ms", f"{requested_ms:g} exceeds the server cap max_time_ms={cfg.max_time_ms:g}"
-            )
+            raise RequestError("limits.time_ms", f"{requested_ms:g} exceeds the server cap max_time_ms={cfg.max_time_ms:g}")
         threads = request.threads or 1
         if threads > cfg.max_threads:
             raise RequestError("limits.threads", f"{threads} exceeds the server cap max_threads={cfg.max_threads}")
@@ -370,15 +367,18 @@ class ServicerCore:
         for listener in list(self.listeners):
             listener(method, analysis, cancelled)
 
-    def _prepare(
-        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext
-    ) -> tuple[State, Budget]:
+    def _prepare(self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext) -> tuple[State, Budget]:
         state = self._decode(position)
         self._check_decision(state)
         return state, self._budget(limits, context, state=state)
 
     def _run(
-        self, method: str, state: State, budget: Budget, handle: SearchHandle, context: grpc.ServicerContext,
+        self,
+        method: str,
+        state: State,
+        budget: Budget,
+        handle: SearchHandle,
+        context: grpc.ServicerContext,
         max_moves: int = 0,
     ) -> tuple[Analysis, bool]:
         """One interactive search within a slot; returns the analysis and its partial flag.
@@ -388,8 +388,9 @@ class ServicerCore:
         budget = self._after_wait(budget, waited_s)
         self._searching(+1)
         try:
-            analysis = analyze(state, budget.limits, handle, detail=max_moves,
-                               draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline)
+            analysis = analyze(
+                state, budget.limits, handle, detail=max_moves, draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline
+            )
         finally:
             self._searching(-1)
             self._slots.release(batch=False, who=who)
@@ -411,8 +412,9 @@ class ServicerCore:
         self._searching(+1)
         try:
             final: Analysis | None = None
-            for final, _ in analyze_stream(state, budget.limits, handle, 0.0, trees=trees,
-                                           draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline):
+            for final, _ in analyze_stream(
+                state, budget.limits, handle, 0.0, trees=trees, draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline
+            ):
                 pass
         finally:
             self._searching(-1)
@@ -534,9 +536,7 @@ class ServicerCore:
         game = self._game(name, "game")
         players = players or game.default_players or game.min_players
         if not game.min_players <= players <= game.max_players:
-            raise RequestError(
-                "players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}"
-            )
+            raise RequestError("players", f"{game.name} takes {game.min_players}-{game.max_players} players, not {players}")
         check_bytes("variant", variant_name, MAX_NAME_BYTES, "MAX_NAME_BYTES")
         if len(request_options) > MAX_OPTIONS:
             raise RequestError("options", f"{len(request_options)} entries exceed the server cap MAX_OPTIONS={MAX_OPTIONS}")
@@ -549,13 +549,9 @@ class ServicerCore:
         options: Mapping[str, str] = dict(request_options)
         for name, value in options.items():
             if name not in game.options:
-                raise RequestError(
-                    f"options[{name}]", f"unknown option {name!r} for {game.name}; known: {sorted(game.options)}"
-                )
+                raise RequestError(f"options[{name}]", f"unknown option {name!r} for {game.name}; known: {sorted(game.options)}")
             if value not in game.options[name].choices:
-                raise RequestError(
-                    f"options[{name}]", f"{value!r} is not one of {list(game.options[name].choices)}"
-                )
+                raise RequestError(f"options[{name}]", f"{value!r} is not one of {list(game.options[name].choices)}")
         return game.new_game(players=players, seed=seed, variant=variant, options=options)
 
     def _batch_call(self, context: grpc.ServicerContext) -> "tuple[BatchCall, float | None]":

@@ -213,9 +213,7 @@ def review_decision(
     if played_value is None:  # never searched and no comparison: no measure of the move
         return None, analyses
     loss = best_value[0] - played_value[0] if thresholds.unit != "points" else best_value[1] - played_value[1]
-    review = DecisionReview(
-        decision, best, best_value, played_value, thresholds.label(max(0.0, loss)), partial, iterations
-    )
+    review = DecisionReview(decision, best, best_value, played_value, thresholds.label(max(0.0, loss)), partial, iterations)
     return review, analyses
 
 
@@ -245,9 +243,7 @@ _COUNTS: Mapping[str, str] = {
 }
 
 
-def summary(
-    reviews: Sequence[DecisionReview], players: int, thresholds: ReviewThresholds, elapsed_ms: float
-) -> pb.ReviewSummary:
+def summary(reviews: Sequence[DecisionReview], players: int, thresholds: ReviewThresholds, elapsed_ms: float) -> pb.ReviewSummary:
     """Per seat: label counts, mean losses and accuracy over its unforced decisions."""
     seats = [pb.SeatReview(seat=s) for s in range(players)]
     losses: list[list[tuple[float, float, float]]] = [[] for _ in range(players)]
@@ -260,9 +256,7 @@ def summary(
         name = _COUNTS[review.label]
         setattr(seat, name, getattr(seat, name) + 1)
         loss = review.points_loss if thresholds.unit == "points" else review.win_probability_loss
-        losses[review.decision.seat].append(
-            (review.win_probability_loss, review.points_loss, move_accuracy(loss, thresholds))
-        )
+        losses[review.decision.seat].append((review.win_probability_loss, review.points_loss, move_accuracy(loss, thresholds)))
     for seat, rows in zip(seats, losses):
         if rows:
             seat.mean_win_probability_loss = sum(r[0] for r in rows) / len(rows)

@@ -59,14 +59,20 @@ class ReviewRpcs(ServicerCore):
         if request.variant:
             check_bytes("variant", request.variant, MAX_NAME_BYTES, "MAX_NAME_BYTES")
             if request.variant not in game.variants:
-                raise RequestError("variant", f"unknown variant {request.variant!r} for {game.name}; known: {list(game.variants)}")
+                raise RequestError(
+                    "variant", f"unknown variant {request.variant!r} for {game.name}; known: {list(game.variants)}"
+                )
             if game.variant_code(request.variant) != state.variant_code:
                 raise RequestError("variant", f"the position is not of variant {request.variant!r}")
         return state
 
     def _review_one(
-        self, decision: review.Decision, request: pb.ReviewGameRequest, context: grpc.ServicerContext,
-        call: "BatchCall", thresholds: ReviewThresholds,
+        self,
+        decision: review.Decision,
+        request: pb.ReviewGameRequest,
+        context: grpc.ServicerContext,
+        call: "BatchCall",
+        thresholds: ReviewThresholds,
     ) -> review.DecisionReview | None:
         """One decision of a review, in a batch slot (waited for, like a batch position); None
         when the call ended or its deadline came before a search got anywhere."""
@@ -165,13 +171,10 @@ class ReviewRpcs(ServicerCore):
                 return  # the client went away
             if expired or unanswered:
                 raise NoAnswerError(
-                    f"the call's deadline came before every decision was analysed: "
-                    f"{len(reviews)} of {len(decisions)} were"
+                    f"the call's deadline came before every decision was analysed: {len(reviews)} of {len(decisions)} were"
                 )
             elapsed_ms = (time.perf_counter() - started) * 1000.0
-            yield pb.ReviewGameResponse(
-                summary=review.summary(reviews, state.num_players, thresholds, elapsed_ms)
-            )
+            yield pb.ReviewGameResponse(summary=review.summary(reviews, state.num_players, thresholds, elapsed_ms))
         except GeneratorExit:  # the call ended while an answer was being sent
             call.end()
             raise

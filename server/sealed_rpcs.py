@@ -83,9 +83,7 @@ class SealedRpcs(ServicerCore):
             )
         return super()._decode(position)
 
-    def _prepare(
-        self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext
-    ) -> tuple[State, Budget]:
+    def _prepare(self, position: pb.Position, limits: pb.SearchLimits, context: grpc.ServicerContext) -> tuple[State, Budget]:
         # RankMoves, Analyze and batch positions rank every move of the seat to move: of a
         # sealed position only when that seat is its audience (its own hand).
         audience = self._audience(position)
@@ -177,7 +175,9 @@ class SealedRpcs(ServicerCore):
                 applied.append(pb.Action(id=action, notation=notation) if action in seen else pb.Action(id=HIDDEN_ACTION))
                 continue
             if player != audience:
-                raise RequestError(field, f"sealed for seat {audience}: seat {player} decides here; its move is played by SuggestMove")
+                raise RequestError(
+                    field, f"sealed for seat {audience}: seat {player} decides here; its move is played by SuggestMove"
+                )
             # the audience's own decision: checked and applied by the one implementation
             one = pb.ApplyActionsRequest(position=pb.Position(game=current.game.name, encoded=current.encode()))
             one.actions.add().CopyFrom(ref)
@@ -243,4 +243,3 @@ class SealedRpcs(ServicerCore):
 def position_info_seats(state: State) -> list[str]:
     """Every seat's picture of `state` (``PositionInfo.seat_rendered``)."""
     return [state.render(seat) for seat in range(state.num_players)]
-

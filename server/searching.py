@@ -124,7 +124,9 @@ class SearchRpcs(ServicerCore):
                 raise RequestError("level", f"difficulty level must be 1..{len(LEVELS)} (0 = use limits), not {request.level}")
             level, field = found, "level"
         if request.limits.iterations or request.limits.time_ms:
-            raise RequestError("limits", f"give a {'target Elo' if by_elo else 'difficulty level'} or an iteration/time budget, not both")
+            raise RequestError(
+                "limits", f"give a {'target Elo' if by_elo else 'difficulty level'} or an iteration/time budget, not both"
+            )
         if level.iterations > self.config.max_iterations:
             raise RequestError(
                 field,
@@ -207,8 +209,14 @@ class SearchRpcs(ServicerCore):
             if not context.add_callback(handle.cancel):
                 handle.cancel()
             for analysis, final in analyze_stream(
-                state, budget.limits, handle, float(interval), detail=request.max_moves, trees=trees,
-                draw_worlds=budget.draw_worlds, draw_deadline=budget.draw_deadline,
+                state,
+                budget.limits,
+                handle,
+                float(interval),
+                detail=request.max_moves,
+                trees=trees,
+                draw_worlds=budget.draw_worlds,
+                draw_deadline=budget.draw_deadline,
             ):
                 last = analysis
                 if final:
@@ -254,7 +262,9 @@ class SearchRpcs(ServicerCore):
         except TokenError as exc:
             if exc.reason == "other_kind":
                 raise RequestError(field, exc.message) from exc
-            raise ContinuationError(field, f"CONTINUATION_{exc.reason.upper()}", exc.message, in_use=exc.reason == "in_use") from exc
+            raise ContinuationError(
+                field, f"CONTINUATION_{exc.reason.upper()}", exc.message, in_use=exc.reason == "in_use"
+            ) from exc
 
     def _continued(self, token: str, state: State, limits: Limits, context: grpc.ServicerContext) -> SearchTrees:
         """The kept trees `token` names, checked to continue `state` with `limits`: the same
@@ -266,14 +276,20 @@ class SearchRpcs(ServicerCore):
         trees = self._take_kept(token, "Analyze", context)
         problem: tuple[str, str] | None = None
         if trees.position != state.encode():
-            problem = (field, "continues the analysis of another position (other position bytes); send that position, or start afresh")
+            problem = (
+                field,
+                "continues the analysis of another position (other position bytes); send that position, or start afresh",
+            )
         else:
             for name in ("seed", "threads", "allow_actions", "avoid_actions"):
                 mine, kept = getattr(limits, name), getattr(trees.limits, name)
                 if name.endswith("_actions"):  # the same root moves in any order
                     mine, kept = sorted(set(mine)), sorted(set(kept))
                 if mine != kept:
-                    problem = (f"limits.{name}", f"{mine} differs from the analysis continue_from continues ({kept}): it goes on with the same trees")
+                    problem = (
+                        f"limits.{name}",
+                        f"{mine} differs from the analysis continue_from continues ({kept}): it goes on with the same trees",
+                    )
                     break
             if problem is None and not trees.continues(state, limits):
                 problem = (field, "continues an analysis searched with other settings; start afresh")
@@ -293,16 +309,24 @@ class SearchRpcs(ServicerCore):
         field = "continue_from"
         problem: tuple[str, str] | None = None
         if trees.position != state.encode():
-            problem = (field, "continues the AI's turn at another position: send the position its suggested move "
-                              "led to, or ask afresh without continue_from")
+            problem = (
+                field,
+                "continues the AI's turn at another position: send the position its suggested move "
+                "led to, or ask afresh without continue_from",
+            )
         elif limits.threads != trees.limits.threads:
-            problem = ("limits.threads", f"{limits.threads} differs from the search continue_from continues "
-                                         f"({trees.limits.threads} trees)")
+            problem = (
+                "limits.threads",
+                f"{limits.threads} differs from the search continue_from continues ({trees.limits.threads} trees)",
+            )
         else:
             for name in ("allow_actions", "avoid_actions"):
                 if getattr(limits, name):
-                    problem = (f"limits.{name}", "a continued turn searches the kept subtree, whose moves were "
-                                                 "expanded without constraints: ask afresh to constrain them")
+                    problem = (
+                        f"limits.{name}",
+                        "a continued turn searches the kept subtree, whose moves were "
+                        "expanded without constraints: ask afresh to constrain them",
+                    )
                     break
         if problem is None:
             # the kept trees' limits are their first call's (its seed, its root's constraints):

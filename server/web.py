@@ -365,8 +365,7 @@ class _Bridge:
             self._started()
             raise ConnectError(
                 Code.UNIMPLEMENTED,
-                f"{name} streams requests, which HTTP/1.1 and browsers cannot do: use EvaluateBatch here, "
-                "or the gRPC port",
+                f"{name} streams requests, which HTTP/1.1 and browsers cannot do: use EvaluateBatch here, or the gRPC port",
             )
             yield  # an async generator, as the endpoint expects
 
@@ -392,8 +391,9 @@ class FrontDoor:
     """The ASGI app of the web port: the RPCs under ``/hortus.v1.Advisor/``, CORS for the
     allowed origins, and static files for any other ``GET``."""
 
-    def __init__(self, rpc_app: Any, cors_origins: tuple[str, ...], static_dir: Path | None,
-                 observers: list[Observer] | None = None) -> None:
+    def __init__(
+        self, rpc_app: Any, cors_origins: tuple[str, ...], static_dir: Path | None, observers: list[Observer] | None = None
+    ) -> None:
         self.rpc_app = rpc_app
         self.observers: list[Observer] = observers if observers is not None else []
         """The access log and metrics: every request on the RPC path reaches them once,
@@ -421,7 +421,10 @@ class FrontDoor:
         allowed = ", ".join(sorted(self.cors_origins)) or "none (--cors-origin)"
         logging.getLogger(__name__).warning(
             "web: refused CORS origin %s (allowed: %s); at most one such line every %d s",
-            origin, allowed, REFUSED_ORIGIN_LOG_INTERVAL_S)
+            origin,
+            allowed,
+            REFUSED_ORIGIN_LOG_INTERVAL_S,
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -172,7 +172,7 @@ async def observed_rpc(
         _CALL.reset(token)
         if not record.observed and observers:
             path: str = scope.get("path", "")
-            method = path[len(RPC_PREFIX):]
+            method = path[len(RPC_PREFIX) :]
             if method not in _METHODS:
                 method = "(unknown)"  # a label per invented name would grow the metrics without bound
             client = scope.get("client")

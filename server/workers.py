@@ -183,6 +183,7 @@ def serve_workers(
             scheme = "https" if tls is not None and not web.plaintext else "http"
             print(f"hortus web (Connect, gRPC-Web) on {scheme}://{web.address}", file=out, flush=True)
             from hortus.server.web import origins_line  # the web extra is there when web is set
+
             print(origins_line(tuple(web.cors_origins)), file=out, flush=True)
         while not stop.wait(0.5):
             for index, proc in list(procs.items()):

@@ -10,8 +10,21 @@ from hortus.games.botanik import game as bk
 from hortus.games.botanik import kernel
 
 COLOURS = ("yellow", "red", "blue", "green", "purple")
-KINDS = {"gear*": 0, "gear": 1, "gear2": 2, "loop*": 3, "loop": 4, "loop2": 5, "cc*": 6, "cc": 7,
-         "cc2": 8, "open": 9, "plant": 10, "veg": 11, "meca": 12}
+KINDS = {
+    "gear*": 0,
+    "gear": 1,
+    "gear2": 2,
+    "loop*": 3,
+    "loop": 4,
+    "loop2": 5,
+    "cc*": 6,
+    "cc": 7,
+    "cc2": 8,
+    "open": 9,
+    "plant": 10,
+    "veg": 11,
+    "meca": 12,
+}
 E = bk.EMPTY
 
 
@@ -82,12 +95,20 @@ def position(
     first = me ^ (turns & 1)
     opts = g.resolve_options(options)
     d = {
-        "stage": code, "phase": phase, "first_player": first, "holder": first ^ (phase & 1),
-        "turn_player": me if stage != "over" else first, "placed": placed,
+        "stage": code,
+        "phase": phase,
+        "first_player": first,
+        "holder": first ^ (phase & 1),
+        "turn_player": me if stage != "over" else first,
+        "placed": placed,
         "closure_rule": bk.CLOSURE_RULES.index(opts["closure_rule"]),
         "group_adjacency": bk.GROUP_ADJACENCY.index(opts["group_adjacency"]),
-        "top": top, "side": [list(s) for s in side], "arrival": arrival, "status": status,
-        "queue": [list(q) for q in queue], "order_locked": [0, 0],
+        "top": top,
+        "side": [list(s) for s in side],
+        "arrival": arrival,
+        "status": status,
+        "queue": [list(q) for q in queue],
+        "order_locked": [0, 0],
         "machines": [list(m) for m in machines],
     }
     core = bytes(kernel.dict_to_core(d))

@@ -167,8 +167,13 @@ def state_dict(state: games.State) -> dict[str, Any]:
 
 
 def end_of_round(
-    *, players: int, round_: int, boards: Sequence[str], lands: Sequence[list[tuple[int, int]]],
-    helper_land: list[tuple[int, int]] | None = None, **kw: Any,
+    *,
+    players: int,
+    round_: int,
+    boards: Sequence[str],
+    lands: Sequence[list[tuple[int, int]]],
+    helper_land: list[tuple[int, int]] | None = None,
+    **kw: Any,
 ) -> games.State:
     """The last turn of round `round_` has been played (seat 0 started the round, so the last
     seat played last); only the market refill (one empty cell, a1) is pending before the
@@ -177,11 +182,24 @@ def end_of_round(
     market[0] = E
     n = players
     return build(
-        players=players, stage="end_turn", boards=boards, round_=round_, turns_done=5 * n - 1,
-        cur=n - 1, first=0, lands=lands, helper_land=helper_land,
-        market=market, pend_market=1, planted=3 if players == 1 else 1,
-        done_mask=3 if players == 1 else 1, own_action=1,
-        hands=kw.pop("hands", [["O/0", "O/1"], ["O/2", "O/3"], ["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"]][:n] if n > 1 else [["O/0", "O/1", "O/2"]]),
+        players=players,
+        stage="end_turn",
+        boards=boards,
+        round_=round_,
+        turns_done=5 * n - 1,
+        cur=n - 1,
+        first=0,
+        lands=lands,
+        helper_land=helper_land,
+        market=market,
+        pend_market=1,
+        planted=3 if players == 1 else 1,
+        done_mask=3 if players == 1 else 1,
+        own_action=1,
+        hands=kw.pop(
+            "hands",
+            [["O/0", "O/1"], ["O/2", "O/3"], ["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"]][:n] if n > 1 else [["O/0", "O/1", "O/2"]],
+        ),
         pawns=kw.pop("pawns", ["a2", "b2", "c2", "d2"][:n]),
         **kw,
     )

@@ -28,7 +28,5 @@ def ensure_node_modules(folder: Path = TS) -> None:
     lock = folder / "package-lock.json"
     if marker.exists() and marker.stat().st_mtime >= lock.stat().st_mtime:
         return
-    result = subprocess.run(
-        [NPM, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900
-    )
+    result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -47,8 +47,12 @@ def self_play(name: str, seed: int, specs: tuple[str, str]) -> tuple[list[float]
     return list(state.scores()), moves
 
 
-def assert_baseline_frozen(name: str, frozen_games: dict[int, tuple[list[float], list[int]]],
-                           position: games.State, frozen_analysis: list[tuple[int, int]]) -> None:
+def assert_baseline_frozen(
+    name: str,
+    frozen_games: dict[int, tuple[list[float], list[int]]],
+    position: games.State,
+    frozen_analysis: list[tuple[int, int]],
+) -> None:
     """`mcts-base` plays move for move as when these were recorded: `frozen_games` (seed:
     scores and moves of `mcts-base:100` self-play) and `frozen_analysis` (the baseline's
     500-iteration analysis of `position`, seed 5, margin 0.1 / 10 points: (action, visits))."""
@@ -67,8 +71,7 @@ def search_moves(state: games.State, limits: Limits, **changes: Any) -> list[tup
 def patch_settings(monkeypatch: pytest.MonkeyPatch, game_type: type[games.Game], **changes: Any) -> None:
     """`game_type`'s search.toml settings with `changes` on top, for the rest of a test."""
     original = game_type.search_settings
-    monkeypatch.setattr(game_type, "search_settings",
-                        lambda self, players: with_changes(original(self, players), changes))
+    monkeypatch.setattr(game_type, "search_settings", lambda self, players: with_changes(original(self, players), changes))
 
 
 def assert_baseline_playout_changes_the_search(state: games.State, changed: bool = True) -> None:
@@ -79,8 +82,7 @@ def assert_baseline_playout_changes_the_search(state: games.State, changed: bool
     assert (current != baseline) == changed
 
 
-def assert_policies_legal_along_a_game(name: str, players: int, seed: int,
-                                       same_as_baseline: bool = False) -> None:
+def assert_policies_legal_along_a_game(name: str, players: int, seed: int, same_as_baseline: bool = False) -> None:
     """Over the decisions of a seeded game of `name` played half by the playout policy, half at
     random: both policies (the current and the frozen baseline's) only propose legal actions,
     the same seed gives the same proposal, and with `same_as_baseline` the two agree."""

@@ -14,6 +14,7 @@ from hortus.games.war_of_the_posies import components as wc
 from hortus.games.war_of_the_posies import game as wp
 from hortus.games.war_of_the_posies import kernel
 
+
 def _game() -> games.Game:
     """The registered game (the class itself until it is registered)."""
     try:
@@ -124,8 +125,7 @@ def position(
             # Each seat owns one starting set: what it does not show is in its draw pile.
             for p in range(players):
                 shown = hand[p][kind] + discard[p][kind] + (play[kind] if p == turn else 0)
-                shown += sum(1 for i in range(wp.N_GF) if gf_loc[i] == wp.GF_OWNED + p
-                             for slot in gf_slot[i] if slot == kind + 1)
+                shown += sum(1 for i in range(wp.N_GF) if gf_loc[i] == wp.GF_OWNED + p for slot in gf_slot[i] if slot == kind + 1)
                 missing = max(0, min(free, card.copies - shown - draw[p][kind]))
                 if p in draws:
                     compost_pile[kind] += missing
@@ -137,29 +137,48 @@ def position(
             market_deck[kind] = free
         else:
             basic_pile[kind] = free
-    for kind in range(wp.N_KINDS):               # complete the Market row from the deck
+    for kind in range(wp.N_KINDS):  # complete the Market row from the deck
         while sum(market) < wp.MARKET_SIZE and market_deck[kind]:
             market[kind] += 1
             market_deck[kind] -= 1
-    for i in range(wp.N_GF):                     # complete the GF row from the deck
+    for i in range(wp.N_GF):  # complete the GF row from the deck
         if sum(1 for x in gf_loc if x == wp.GF_ROW) < wp.GF_ROW_SIZE and gf_loc[i] == wp.GF_DECK:
             gf_loc[i] = wp.GF_ROW
     if top == wp.EMPTY:
         assert not any(basic_pile), "the Basic top is revealed while the pile has cards"
     over = stage == "over"
     d: dict[str, Any] = {
-        "players": players, "stage": wp.STAGES.index(stage), "first_player": first,
-        "turn_player": turn, "round": round,
+        "players": players,
+        "stage": wp.STAGES.index(stage),
+        "first_player": first,
+        "turn_player": turn,
+        "round": round,
         "end_trigger": wp.EMPTY if end_trigger is None else end_trigger,
         "final_turns_left": final_turns_left,
         "tiebreak_locked_only": wp.TIEBREAK_COUNTS.index(opts["tiebreak_count"]),
-        "coins": 0 if over else coins, "buys": 1 if over else buys, "plants": 1 if over else plants,
-        "last_pure": 0, "draw_seat": turn, "draws_pending": 0, "turn_ending": 0,
-        "basic_top": top, "depth": 0,
-        "frame_effect": [0, 0, 0], "frame_pc": [0, 0, 0], "frame_left": [0, 0, 0],
-        "hand": hand, "draw": draw, "discard": discard, "play": play,
-        "market_row": market, "market_deck": market_deck, "basic_pile": basic_pile,
-        "compost": compost_pile, "gf_loc": gf_loc, "gf_slot": gf_slot, "gf_flags": gf_flags,
+        "coins": 0 if over else coins,
+        "buys": 1 if over else buys,
+        "plants": 1 if over else plants,
+        "last_pure": 0,
+        "draw_seat": turn,
+        "draws_pending": 0,
+        "turn_ending": 0,
+        "basic_top": top,
+        "depth": 0,
+        "frame_effect": [0, 0, 0],
+        "frame_pc": [0, 0, 0],
+        "frame_left": [0, 0, 0],
+        "hand": hand,
+        "draw": draw,
+        "discard": discard,
+        "play": play,
+        "market_row": market,
+        "market_deck": market_deck,
+        "basic_pile": basic_pile,
+        "compost": compost_pile,
+        "gf_loc": gf_loc,
+        "gf_slot": gf_slot,
+        "gf_flags": gf_flags,
     }
     return decode_core(bytes(kernel.dict_to_core(d)), players)
 

@@ -18,16 +18,18 @@ if TYPE_CHECKING:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", required=True, help="game name")
-    p.add_argument("--players", type=int, nargs="+", default=None,
-                   help="seat counts to sample (default: 2, and the game's maximum)")
+    p.add_argument(
+        "--players", type=int, nargs="+", default=None, help="seat counts to sample (default: 2, and the game's maximum)"
+    )
     p.add_argument("--games", type=int, default=120, help="self-play games per seat count")
     p.add_argument("--per-game", type=int, default=12, help="positions drawn from each game")
     p.add_argument("--play-iterations", type=int, default=64, help="self-play search per decision")
     p.add_argument("--label-iterations", type=int, default=400, help="labelling search per position")
     p.add_argument("--hidden", type=int, default=8, help="hidden tanh units (0 = logistic regression)")
     p.add_argument("--plies", type=int, default=0, help="playout decisions before the model scores")
-    p.add_argument("--default", action="store_true",
-                   help="make the model the game's default evaluation (only after it won at equal time)")
+    p.add_argument(
+        "--default", action="store_true", help="make the model the game's default evaluation (only after it won at equal time)"
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--out", type=Path, default=None, help="model file (default: beside components.toml)")
@@ -52,25 +54,29 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     samples = []
     for n in players:
-        positions = self_play_positions(game.name, n, args.games, args.seed, args.play_iterations,
-                                        args.per_game, args.jobs)
+        positions = self_play_positions(game.name, n, args.games, args.seed, args.play_iterations, args.per_game, args.jobs)
         # Game indices stay distinct across seat counts so the validation split stays by game.
         positions = [(i + 100_000 * n, p) for i, p in positions]
         samples += label_positions(game.name, positions, args.label_iterations, args.seed, args.jobs)
-        print(f"{game.name}: {len(positions)} positions at {n} seats labelled "
-              f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+        print(
+            f"{game.name}: {len(positions)} positions at {n} seats labelled ({time.perf_counter() - started:.0f} s)",
+            file=sys.stderr,
+        )
     fit = fit_value_model(samples, hidden=args.hidden, seed=args.seed)
-    command = (f"hortus train --game {game.name} --players {' '.join(map(str, players))} --games {args.games} "
-               f"--per-game {args.per_game} --play-iterations {args.play_iterations} "
-               f"--label-iterations {args.label_iterations} --hidden {args.hidden} --plies {args.plies} "
-               f"--seed {args.seed}" + (" --default" if args.default else ""))
+    command = (
+        f"hortus train --game {game.name} --players {' '.join(map(str, players))} --games {args.games} "
+        f"--per-game {args.per_game} --play-iterations {args.play_iterations} "
+        f"--label-iterations {args.label_iterations} --hidden {args.hidden} --plies {args.plies} "
+        f"--seed {args.seed}" + (" --default" if args.default else "")
+    )
     doc = model_document(game.name, fit, features, args.plies, args.default, {"command": command})
     out = args.out or model_path(game)
     text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
     parse_model(out, text.encode(), game.name, features)  # the file the search will accept
     out.write_text(text)
-    print(json.dumps({"game": game.name, "file": str(out), "seconds": round(time.perf_counter() - started, 1),
-                      **doc["training"]}))
+    print(
+        json.dumps({"game": game.name, "file": str(out), "seconds": round(time.perf_counter() - started, 1), **doc["training"]})
+    )
     return 0
 
 

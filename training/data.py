@@ -32,8 +32,7 @@ def _seed(*parts: object) -> int:
     return random.Random(":".join(str(p) for p in parts)).getrandbits(63)
 
 
-def _one_game(game_name: str, players: int, index: int, seed: int, play_iterations: int,
-              per_game: int) -> list[bytes]:
+def _one_game(game_name: str, players: int, index: int, seed: int, play_iterations: int, per_game: int) -> list[bytes]:
     """Positions (encoded) from one seeded self-play game at `play_iterations` per decision,
     `per_game` of them drawn at random among its decisions with two or more moves."""
     rng = random.Random(_seed(seed, game_name, players, index))
@@ -49,8 +48,14 @@ def _one_game(game_name: str, players: int, index: int, seed: int, play_iteratio
             # Playouts, mean values, uniform expansion, no widening, UCT's 0.7: fixed here rather
             # than the game's defaults, so a model file stays reproducible by the command it
             # records when a game later turns one of those search settings on.
-            settings = replace(state.game.search_settings(state.num_players), evaluation="playout",
-                               turn_max=False, expansion_policy=False, widening=0.0, exploration=0.7)
+            settings = replace(
+                state.game.search_settings(state.num_players),
+                evaluation="playout",
+                turn_max=False,
+                expansion_policy=False,
+                widening=0.0,
+                exploration=0.7,
+            )
             limits = Limits(iterations=play_iterations, seed=rng.getrandbits(63))
             state.apply(analyze(state, limits, settings=settings).best.action)
         else:
@@ -66,15 +71,19 @@ def _label(args: tuple[str, int, bytes, int, int]) -> list[Sample]:
     search.run(iterations=iterations, seed=seed, margin_weight=settings.margin_weight, margin_scale=settings.margin_scale)
     best = max(search.children(), key=lambda c: c["visits"])
     return [
-        Sample(index, tuple(search.features(seat)), best["win"][seat] / max(1, best["visits"]),
-               best["score"][seat] / max(1, best["visits"]))
+        Sample(
+            index,
+            tuple(search.features(seat)),
+            best["win"][seat] / max(1, best["visits"]),
+            best["score"][seat] / max(1, best["visits"]),
+        )
         for seat in range(state.num_players)
     ]
 
 
-def self_play_positions(game_name: str, players: int, games_count: int, seed: int,
-                        play_iterations: int = 64, per_game: int = 20,
-                        jobs: int = 1) -> list[tuple[int, bytes]]:
+def self_play_positions(
+    game_name: str, players: int, games_count: int, seed: int, play_iterations: int = 64, per_game: int = 20, jobs: int = 1
+) -> list[tuple[int, bytes]]:
     """(game index, encoded position) from `games_count` seeded self-play games."""
     args = [(game_name, players, i, seed, play_iterations, per_game) for i in range(games_count)]
     if jobs == 1:
@@ -85,8 +94,9 @@ def self_play_positions(game_name: str, players: int, games_count: int, seed: in
     return [(i, p) for i, positions in enumerate(out) for p in positions]
 
 
-def label_positions(game_name: str, positions: list[tuple[int, bytes]], iterations: int, seed: int,
-                    jobs: int = 1) -> list[Sample]:
+def label_positions(
+    game_name: str, positions: list[tuple[int, bytes]], iterations: int, seed: int, jobs: int = 1
+) -> list[Sample]:
     """Every seat's sample of every position, labelled by a seeded search of `iterations`."""
     args = [(game_name, i, p, iterations, _seed(seed, "label", n)) for n, (i, p) in enumerate(positions)]
     if jobs == 1:

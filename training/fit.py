@@ -43,8 +43,9 @@ def _r2(y: np.ndarray, p: np.ndarray) -> float:
     return 1.0 - float(((y - p) ** 2).sum()) / total if total > 0 else 0.0
 
 
-def fit_value_model(samples: list[Sample], hidden: int = 0, seed: int = 1, steps: int = 3000,
-                    learning_rate: float = 0.03, l2: float = 1e-4) -> Fit:
+def fit_value_model(
+    samples: list[Sample], hidden: int = 0, seed: int = 1, steps: int = 3000, learning_rate: float = 0.03, l2: float = 1e-4
+) -> Fit:
     """Fit on the samples of games whose index % 5 != 0, validate on the others."""
     if not samples:
         raise ValueError("no training samples")
@@ -81,7 +82,7 @@ def fit_value_model(samples: list[Sample], hidden: int = 0, seed: int = 1, steps
             m += 0.1 * g
             v *= 0.999
             v += 0.001 * g * g
-            params[k] = params[k] - learning_rate * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
+            params[k] = params[k] - learning_rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
     p_train = _forward(zt, params, hidden)[0]
     p_val = _forward(z[held], params, hidden)[0]
     # Fold the standardisation into the first layer: w (x - mean) / scale = (w / scale) x - w.mean/scale.
@@ -98,15 +99,23 @@ def fit_value_model(samples: list[Sample], hidden: int = 0, seed: int = 1, steps
     if all(s.points is not None for s in samples):
         points = _fit_points(z, np.array([s.points for s in samples], dtype=np.float64), held, mean, scale)
     return Fit(
-        hidden=hidden, w1=w1.tolist(), b1=b1.tolist(), w2=w2.tolist(), b2=b2,
-        train_r2=_r2(yt, p_train), validation_r2=_r2(yv, p_val),
+        hidden=hidden,
+        w1=w1.tolist(),
+        b1=b1.tolist(),
+        w2=w2.tolist(),
+        b2=b2,
+        train_r2=_r2(yt, p_train),
+        validation_r2=_r2(yv, p_val),
         validation_mse=float(((yv - p_val) ** 2).mean()),
-        constant_mse=float(((yv - yt.mean()) ** 2).mean()), samples=len(samples), **points,
+        constant_mse=float(((yv - yt.mean()) ** 2).mean()),
+        samples=len(samples),
+        **points,
     )
 
 
-def _fit_points(z: np.ndarray, points: np.ndarray, held: np.ndarray, mean: np.ndarray, scale: np.ndarray,
-                l2: float = 1e-3) -> dict[str, Any]:
+def _fit_points(
+    z: np.ndarray, points: np.ndarray, held: np.ndarray, mean: np.ndarray, scale: np.ndarray, l2: float = 1e-3
+) -> dict[str, Any]:
     """The points head: ridge regression of the final points on the standardised features
     (closed form, so it adds no randomness and leaves the value fit as it was), folded back to
     the raw features like the first layer."""
@@ -120,17 +129,30 @@ def _fit_points(z: np.ndarray, points: np.ndarray, held: np.ndarray, mean: np.nd
     return {"points_w": w.tolist(), "points_b": b, "points_validation_r2": _r2(points[held], predicted)}
 
 
-def model_document(game: str, fit: Fit, features: int, eval_plies: int, default: bool,
-                   training: dict[str, Any]) -> dict[str, Any]:
+def model_document(
+    game: str, fit: Fit, features: int, eval_plies: int, default: bool, training: dict[str, Any]
+) -> dict[str, Any]:
     """The model file's contents (``hortus.search.evaluation`` format), checksummed."""
     doc: dict[str, Any] = {
-        "format": FORMAT, "version": VERSION, "game": game, "features": features,
-        "hidden": fit.hidden, "w1": fit.w1, "b1": fit.b1, "w2": fit.w2, "b2": fit.b2,
-        "eval_plies": eval_plies, "default": default,
-        "training": {**training, "samples": fit.samples, "train_r2": round(fit.train_r2, 4),
-                     "validation_r2": round(fit.validation_r2, 4),
-                     "validation_mse": round(fit.validation_mse, 5),
-                     "constant_mse": round(fit.constant_mse, 5)},
+        "format": FORMAT,
+        "version": VERSION,
+        "game": game,
+        "features": features,
+        "hidden": fit.hidden,
+        "w1": fit.w1,
+        "b1": fit.b1,
+        "w2": fit.w2,
+        "b2": fit.b2,
+        "eval_plies": eval_plies,
+        "default": default,
+        "training": {
+            **training,
+            "samples": fit.samples,
+            "train_r2": round(fit.train_r2, 4),
+            "validation_r2": round(fit.validation_r2, 4),
+            "validation_mse": round(fit.validation_mse, 5),
+            "constant_mse": round(fit.constant_mse, 5),
+        },
     }
     if fit.points_w is not None:
         doc["points_w"] = fit.points_w

@@ -148,8 +148,11 @@ def _breed_numbers(value: Any, where: str, min_len: int) -> tuple[int, ...]:
 
 def _constants(data: dict[str, Any]) -> tuple[int, int, int, tuple[tuple[int, int], ...], tuple[int, ...], tuple[int, ...]]:
     raw = _table(data, "constants")
-    _unknown(raw, {"hand_size", "end_trigger_vp", "markers_per_player", "acquisition_tiers",
-                   "adjacency_bonus", "seed_set_bonus"}, "constants")
+    _unknown(
+        raw,
+        {"hand_size", "end_trigger_vp", "markers_per_player", "acquisition_tiers", "adjacency_bonus", "seed_set_bonus"},
+        "constants",
+    )
     hand = _int(raw.get("hand_size"), "constants.hand_size", 1, 10)
     end_vp = _int(raw.get("end_trigger_vp"), "constants.end_trigger_vp", 1, 250)
     markers = _int(raw.get("markers_per_player"), "constants.markers_per_player", 1, 16)
@@ -177,8 +180,10 @@ def _constants(data: dict[str, Any]) -> tuple[int, int, int, tuple[tuple[int, in
     # more breed in a set never decreases (convexity); the kernel relies on that closed form.
     marginals = [seed_sets[i + 1] - seed_sets[i] for i in range(N_BREEDS)]
     if any(marginals[i + 1] < marginals[i] for i in range(N_BREEDS - 1)):
-        raise ComponentDataError("constants.seed_set_bonus: values must be convex (each extra breed adds at least "
-                                 "as much as the previous one), else the best partition has no closed form")
+        raise ComponentDataError(
+            "constants.seed_set_bonus: values must be convex (each extra breed adds at least "
+            "as much as the previous one), else the best partition has no closed form"
+        )
     return hand, end_vp, markers, tuple(tiers), tuple(adjacency), tuple(seed_sets)
 
 
@@ -197,12 +202,15 @@ def _breeds(data: dict[str, Any]) -> tuple[Breed, ...]:
         symbol = raw.get("symbol", name[0])
         if not isinstance(symbol, str) or len(symbol) != 1:
             raise ComponentDataError(f"{where}.symbol: expected one character")
-        out.append(Breed(
-            name, symbol,
-            _int(raw.get("plants"), f"{where}.plants", 0, 60),
-            _int(raw.get("flower_vp"), f"{where}.flower_vp", 0, 20),
-            _int(raw.get("track"), f"{where}.track", 1, 8),
-        ))
+        out.append(
+            Breed(
+                name,
+                symbol,
+                _int(raw.get("plants"), f"{where}.plants", 0, 60),
+                _int(raw.get("flower_vp"), f"{where}.flower_vp", 0, 20),
+                _int(raw.get("track"), f"{where}.track", 1, 8),
+            )
+        )
     if len({b.name for b in out}) != N_BREEDS:
         raise ComponentDataError("breeds: names must be distinct")
     return tuple(out)
@@ -343,6 +351,13 @@ def install(components: Components) -> None:
     for experiments in range(256):
         tiers[experiments] = components.acquisitions_allowed(experiments)
     kernel.load_components(
-        cards, breeds, rooms, components.hand_size, components.end_trigger_vp, components.markers_per_player,
-        tiers, list(components.adjacency_bonus), list(components.seed_set_bonus),
+        cards,
+        breeds,
+        rooms,
+        components.hand_size,
+        components.end_trigger_vp,
+        components.markers_per_player,
+        tiers,
+        list(components.adjacency_bonus),
+        list(components.seed_set_bonus),
     )

@@ -113,18 +113,27 @@ class BotanicalLabGame(Game):
     score_range = (0.0, 65535.0 + 200.0)  # VP counter bound + any seed-set bonus of 40 seeds
     options = {
         "acquire_mode": RuleOption(
-            "acquire_mode", "threshold", ACQUIRE_MODES,
+            "acquire_mode",
+            "threshold",
+            ACQUIRE_MODES,
             "A5/LD3: threshold = each acquired card costs at most the experiment total, which is not "
-            "spent; budget = the costs of all cards acquired in the turn add up to at most the total."),
+            "spent; budget = the costs of all cards acquired in the turn add up to at most the total.",
+        ),
         "track_seed_breed": RuleOption(
-            "track_seed_breed", "false", TRACK_SEED_BREED,
+            "track_seed_breed",
+            "false",
+            TRACK_SEED_BREED,
             "A7: false = a prepared multi-breed space takes its breed when it sprouts (the fertilizer "
             "player chooses among the breeds it grows); true = the seed's breed is recorded when the "
-            "space is prepared."),
+            "space is prepared.",
+        ),
         "seed_set_scope": RuleOption(
-            "seed_set_scope", "all_owned", SEED_SET_SCOPES,
+            "seed_set_scope",
+            "all_owned",
+            SEED_SET_SCOPES,
             "A11/LE2/LE3: all_owned = seed sets and the tie-break count every card the player owns; "
-            "piles_only = only the draw and discard piles (the rulebook's literal 'research documents')."),
+            "piles_only = only the draw and discard piles (the rulebook's literal 'research documents').",
+        ),
     }
 
     # How the search plays the game per seat count: search.toml beside this file.
@@ -168,7 +177,9 @@ class BotanicalLabGame(Game):
         if d["stage"] == STAGE_SPROUT:
             _, options, skip = kernel.sprout_choice(core)
             if bin(options).count("1") + int(skip) < 2:
-                raise InvalidPositionError("growth_pending", "the pending sprout has a single option; it is resolved automatically")
+                raise InvalidPositionError(
+                    "growth_pending", "the pending sprout has a single option; it is resolved automatically"
+                )
 
     # --- views -----------------------------------------------------------------------------
     def view(self, state: State, seat: int) -> dict[str, Any]:
@@ -209,14 +220,19 @@ class BotanicalLabGame(Game):
             "turn_player": d["turn_player"],
             "start_player": d["start_player"],
             "final_round": d["final_round"],
-            "draw": {"seat": d["draw_seat"], "pending": d["draws_pending"], "mode": d["draw_mode"],
-                     "resume": RESUMES[d["resume"]]},
+            "draw": {
+                "seat": d["draw_seat"],
+                "pending": d["draws_pending"],
+                "mode": d["draw_mode"],
+                "resume": RESUMES[d["resume"]],
+            },
             "turn": {key: d[key] for key in TURN_FIELDS},
             "stock": d["stock"][:N_KINDS],
             "plant_stock": d["plant_stock"],
             "aside": d["aside"][:N_KINDS],
-            "spaces": [[d["space_status"][s], d["space_owner"][s], d["space_breed"][s], d["space_step"][s]]
-                       for s in range(N_SPACES)],
+            "spaces": [
+                [d["space_status"][s], d["space_owner"][s], d["space_breed"][s], d["space_step"][s]] for s in range(N_SPACES)
+            ],
             "seats": seats,
             "kinds": list(KIND_NAMES),
             "space_names": list(SPACE_NAMES),
@@ -231,8 +247,11 @@ class BotanicalLabGame(Game):
                 raise InvalidPositionError("stage", f"expected one of {STAGES}")
             options = view.get("options", {})
             d = empty_core_dict(players)
-            for key, choices in (("acquire_mode", ACQUIRE_MODES), ("track_seed_breed", TRACK_SEED_BREED),
-                                 ("seed_set_scope", SEED_SET_SCOPES)):
+            for key, choices in (
+                ("acquire_mode", ACQUIRE_MODES),
+                ("track_seed_breed", TRACK_SEED_BREED),
+                ("seed_set_scope", SEED_SET_SCOPES),
+            ):
                 value = options.get(key, self.options[key].default)
                 if value not in choices:
                     raise InvalidPositionError(f"options.{key}", f"expected one of {choices}")
@@ -268,8 +287,11 @@ class BotanicalLabGame(Game):
             if not isinstance(spaces, list) or len(spaces) != N_SPACES:
                 raise InvalidPositionError("spaces", f"expected {N_SPACES} spaces")
             for s, entry in enumerate(spaces):
-                if (not isinstance(entry, list) or len(entry) != 4
-                        or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in entry)):
+                if (
+                    not isinstance(entry, list)
+                    or len(entry) != 4
+                    or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in entry)
+                ):
                     raise InvalidPositionError(f"spaces[{s}]", "expected [status, owner, breed, step] bytes")
                 for key, value in zip(("space_status", "space_owner", "space_breed", "space_step"), entry):
                     d[key][s] = value
@@ -294,28 +316,40 @@ class BotanicalLabGame(Game):
                     if sum(hand) != hand_count:
                         raise InvalidPositionError(f"{field}.hand_count", f"{hand_count}, but the hand lists {sum(hand)} cards")
                     if sum(pile) != draw_count:
-                        raise InvalidPositionError(f"{field}.draw_count", f"{draw_count}, but the draw pile lists {sum(pile)} cards")
+                        raise InvalidPositionError(
+                            f"{field}.draw_count", f"{draw_count}, but the draw pile lists {sum(pile)} cards"
+                        )
                     both = info.get("hand_and_draw") or [a + b for a, b in zip(hand, pile)]
                     if both != [a + b for a, b in zip(hand, pile)]:
-                        raise InvalidPositionError(f"{field}.hand_and_draw", "the viewing seat's hand + draw pile differs from its lists")
+                        raise InvalidPositionError(
+                            f"{field}.hand_and_draw", "the viewing seat's hand + draw pile differs from its lists"
+                        )
                     for k in range(N_KINDS):
                         if known[k] > hand[k]:
-                            raise InvalidPositionError(f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in a hand of {hand[k]}")
+                            raise InvalidPositionError(
+                                f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in a hand of {hand[k]}"
+                            )
                 else:
                     for hidden in ("hand", "draw"):
                         if info.get(hidden):
-                            raise InvalidPositionError(f"{field}.{hidden}", f"seat {p}'s {hidden} is hidden from seat {seat}: "
-                                                                            "give hand_and_draw")
+                            raise InvalidPositionError(
+                                f"{field}.{hidden}", f"seat {p}'s {hidden} is hidden from seat {seat}: give hand_and_draw"
+                            )
                     unseen = _counts(info, "hand_and_draw", N_KINDS, f"{field}.hand_and_draw")
                     if hand_count > sum(unseen):
-                        raise InvalidPositionError(f"{field}.hand_count", f"{hand_count} cards in hand, but hand_and_draw holds {sum(unseen)}")
+                        raise InvalidPositionError(
+                            f"{field}.hand_count", f"{hand_count} cards in hand, but hand_and_draw holds {sum(unseen)}"
+                        )
                     if hand_count + draw_count != sum(unseen):
-                        raise InvalidPositionError(f"{field}.draw_count", f"{draw_count} + {hand_count} in hand is not the "
-                                                                          f"{sum(unseen)} cards of hand_and_draw")
+                        raise InvalidPositionError(
+                            f"{field}.draw_count",
+                            f"{draw_count} + {hand_count} in hand is not the {sum(unseen)} cards of hand_and_draw",
+                        )
                     for k in range(N_KINDS):
                         if known[k] > unseen[k]:
-                            raise InvalidPositionError(f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in hand, "
-                                                                              f"{unseen[k]} in hand_and_draw")
+                            raise InvalidPositionError(
+                                f"{field}.hand_known", f"{known[k]} {KIND_NAMES[k]} known in hand, {unseen[k]} in hand_and_draw"
+                            )
                     if sum(known) > hand_count:
                         raise InvalidPositionError(f"{field}.hand_known", f"{sum(known)} known cards in a hand of {hand_count}")
                     # Hidden: the known cards, then any split of the rest of the public multiset
@@ -360,24 +394,33 @@ class BotanicalLabGame(Game):
                 accepts = ["/".join(BREED_NAMES[b - 1] for b in SPACE_BREEDS[sp]) for sp in spaces]
                 lines.append(f"row {row}  " + "".join(f"{a:<{CELL}}" for a in accepts).rstrip())
                 lines.append("       " + "".join(f"{_space_text(d, sp):<{CELL}}" for sp in spaces).rstrip())
-        stock = ", ".join(f"{KIND_NAMES[k]} {d['stock'][k]} (cost {COMPONENTS.cards[k].cost})"
-                          for k in range(N_KINDS) if STOCK[k])
+        stock = ", ".join(
+            f"{KIND_NAMES[k]} {d['stock'][k]} (cost {COMPONENTS.cards[k].cost})" for k in range(N_KINDS) if STOCK[k]
+        )
         lines.append(f"Stock: {stock}")
-        lines.append("Plant cards: " + ", ".join(
-            f"{b.name} {d['plant_stock'][i]} left ({b.flower_vp} VP, track {b.track})" for i, b in enumerate(COMPONENTS.breeds)))
+        lines.append(
+            "Plant cards: "
+            + ", ".join(
+                f"{b.name} {d['plant_stock'][i]} left ({b.flower_vp} VP, track {b.track})"
+                for i, b in enumerate(COMPONENTS.breeds)
+            )
+        )
         turn = d["turn_player"]
         if d["stage"] == STAGE_DEVELOP or (d["stage"] == STAGE_DRAW and d["resume"] == RESUME_DEVELOP):
             x = experiment_total(d["play"][turn])
             budget = f", costs so far {d['spent']} of {x}" if d["acquire_mode"] == 1 else ""
-            lines.append(f"Experiment total {x}: {COMPONENTS.acquisitions_allowed(x)} acquisitions allowed, "
-                         f"{d['acquired']} made{budget}")
+            lines.append(
+                f"Experiment total {x}: {COMPONENTS.acquisitions_allowed(x)} acquisitions allowed, {d['acquired']} made{budget}"
+            )
 
         def cards(counts: list[int]) -> str:
             return ", ".join(f"{KIND_NAMES[k]} x{counts[k]}" for k in range(N_KINDS) if counts[k]) or "-"
 
         for p in range(n):
-            lines.append(f"Seat {p}: {d['vp'][p]} VP ({_seed_set_text(d, p, seat)}), room {COMPONENTS.rooms[d['room'][p]].name}, "
-                         f"{d['markers_free'][p]} markers in supply")
+            lines.append(
+                f"Seat {p}: {d['vp'][p]} VP ({_seed_set_text(d, p, seat)}), room {COMPONENTS.rooms[d['room'][p]].name}, "
+                f"{d['markers_free'][p]} markers in supply"
+            )
             # Only the viewing seat's own hand is listed; the others' are counts plus the cards
             # everybody knows are in them, as in view().
             if p == seat:
@@ -385,14 +428,18 @@ class BotanicalLabGame(Game):
             else:
                 known = d["known"][p]
                 hand = f"{sum(d['hand'][p])} cards" + (f" (known: {cards(known)})" if any(known) else "")
-            lines.append(f"  hand {hand} | draw pile {sum(d['draw'][p])} cards | discard {cards(d['discard'][p])}"
-                         f" | play area {cards(d['play'][p])}")
+            lines.append(
+                f"  hand {hand} | draw pile {sum(d['draw'][p])} cards | discard {cards(d['discard'][p])}"
+                f" | play area {cards(d['play'][p])}"
+            )
         if d["stage"] == STAGE_DRAW:
             mode = "into the hand" if d["draw_mode"] == 0 else f"revealing for {CARD_TYPES[d['draw_mode'] - 1]} cards"
             lines.append(f"Drawing {d['draws_pending']} for seat {d['draw_seat']} {mode}; revealed aside: {cards(d['aside'])}")
-        lines.append("Key: each space shows the breeds it accepts, then what is on it: prepared, leaf or flower, "
-                     "the marker's seat (s0 = seat 0) and, for a flower, the marker's step on its track; "
-                     "'picked' = chosen for observation this turn.")
+        lines.append(
+            "Key: each space shows the breeds it accepts, then what is on it: prepared, leaf or flower, "
+            "the marker's seat (s0 = seat 0) and, for a flower, the marker's step on its track; "
+            "'picked' = chosen for observation this turn."
+        )
         return "\n".join(lines)
 
     def heuristic(self, state: State, seat: int) -> float:
@@ -416,10 +463,27 @@ class BotanicalLabGame(Game):
 def empty_core_dict(players: int) -> dict[str, Any]:
     """The setup position (LS1-LS4): starter decks as draw piles, full stocks, empty rooms,
     assistants in room 1, waiting for the start player (LS5)."""
-    d: dict[str, Any] = {key: 0 for key in (
-        "players", "stage", "resume", "turn_player", "start_player", "final_round", "draw_seat",
-        "draws_pending", "draw_mode", "acquired", "spent", "growth_breeds", "growth_pending",
-        "acquire_mode", "track_seed_breed", "seed_set_scope")}
+    d: dict[str, Any] = {
+        key: 0
+        for key in (
+            "players",
+            "stage",
+            "resume",
+            "turn_player",
+            "start_player",
+            "final_round",
+            "draw_seat",
+            "draws_pending",
+            "draw_mode",
+            "acquired",
+            "spent",
+            "growth_breeds",
+            "growth_pending",
+            "acquire_mode",
+            "track_seed_breed",
+            "seed_set_scope",
+        )
+    }
     d["players"] = players
     d["stage"] = STAGE_START
     d["vp"] = [0] * MAX_SEATS
@@ -475,7 +539,9 @@ def _space_text(d: Mapping[str, Any], s: int) -> str:
     if status == SPACE_LEAF:
         return f"leaf {BREED_NAMES[breed - 1]} s{owner}"
     track = COMPONENTS.breeds[breed - 1].track
-    return f"flower {BREED_NAMES[breed - 1]} s{owner} {d['space_step'][s]}/{track}" + (" picked" if status == SPACE_PICKED else "")
+    return f"flower {BREED_NAMES[breed - 1]} s{owner} {d['space_step'][s]}/{track}" + (
+        " picked" if status == SPACE_PICKED else ""
+    )
 
 
 def _seed_set_text(d: Mapping[str, Any], p: int, seat: int | None) -> str:
@@ -531,8 +597,11 @@ def _int(container: Any, key: Any, lo: int, hi: int, field: str | None = None) -
 def _counts(container: Any, key: Any, length: int, field: str | None = None) -> list[int]:
     field = field or str(key)
     value = container[key]
-    if (not isinstance(value, list) or len(value) != length
-            or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
+    if (
+        not isinstance(value, list)
+        or len(value) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)
+    ):
         raise InvalidPositionError(field, f"expected {length} counts 0..255")
     return list(value)
 
@@ -547,10 +616,20 @@ def validate(d: dict[str, Any], players: int) -> None:
     if d["players"] != players:
         _fail("players", f"the core holds {d['players']} seats, the header {players}")
     n = players
-    for key, hi in (("acquire_mode", 1), ("track_seed_breed", 1), ("seed_set_scope", 1), ("final_round", 1),
-                    ("stage", STAGE_OVER), ("resume", RESUME_TURN_END), ("draw_mode", len(CARD_TYPES)),
-                    ("turn_player", n - 1), ("start_player", n - 1), ("draw_seat", n - 1),
-                    ("acquired", MAX_ACQUISITIONS), ("growth_breeds", (1 << N_BREEDS) - 1)):
+    for key, hi in (
+        ("acquire_mode", 1),
+        ("track_seed_breed", 1),
+        ("seed_set_scope", 1),
+        ("final_round", 1),
+        ("stage", STAGE_OVER),
+        ("resume", RESUME_TURN_END),
+        ("draw_mode", len(CARD_TYPES)),
+        ("turn_player", n - 1),
+        ("start_player", n - 1),
+        ("draw_seat", n - 1),
+        ("acquired", MAX_ACQUISITIONS),
+        ("growth_breeds", (1 << N_BREEDS) - 1),
+    ):
         if not 0 <= d[key] <= hi:
             _fail(key, f"{d[key]} is out of range 0..{hi}")
     stage = d["stage"]
@@ -575,8 +654,10 @@ def validate(d: dict[str, Any], players: int) -> None:
             _fail(f"markers_free[{p}]", f"at most {MARKERS} markers")
         for k in range(N_KINDS):
             if d["known"][p][k] > d["hand"][p][k]:
-                _fail(f"known[{p}]", f"{d['known'][p][k]} {KIND_NAMES[k]} known to be in seat {p}'s hand, "
-                                     f"which holds {d['hand'][p][k]}")
+                _fail(
+                    f"known[{p}]",
+                    f"{d['known'][p][k]} {KIND_NAMES[k]} known to be in seat {p}'s hand, which holds {d['hand'][p][k]}",
+                )
 
     # Cards: every copy exactly once; nobody ever loses a card, so each seat owns at least its
     # starter set, and the acquired copies are what the stock lacks.
@@ -636,8 +717,11 @@ def validate(d: dict[str, Any], players: int) -> None:
                 _fail(field, "only the turn player's flowers in its room are picked, during observation")
     for b in range(N_BREEDS):
         if d["plant_stock"][b] + plants_out[b] != COMPONENTS.breeds[b].plants:
-            _fail(f"plant_stock[{b}]", f"{BREED_NAMES[b]}: {d['plant_stock'][b]} in stock + {plants_out[b]} on the "
-                                       f"boards is not {COMPONENTS.breeds[b].plants}")
+            _fail(
+                f"plant_stock[{b}]",
+                f"{BREED_NAMES[b]}: {d['plant_stock'][b]} in stock + {plants_out[b]} on the "
+                f"boards is not {COMPONENTS.breeds[b].plants}",
+            )
     for p in range(n):
         if d["markers_free"][p] + markers_out[p] != MARKERS:
             _fail(f"markers_free[{p}]", f"{d['markers_free'][p]} in supply + {markers_out[p]} on the boards is not {MARKERS}")
@@ -653,8 +737,7 @@ def validate(d: dict[str, Any], players: int) -> None:
         _fail("growth_pending", "only while a fertilizer's sprouts are resolved")
     setup = stage == STAGE_START or (drawing and d["resume"] == RESUME_SETUP)
     if setup:
-        if (any(d["vp"]) or any(d["room"]) or any(d["space_status"]) or d["final_round"] or d["acquired"]
-                or d["spent"]):
+        if any(d["vp"]) or any(d["room"]) or any(d["space_status"]) or d["final_round"] or d["acquired"] or d["spent"]:
             _fail("stage", "the setup happens before any turn")
         for p in range(n):
             if any(d["discard"][p]) or any(d["play"][p]) or owned[p][:N_KINDS] != list(STARTER):
@@ -735,7 +818,12 @@ def validate(d: dict[str, Any], players: int) -> None:
                     listed = (d["space_breed"][s],)
                 if d["space_status"][s] != SPACE_PREPARED or not any(d["growth_breeds"] >> (b - 1) & 1 for b in listed):
                     _fail("growth_pending", f"{SPACE_NAMES[s]} is not a prepared space this fertilizer grows")
-    if stage == STAGE_OBSERVE and not picked and not any(
+    if (
+        stage == STAGE_OBSERVE
+        and not picked
+        and not any(
             d["space_status"][s] == SPACE_FLOWER and d["space_owner"][s] == turn and SPACE_ROOM[s] == d["room"][turn]
-            for s in range(N_SPACES)):
+            for s in range(N_SPACES)
+        )
+    ):
         _fail("stage", "observation needs an own flower in the assistant's room")

@@ -17,8 +17,17 @@ from typing import Any, Sequence
 
 from hortus.games.base import State
 from hortus.games.botanical_lab.game import (
-    COMPONENTS, KIND_NAMES, N_KINDS, ROOM_FIRST, SPACE_BREEDS, SPACE_FLOWER, SPACE_LEAF, SPACE_NAMES,
-    SPACE_PICKED, SPACE_PREPARED, STOCK,
+    COMPONENTS,
+    KIND_NAMES,
+    N_KINDS,
+    ROOM_FIRST,
+    SPACE_BREEDS,
+    SPACE_FLOWER,
+    SPACE_LEAF,
+    SPACE_NAMES,
+    SPACE_PICKED,
+    SPACE_PREPARED,
+    STOCK,
 )
 from hortus.games.svg import Last, Moves, Svg, esc, who
 
@@ -45,8 +54,14 @@ def breed_shape(svg: Svg, breed: int, cx: float, cy: float, r: float) -> None:
     elif b.name == "square":
         svg.rect(cx - r * 0.8, cy - r * 0.8, r * 1.6, r * 1.6, fill=fill, stroke="#333", rx=0)
     elif b.name == "hexagon":
-        svg.polygon([(cx + r * math.cos(math.pi / 6 + k * math.pi / 3), cy + r * math.sin(math.pi / 6 + k * math.pi / 3))
-                     for k in range(6)], fill, "#333")
+        svg.polygon(
+            [
+                (cx + r * math.cos(math.pi / 6 + k * math.pi / 3), cy + r * math.sin(math.pi / 6 + k * math.pi / 3))
+                for k in range(6)
+            ],
+            fill,
+            "#333",
+        )
     elif b.name == "diamond":
         svg.polygon([(cx, cy - r), (cx + r * 0.8, cy), (cx, cy + r), (cx - r * 0.8, cy)], fill, "#333")
     else:
@@ -63,10 +78,20 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     moves = Moves(state, seat, highlight, last)
     n = v["players"]
     me = v["seats"][seat]
-    svg = Svg("botanical_lab", seat, f"Botanical Lab - you are seat {seat} - {v['stage']} of seat "
-                                     f"{v['turn_player']} - {who(state)}" + (" - final round" if v["final_round"] else ""))
-    svg.text(10, 50, "VP: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['seats'][p]['vp']}" for p in range(n))
-             + ".  Plants left: " + ", ".join(f"{b.name} {v['plant_stock'][i]}" for i, b in enumerate(COMPONENTS.breeds)))
+    svg = Svg(
+        "botanical_lab",
+        seat,
+        f"Botanical Lab - you are seat {seat} - {v['stage']} of seat "
+        f"{v['turn_player']} - {who(state)}" + (" - final round" if v["final_round"] else ""),
+    )
+    svg.text(
+        10,
+        50,
+        "VP: "
+        + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['seats'][p]['vp']}" for p in range(n))
+        + ".  Plants left: "
+        + ", ".join(f"{b.name} {v['plant_stock'][i]}" for i, b in enumerate(COMPONENTS.breeds)),
+    )
 
     by_space: dict[str, list[int]] = {}
     by_room: dict[str, list[int]] = {}
@@ -112,8 +137,13 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         svg.text(lx + 16, ly + 4, f"{breed.name} (flower {breed.flower_vp} VP)", cls="small")
         lx += 30 + 6.5 * len(f"{breed.name} (flower {breed.flower_vp} VP)")
     svg.close()
-    svg.text(10, ly + 22, "Assistants: numbered discs by the room name.  A space shows the breeds "
-                          "it accepts (top), its plant, the owner's marker and the flower's stage.", cls="small")
+    svg.text(
+        10,
+        ly + 22,
+        "Assistants: numbered discs by the room name.  A space shows the breeds "
+        "it accepts (top), its plant, the owner's marker and the flower's stage.",
+        cls="small",
+    )
 
     # Stock (acquire targets) and the cards.
     y = svg.height + 16
@@ -160,9 +190,11 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         unseen = "" if p == seat else f"; hand + draw pile hold {_counts(info['hand_and_draw'])}"
         if p != seat and any(info.get("hand_known", [])):  # public: a dry draw pile, a typed reveal
             unseen += f"; known in hand: {_counts(info['hand_known'])}"
-        text = (f"{who_}: {info['vp']} VP, {info['markers_free']} markers free, hand {info['hand_count']}, "
-                f"draw pile {info['draw_count']}; play area {_counts(info['play'])}; discard "
-                f"{_counts(info['discard'])}{unseen}")
+        text = (
+            f"{who_}: {info['vp']} VP, {info['markers_free']} markers free, hand {info['hand_count']}, "
+            f"draw pile {info['draw_count']}; play area {_counts(info['play'])}; discard "
+            f"{_counts(info['discard'])}{unseen}"
+        )
         y = svg.wrapped(10, y, text, 120, cls="", line_height=15) + 4
     if any(v["aside"]):
         y = svg.wrapped(10, y, f"Revealed aside: {_counts(v['aside'])}", 120, cls="", line_height=15)
@@ -183,11 +215,18 @@ def _space(svg: Svg, moves: Moves, ids: list[int], space: list[int], s: int, x: 
         breed_shape(svg, b, x + 9 + 13 * j, y + 9, 5.5)
     if status == SPACE_PREPARED:
         svg.circle(x + CELL / 2, y + CELL / 2 + 2, 8, fill="#8b5a2b", stroke="#3d2612")
-        svg.text(x + CELL / 2, y + CELL - 5, "seed" + (f" {COMPONENTS.breeds[breed - 1].name}" if breed else ""),
-                 cls="small", anchor="middle")
+        svg.text(
+            x + CELL / 2,
+            y + CELL - 5,
+            "seed" + (f" {COMPONENTS.breeds[breed - 1].name}" if breed else ""),
+            cls="small",
+            anchor="middle",
+        )
     elif status == SPACE_LEAF:
-        svg.raw(f'<path d="M{x + CELL / 2:g} {y + 44:g} q-16 -14 0 -28 q16 14 0 28z" '
-                f'fill="{BREED_FILL[(breed - 1) % len(BREED_FILL)]}" stroke="#2f6b3a"/>')
+        svg.raw(
+            f'<path d="M{x + CELL / 2:g} {y + 44:g} q-16 -14 0 -28 q16 14 0 28z" '
+            f'fill="{BREED_FILL[(breed - 1) % len(BREED_FILL)]}" stroke="#2f6b3a"/>'
+        )
         breed_shape(svg, breed, x + CELL / 2, y + 30, 4)
         svg.text(x + CELL / 2, y + CELL - 5, f"leaf {COMPONENTS.breeds[breed - 1].name}", cls="small", anchor="middle")
     elif status in (SPACE_FLOWER, SPACE_PICKED):

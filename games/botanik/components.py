@@ -88,8 +88,11 @@ def parse(data: dict[str, Any]) -> Components:
         if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= TILES_PER_COLOUR:
             raise ComponentDataError(f"{where}.count: expected an integer 1..{TILES_PER_COLOUR}")
         flowers = raw.get("flowers")
-        if (not isinstance(flowers, list) or len(flowers) != count
-                or not all(isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 9 for f in flowers)):
+        if (
+            not isinstance(flowers, list)
+            or len(flowers) != count
+            or not all(isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 9 for f in flowers)
+        ):
             raise ComponentDataError(f"{where}.flowers: expected {count} integers 0..9 (one per copy)")
         needs = raw.get("needs_same_colour_link", False)
         meca = raw.get("exchange_on_free", False)

@@ -32,8 +32,15 @@ DX = (0, 1, 0, -1)
 DY = (-1, 0, 1, 0)
 # Machine-drawing codes: colours are upper case, types lower case, and no letter is used by
 # both (whatever the case), so `Pt3` (purple plant, 3 flowers) cannot be misread.
-TYPE_LETTERS = {"gear": "w", "loop": "l", "covered_cross": "c", "open_cross": "o", "plant": "t",
-                "vegetable": "v", "meca_botanist": "m"}
+TYPE_LETTERS = {
+    "gear": "w",
+    "loop": "l",
+    "covered_cross": "c",
+    "open_cross": "o",
+    "plant": "t",
+    "vegetable": "v",
+    "meca_botanist": "m",
+}
 
 
 def _letters() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -43,14 +50,14 @@ def _letters() -> tuple[tuple[str, ...], tuple[str, ...]]:
     types = []
     for tt in COMPONENTS.tile_types:
         preferred = TYPE_LETTERS.get(tt.name, "")
-        pick = next((ch for ch in preferred + tt.name + "abcdefghijklmnopqrstuvwxyz"
-                     if ch.isalpha() and ch.lower() not in used), "?")
+        pick = next(
+            (ch for ch in preferred + tt.name + "abcdefghijklmnopqrstuvwxyz" if ch.isalpha() and ch.lower() not in used), "?"
+        )
         used.add(pick.lower())
         types.append(pick.lower())
     colours = []
     for name in COMPONENTS.colours:
-        pick = next((ch for ch in name + "abcdefghijklmnopqrstuvwxyz"
-                     if ch.isalpha() and ch.lower() not in used), "?")
+        pick = next((ch for ch in name + "abcdefghijklmnopqrstuvwxyz" if ch.isalpha() and ch.lower() not in used), "?")
         used.add(pick.lower())
         colours.append(pick.upper())
     return tuple(colours), tuple(types)
@@ -103,9 +110,11 @@ def key_text() -> str:
     colours = ", ".join(f"{c} {name}" for c, name in zip(COLOUR_CODES, COMPONENTS.colours))
     types = [f"{c} {tt.name.replace('_', '-')}" for c, tt in zip(TYPE_CODES, COMPONENTS.tile_types)]
     half = (len(types) + 1) // 2
-    return (f"Key: {colours}; {', '.join(types[:half])},\n"
-            f"     {', '.join(types[half:])}; digit = flowers; SRC = Source;\n"
-            "     * = the flowered copy (red gear*); 'pipes E,S' = the sides with pipes; x right, y down.")
+    return (
+        f"Key: {colours}; {', '.join(types[:half])},\n"
+        f"     {', '.join(types[half:])}; digit = flowers; SRC = Source;\n"
+        "     * = the flowered copy (red gear*); 'pipes E,S' = the sides with pipes; x right, y down."
+    )
 
 
 def is_meca(tile: int) -> bool:
@@ -129,16 +138,19 @@ class BotanikGame(Game):
     hides_information = False  # the draw pool's order is never stored: every view is the whole position
     options = {
         "closure_rule": RuleOption(
-            "closure_rule", "open_end", CLOSURE_RULES,
+            "closure_rule",
+            "open_end",
+            CLOSURE_RULES,
             "A4 'never completely closed': open_end = the Source network keeps an open pipe end; "
-            "no_cycles = no placement closes a pipe loop; both = both conditions."),
+            "no_cycles = no placement closes a pipe loop; both = both conditions.",
+        ),
         "group_adjacency": RuleOption(
-            "group_adjacency", "orthogonal", GROUP_ADJACENCY,
-            "A5 scoring groups: orthogonal = same-colour tiles sharing an edge; pipe = only "
-            "tiles joined by a pipe."),
-        "first_player": RuleOption(
-            "first_player", "0", ("0", "1"),
-            "K-S5: the seat that starts with the Meca pawn (seat A)."),
+            "group_adjacency",
+            "orthogonal",
+            GROUP_ADJACENCY,
+            "A5 scoring groups: orthogonal = same-colour tiles sharing an edge; pipe = only tiles joined by a pipe.",
+        ),
+        "first_player": RuleOption("first_player", "0", ("0", "1"), "K-S5: the seat that starts with the Meca pawn (seat A)."),
     }
 
     def kernel_capsule(self) -> object:
@@ -147,12 +159,20 @@ class BotanikGame(Game):
     def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
         first = int(options["first_player"])
         d: dict[str, Any] = {
-            "stage": STAGE_DEAL, "phase": 0, "first_player": first, "holder": first,
-            "turn_player": first, "placed": 0,
+            "stage": STAGE_DEAL,
+            "phase": 0,
+            "first_player": first,
+            "holder": first,
+            "turn_player": first,
+            "placed": 0,
             "closure_rule": CLOSURE_RULES.index(options["closure_rule"]),
             "group_adjacency": GROUP_ADJACENCY.index(options["group_adjacency"]),
-            "top": [EMPTY] * 5, "side": [[EMPTY] * 5, [EMPTY] * 5], "arrival": [EMPTY] * 3,
-            "status": [AT_POOL] * N_COLOURED, "queue": [[], []], "order_locked": [0, 0],
+            "top": [EMPTY] * 5,
+            "side": [[EMPTY] * 5, [EMPTY] * 5],
+            "arrival": [EMPTY] * 3,
+            "status": [AT_POOL] * N_COLOURED,
+            "queue": [[], []],
+            "order_locked": [0, 0],
             "machines": [[(SOURCE_ID, 0, 0, 0)], [(SOURCE_ID + 1, 0, 0, 0)]],
         }
         return bytes(kernel.dict_to_core(d))
@@ -257,8 +277,7 @@ class BotanikGame(Game):
             if not isinstance(names, Mapping):
                 raise InvalidPositionError("tile_names", "expected a mapping of tile id to name")
             for key, name in names.items():
-                if not (isinstance(key, str) and key.isdigit() and int(key) < N_COLOURED + 2
-                        and name == tile_name(int(key))):
+                if not (isinstance(key, str) and key.isdigit() and int(key) < N_COLOURED + 2 and name == tile_name(int(key))):
                     raise InvalidPositionError(f"tile_names[{key!r}]", "does not name that tile")
         top = _tile_list(view, "top", 5)
         side_rows = _per_seat(view, "side")
@@ -277,14 +296,19 @@ class BotanikGame(Game):
                 raise InvalidPositionError(f"machines[{p}]", "expected 1..40 tiles, the Source first")
             machine = []
             for i, entry in enumerate(raw):
-                if (not isinstance(entry, (list, tuple)) or len(entry) != 4
-                        or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
+                if (
+                    not isinstance(entry, (list, tuple))
+                    or len(entry) != 4
+                    or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)
+                ):
                     raise InvalidPositionError(f"machines[{p}][{i}]", "expected [tile, x, y, rotation]")
                 t, x, y, r = entry
                 if not (0 <= t < N_COLOURED + 2 and -32 <= x <= 31 and -32 <= y <= 31 and 0 <= r <= 3):
                     raise InvalidPositionError(f"machines[{p}][{i}]", "value out of range")
                 if (t >= N_COLOURED) != (i == 0) or (i == 0 and t != SOURCE_ID + p):
-                    raise InvalidPositionError(f"machines[{p}][{i}]", f"seat {p}'s machine starts with its Source ({SOURCE_ID + p}) and holds no other")
+                    raise InvalidPositionError(
+                        f"machines[{p}][{i}]", f"seat {p}'s machine starts with its Source ({SOURCE_ID + p}) and holds no other"
+                    )
                 machine.append((t, x, y, r))
             machines.append(machine)
         order_locked = _per_seat(view, "order_locked")
@@ -324,7 +348,11 @@ class BotanikGame(Game):
             "placed": _int(view, "placed", 0, 3),
             "closure_rule": CLOSURE_RULES.index(closure),
             "group_adjacency": GROUP_ADJACENCY.index(grouping),
-            "top": top, "side": side, "arrival": arrival, "status": status, "queue": queue,
+            "top": top,
+            "side": side,
+            "arrival": arrival,
+            "status": status,
+            "queue": queue,
             "order_locked": [_int(order_locked, i, 0, 1, f"order_locked[{i}]") for i in range(2)],
             "machines": machines,
         }
@@ -346,8 +374,10 @@ class BotanikGame(Game):
         stage = STAGES[d["stage"]]
         mover = state.current_player
         who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
-        lines.append(f"Botanik - phase {min(d['phase'] + 1, 20)}/20 ({stage}), Meca pawn: seat {d['holder']}, "
-                     f"turn: seat {d['turn_player']}, to decide: {who}")
+        lines.append(
+            f"Botanik - phase {min(d['phase'] + 1, 20)}/20 ({stage}), Meca pawn: seat {d['holder']}, "
+            f"turn: seat {d['turn_player']}, to decide: {who}"
+        )
         # Each cell is as wide as the longest tile name plus two spaces, so two long names in
         # neighbouring columns never run together.
         width = NAME_WIDTH + 2
@@ -367,8 +397,10 @@ class BotanikGame(Game):
         for p in range(2):
             points, tiles = details[p]
             lines.append("")
-            lines.append(f"Machine of seat {p}: {points:.0f} points, {tiles} tile{'s' if tiles != 1 else ''} "
-                         "piped to the Source (tie-break)")
+            lines.append(
+                f"Machine of seat {p}: {points:.0f} points, {tiles} tile{'s' if tiles != 1 else ''} "
+                "piped to the Source (tie-break)"
+            )
             lines.extend(_draw_machine(d["machines"][p]))
         if stage == "over":
             lines.append("")
@@ -414,12 +446,13 @@ def result_text(details: list[tuple[float, int]]) -> str:
     (p0, t0), (p1, t1) = details
     if p0 != p1:
         winner = 0 if p0 > p1 else 1
-        return (f"Game over: seat {winner} wins, {max(p0, p1):.0f} points to {min(p0, p1):.0f} "
-                f"(machine tiles {t0} and {t1}).")
+        return f"Game over: seat {winner} wins, {max(p0, p1):.0f} points to {min(p0, p1):.0f} (machine tiles {t0} and {t1})."
     if t0 != t1:
         winner = 0 if t0 > t1 else 1
-        return (f"Game over: {p0:.0f} points each; seat {winner} wins the tie-break with "
-                f"{max(t0, t1)} machine tiles to {min(t0, t1)}.")
+        return (
+            f"Game over: {p0:.0f} points each; seat {winner} wins the tie-break with "
+            f"{max(t0, t1)} machine tiles to {min(t0, t1)}."
+        )
     return f"Game over: a draw, {p0:.0f} points and {t0} machine tiles each (play again!)."
 
 
@@ -428,11 +461,30 @@ def core_dict(state: State) -> dict[str, Any]:
     return result
 
 
-VIEW_FIELDS = frozenset({
-    "game", "seat", "players", "stage", "phase", "first_player", "holder", "turn_player", "placed",
-    "options", "top", "side", "arrival", "queue", "order_locked", "buried", "removed", "machines",
-    "tile_names", "variant",
-})
+VIEW_FIELDS = frozenset(
+    {
+        "game",
+        "seat",
+        "players",
+        "stage",
+        "phase",
+        "first_player",
+        "holder",
+        "turn_player",
+        "placed",
+        "options",
+        "top",
+        "side",
+        "arrival",
+        "queue",
+        "order_locked",
+        "buried",
+        "removed",
+        "machines",
+        "tile_names",
+        "variant",
+    }
+)
 
 
 def _field(container: Any, key: Any, field: str | None = None) -> Any:
@@ -527,7 +579,10 @@ def validate(d: dict[str, Any]) -> None:
         if tile in where:
             raise InvalidPositionError(field, f"{tile_name(tile)} is also in {where[tile][1]}")
         if d["status"][tile] != code:
-            raise InvalidPositionError(f"status[{tile}]", f"{tile_name(tile)} is in {field}, status says {STATUS_NAMES[d['status'][tile]] if d['status'][tile] < 8 else d['status'][tile]}")
+            raise InvalidPositionError(
+                f"status[{tile}]",
+                f"{tile_name(tile)} is in {field}, status says {STATUS_NAMES[d['status'][tile]] if d['status'][tile] < 8 else d['status'][tile]}",
+            )
         where[tile] = (code, field)
 
     dealt = 0
@@ -543,7 +598,9 @@ def validate(d: dict[str, Any]) -> None:
             if t != EMPTY:
                 put(t, AT_SIDE, f"side[{p}][{c}]")
                 if d["top"][c] == EMPTY or not links(t, d["top"][c]):
-                    raise InvalidPositionError(f"side[{p}][{c}]", "a side tile must link with its column's top (else it is freed)")
+                    raise InvalidPositionError(
+                        f"side[{p}][{c}]", "a side tile must link with its column's top (else it is freed)"
+                    )
     arrived = 0
     for i, t in enumerate(d["arrival"]):
         if t != EMPTY:
@@ -580,7 +637,9 @@ def validate(d: dict[str, Any]) -> None:
                     continue
                 facing = kernel.tile_exits(*other) >> ((k + 2) % 4) & 1
                 if (exits >> k & 1) != facing:
-                    raise InvalidPositionError(f"machines[{p}]", f"pipe mismatch between {x},{y} and its {SIDES[k]} neighbour (K-M1)")
+                    raise InvalidPositionError(
+                        f"machines[{p}]", f"pipe mismatch between {x},{y} and its {SIDES[k]} neighbour (K-M1)"
+                    )
     for t in range(N_COLOURED):
         code = d["status"][t]
         if code > AT_QUEUE:

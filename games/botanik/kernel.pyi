@@ -1,7 +1,11 @@
 from typing import Any
 
 def load_components(
-    colour: list[int], ttype: list[int], flowers: list[int], needs_link: list[int], meca: list[int],
+    colour: list[int],
+    ttype: list[int],
+    flowers: list[int],
+    needs_link: list[int],
+    meca: list[int],
     conduits: list[list[list[int]]],
 ) -> None: ...
 def kernel_capsule() -> object: ...

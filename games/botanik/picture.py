@@ -35,8 +35,7 @@ def _conduits(tile: int, rotation: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple((s + rotation) % 4 for s in conduit) for conduit in base)
 
 
-def _tile(svg: Svg, x: float, y: float, tile: int, rotation: int = 0, size: float = CELL,
-          pipes: bool = True) -> None:
+def _tile(svg: Svg, x: float, y: float, tile: int, rotation: int = 0, size: float = CELL, pipes: bool = True) -> None:
     """One tile: its colour, its type in words, flowers as dots, pipes as lines."""
     if tile >= SOURCE_ID:
         svg.rect(x, y, size, size, fill="#d8d3c4", stroke="#333")
@@ -54,8 +53,7 @@ def _tile(svg: Svg, x: float, y: float, tile: int, rotation: int = 0, size: floa
             cx, cy = x + size / 2, y + size / 2
             for side in conduit:
                 ex, ey = _END[side]
-                svg.line(cx, cy, x + ex * size, y + ey * size, stroke=stroke, width=width,
-                         extra=' stroke-linecap="butt"')
+                svg.line(cx, cy, x + ex * size, y + ey * size, stroke=stroke, width=width, extra=' stroke-linecap="butt"')
     svg.rect(x + 3, y + size - 15, size - 6, 12, fill="#ffffffcc", stroke="none", rx=2)
     svg.text(x + size / 2, y + size - 5, label, cls="small", anchor="middle")
     for f in range(flowers):
@@ -68,11 +66,19 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     scores = state.scores()  # machines are public: the same for every seat
     other = 1 - seat
     svg = Svg("botanik", seat, f"Botanik - you are seat {seat} - phase {min(v['phase'] + 1, 20)}/20 - {who(state)}")
-    seen = (sum(1 for t in v["top"] + v["side"][0] + v["side"][1] + v["arrival"] if t != EMPTY)
-            + sum(len(q) for q in v["queue"]) + sum(len(m) - 1 for m in v["machines"])
-            + len(v["buried"]) + len(v["removed"]))
-    svg.text(10, 50, f"Meca pawn: seat {v['holder']}.  Points: you {scores[seat]:.0f}, "
-                     f"seat {other} {scores[other]:.0f}.  Tiles still to draw: {N_COLOURED - seen}.")
+    seen = (
+        sum(1 for t in v["top"] + v["side"][0] + v["side"][1] + v["arrival"] if t != EMPTY)
+        + sum(len(q) for q in v["queue"])
+        + sum(len(m) - 1 for m in v["machines"])
+        + len(v["buried"])
+        + len(v["removed"])
+    )
+    svg.text(
+        10,
+        50,
+        f"Meca pawn: seat {v['holder']}.  Points: you {scores[seat]:.0f}, "
+        f"seat {other} {scores[other]:.0f}.  Tiles still to draw: {N_COLOURED - seen}.",
+    )
 
     placements = [(a, _PLACE.match(t)) for a, t in moves.notation.items()]
     exchanges = [(a, _EXCHANGE.match(t)) for a, t in moves.notation.items()]
@@ -80,8 +86,11 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     # The Registry: the opponent's side row, the central stacks, the viewing seat's side row.
     top_y = 66
     svg.text(10, top_y + 12, "Registry", cls="title")
-    rows = ((f"seat {other} side", v["side"][other], None), ("central stacks", v["top"], "stack"),
-            ("your side", v["side"][seat], "side"))
+    rows = (
+        (f"seat {other} side", v["side"][other], None),
+        ("central stacks", v["top"], "stack"),
+        ("your side", v["side"][seat], "side"),
+    )
     for r, (label, row, kind) in enumerate(rows):
         y = top_y + 22 + r * (CELL + 8)
         svg.text(10, y + CELL / 2 + 4, label)
@@ -99,6 +108,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
                 if m and m.group(2) == row_kind and int(m.group(3)) == c + 1:
                     return True
                 return bool(x and row_kind == "stack" and int(x.group(3)) == c + 1)
+
             changed = moves.was_last(filled, seat=owner)  # K-T1: a tile goes on its placer's own side
             svg.open(moves.attrs(targets, last=changed), title=f"{label}, column {c + 1}")
             svg.rect(x - 3, y - 3, CELL + 6, CELL + 6, fill="#f3efe2", stroke="#9a927a")
@@ -157,7 +167,9 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         svg.text(x0, y0 + 12, f"{'Your machine' if p == seat else f'Machine of seat {p}'}: {scores[p]:.0f} points", cls="title")
         ox, oy = x0 - min(xs) * size, y0 + 22 - min(ys) * size
         for t, tx, ty, r in machine:
-            built = moves.was_last(lambda text: bool((m := _BUILD.match(text)) and (int(m.group(2)), int(m.group(3))) == (tx, ty)), seat=p)
+            built = moves.was_last(
+                lambda text: bool((m := _BUILD.match(text)) and (int(m.group(2)), int(m.group(3))) == (tx, ty)), seat=p
+            )
             svg.open(moves.attrs([], last=built), title=f"{tile_name(t) if t < SOURCE_ID else 'Source'} at {tx},{ty}")
             svg.rect(ox + tx * size, oy + ty * size, size, size, fill="none", stroke="none")  # the frame .last strokes
             _tile(svg, ox + tx * size, oy + ty * size, t, r, size=size)
@@ -168,7 +180,12 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
             svg.text(ox + tx * size + size / 2, oy + ty * size + size / 2 + 4, f"{tx},{ty}", cls="small", anchor="middle")
             svg.close()
         x0 = x0 + max((max(xs) - min(xs) + 1) * size + 40, 280)
-    svg.text(10, svg.height + 14, "Pipes: dark lines; a lighter line passes under (covered cross). "
-                                  "x grows right, y grows down; dots are flowers; dashed: your possible moves.", cls="small")
+    svg.text(
+        10,
+        svg.height + 14,
+        "Pipes: dark lines; a lighter line passes under (covered cross). "
+        "x grows right, y grows down; dots are flowers; dashed: your possible moves.",
+        cls="small",
+    )
     svg.moves_strip(moves)
     return svg.finish()

@@ -93,8 +93,11 @@ def _parse_boards(raw_boards: Any) -> tuple[Board, ...]:
         signs = raw.get("signs")
         if not isinstance(signs, list) or len(signs) != 3 or not all(isinstance(c, str) and len(c) == 5 for c in signs):
             raise ComponentDataError(f"{where}.signs: expected 3 columns of 5 colour letters")
-        colours = tuple(_colour(letter, f"{where}.signs[{col}][{row}]")
-                        for col, column in enumerate(signs) for row, letter in enumerate(column))
+        colours = tuple(
+            _colour(letter, f"{where}.signs[{col}][{row}]")
+            for col, column in enumerate(signs)
+            for row, letter in enumerate(column)
+        )
         extra = raw.get("extra_personal_orders", 0)
         if not _is_int(extra) or not 0 <= extra <= 3:
             raise ComponentDataError(f"{where}.extra_personal_orders: expected an integer 0..3")
@@ -123,8 +126,11 @@ def _parse_shapes(raw_shapes: Any) -> tuple[Shape, ...]:
             raise ComponentDataError(f"{where}.name: duplicate")
         names.add(name)
         cells = raw.get("cells")
-        if (not isinstance(cells, list) or len(cells) != 4
-                or not all(isinstance(c, list) and len(c) == 2 and all(_is_int(v) and 0 <= v <= 3 for v in c) for c in cells)):
+        if (
+            not isinstance(cells, list)
+            or len(cells) != 4
+            or not all(isinstance(c, list) and len(c) == 2 and all(_is_int(v) and 0 <= v <= 3 for v in c) for c in cells)
+        ):
             raise ComponentDataError(f"{where}.cells: expected 4 [row, column] pairs with values 0..3")
         pairs = tuple((int(r), int(c)) for r, c in cells)
         cell_set = frozenset(pairs)

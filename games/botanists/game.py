@@ -28,15 +28,55 @@ NO_BONUS = 255
 HELPER = 4
 N_CELLS, N_COLOURS, N_BOARDS, N_SPACES, N_CARDS, N_ORDERS, N_OPEN = 25, 5, 5, 15, 76, 82, 3
 STAGES = (
-    "setup_board", "setup_cards", "setup_open", "setup_personal", "setup_market", "setup_first",
-    "solo_order", "action", "card", "plant", "bonus", "tend_discard", "tend_draw", "tend_keep",
-    "fulfil_open", "fulfil_personal", "helper_card", "helper_dest", "solo_discard", "end_turn",
-    "keep", "choose_first", "over",
+    "setup_board",
+    "setup_cards",
+    "setup_open",
+    "setup_personal",
+    "setup_market",
+    "setup_first",
+    "solo_order",
+    "action",
+    "card",
+    "plant",
+    "bonus",
+    "tend_discard",
+    "tend_draw",
+    "tend_keep",
+    "fulfil_open",
+    "fulfil_personal",
+    "helper_card",
+    "helper_dest",
+    "solo_discard",
+    "end_turn",
+    "keep",
+    "choose_first",
+    "over",
 )
-(ST_SETUP_BOARD, ST_SETUP_CARDS, ST_SETUP_OPEN, ST_SETUP_PERSONAL, ST_SETUP_MARKET, ST_SETUP_FIRST,
- ST_SOLO_ORDER, ST_ACTION, ST_CARD, ST_PLANT, ST_BONUS, ST_TEND_DISCARD, ST_TEND_DRAW, ST_TEND_KEEP,
- ST_FULFIL_OPEN, ST_FULFIL_PERSONAL, ST_HELPER_CARD, ST_HELPER_DEST, ST_SOLO_DISCARD, ST_END_TURN,
- ST_KEEP, ST_CHOOSE_FIRST, ST_OVER) = range(23)
+(
+    ST_SETUP_BOARD,
+    ST_SETUP_CARDS,
+    ST_SETUP_OPEN,
+    ST_SETUP_PERSONAL,
+    ST_SETUP_MARKET,
+    ST_SETUP_FIRST,
+    ST_SOLO_ORDER,
+    ST_ACTION,
+    ST_CARD,
+    ST_PLANT,
+    ST_BONUS,
+    ST_TEND_DISCARD,
+    ST_TEND_DRAW,
+    ST_TEND_KEEP,
+    ST_FULFIL_OPEN,
+    ST_FULFIL_PERSONAL,
+    ST_HELPER_CARD,
+    ST_HELPER_DEST,
+    ST_SOLO_DISCARD,
+    ST_END_TURN,
+    ST_KEEP,
+    ST_CHOOSE_FIRST,
+    ST_OVER,
+) = range(23)
 SETUP_STAGES = range(ST_SETUP_BOARD, ST_SOLO_ORDER)
 TURN_STAGES = range(ST_SOLO_ORDER, ST_KEEP)
 PART_NONE, PART_PURCHASE, PART_TEND, PART_HELPER = range(4)
@@ -91,8 +131,8 @@ def orientation(d: Mapping[str, Any], seat: int) -> int:
 class BotanistsGame(Game):
     name = "botanists"
     game_id = 1
-    min_players = 1   # 1 = the solo variant, the Little Helper (decisions.md 2.10)
-    default_players = 2   # the solo variant only when asked for: players 0 deals 2, as the other games
+    min_players = 1  # 1 = the solo variant, the Little Helper (decisions.md 2.10)
+    default_players = 2  # the solo variant only when asked for: players 0 deals 2, as the other games
     max_players = 4
     variants = ()
     # Bounds of any final score: at most 2 orders per turn (150) + 7 and column bonuses per
@@ -102,36 +142,56 @@ class BotanistsGame(Game):
     score_range = (-1600.0, 300.0)
     options = {
         "fulfil_after_purchase": RuleOption(
-            "fulfil_after_purchase", "true", BOOLEAN,
+            "fulfil_after_purchase",
+            "true",
+            BOOLEAN,
             "A8: a purchase ends with the missing step P8 (fulfil at most one open and one "
-            "personal order with leftovers). false = only tending fulfils orders."),
+            "personal order with leftovers). false = only tending fulfils orders.",
+        ),
         "bonus_sees_new_leftovers": RuleOption(
-            "bonus_sees_new_leftovers", "false", ("false", "true"),
+            "bonus_sees_new_leftovers",
+            "false",
+            ("false", "true"),
             "A16/P6: false = the bonus is resolved before this purchase's other tiles reach "
-            "the marginal land (swap bonuses cannot use them); true = they are there first."),
+            "the marginal land (swap bonuses cannot use them); true = they are there first.",
+        ),
         "entry_mode": RuleOption(
-            "entry_mode", "outer_start", ENTRY_MODES,
+            "entry_mode",
+            "outer_start",
+            ENTRY_MODES,
             "A13 first-turn entry: outer_start = a free outer tile is a virtual start, then a "
             "normal 1-2 step move; outer_is_step1 = entering an outer tile is step 1, an "
-            "optional second step follows."),
+            "optional second step follows.",
+        ),
         "move_mode": RuleOption(
-            "move_mode", "king2", MOVE_MODES,
-            "A14: king2 = two independent king steps (the path may bend); straight2 = a "
-            "2-step move keeps its direction."),
+            "move_mode",
+            "king2",
+            MOVE_MODES,
+            "A14: king2 = two independent king steps (the path may bend); straight2 = a 2-step move keeps its direction.",
+        ),
         "orientation_mode": RuleOption(
-            "orientation_mode", "seat", ORIENTATION_MODES,
+            "orientation_mode",
+            "seat",
+            ORIENTATION_MODES,
             "A15: seat = market cards are read from each player's side of the table (2p "
             "seats bottom/top, 3p bottom/left/top, 4p all four); absolute = everyone reads "
-            "them like seat 0."),
+            "them like seat 0.",
+        ),
         "board_assignment": RuleOption(
-            "board_assignment", "deal", BOARD_ASSIGNMENTS,
+            "board_assignment",
+            "deal",
+            BOARD_ASSIGNMENTS,
             "S2: deal = boards are dealt at random (a chance node a frontend may report "
             "with the boards players picked); choose = each seat picks its board in seat "
-            "order as a decision. The Helper's board is always dealt at random (L2)."),
+            "order as a decision. The Helper's board is always dealt at random (L2).",
+        ),
         "tiles_per_colour": RuleOption(
-            "tiles_per_colour", DEFAULT_TILES, TILE_CHOICES,
+            "tiles_per_colour",
+            DEFAULT_TILES,
+            TILE_CHOICES,
             "A1: tiles per colour in the bag: the data file's count (29 = the 145 tiles of "
-            "the setup text) or 25 (the 125 tiles of the component list)."),
+            "the setup text) or 25 (the 125 tiles of the component list).",
+        ),
     }
 
     def kernel_capsule(self) -> object:
@@ -140,7 +200,8 @@ class BotanistsGame(Game):
     def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
         tiles = int(options["tiles_per_colour"])
         d: dict[str, Any] = {
-            "stage": ST_SETUP_BOARD, "players": players,
+            "stage": ST_SETUP_BOARD,
+            "players": players,
             "opt_entry": ENTRY_MODES.index(options["entry_mode"]),
             "opt_move": MOVE_MODES.index(options["move_mode"]),
             "opt_orientation": ORIENTATION_MODES.index(options["orientation_mode"]),
@@ -148,20 +209,41 @@ class BotanistsGame(Game):
             "opt_fulfil_purchase": int(options["fulfil_after_purchase"] == "true"),
             "opt_choose_boards": BOARD_ASSIGNMENTS.index(options["board_assignment"]),
             "tiles_per_colour": tiles,
-            "round": 0, "first_player": 0, "turns_done": 0, "cur": 0, "part": PART_NONE,
-            "solo_first": 0, "done_mask": 0, "planted": 0, "own_action": 0,
-            "bonus": NO_BONUS, "bonus_on_helper": 0, "sel_a": EMPTY, "sel_b": EMPTY,
-            "keep_target": 0, "keep_index": 0, "chooser": 0,
-            "pend_personal": 0, "pend_open": 0, "pend_cards": 0, "pend_market": 0,
+            "round": 0,
+            "first_player": 0,
+            "turns_done": 0,
+            "cur": 0,
+            "part": PART_NONE,
+            "solo_first": 0,
+            "done_mask": 0,
+            "planted": 0,
+            "own_action": 0,
+            "bonus": NO_BONUS,
+            "bonus_on_helper": 0,
+            "sel_a": EMPTY,
+            "sel_b": EMPTY,
+            "keep_target": 0,
+            "keep_index": 0,
+            "chooser": 0,
+            "pend_personal": 0,
+            "pend_open": 0,
+            "pend_cards": 0,
+            "pend_market": 0,
             "market": [EMPTY] * N_CELLS,
             # L2: the Helper's pawn starts on the centre tile; every other pawn beside the market.
             "pawn": [OFF] * 4 + [12 if players == 1 else OFF],
-            "bag": [tiles] * N_COLOURS, "collected": [0] * N_COLOURS, "board": [EMPTY] * 5,
-            "land_filled": [0] * 5, "land_colour": [[EMPTY] * N_SPACES for _ in range(5)],
+            "bag": [tiles] * N_COLOURS,
+            "collected": [0] * N_COLOURS,
+            "board": [EMPTY] * 5,
+            "land_filled": [0] * 5,
+            "land_colour": [[EMPTY] * N_SPACES for _ in range(5)],
             "land_down": [[0] * N_SPACES for _ in range(5)],
-            "leftover": [[0] * N_COLOURS for _ in range(4)], "score": [0] * 4,
-            "fulfilled_total": [0] * 4, "card_loc": [CARD_DECK] * N_CARDS,
-            "order_loc": [ORDER_DECK] * N_ORDERS, "open_orders": [EMPTY] * N_OPEN,
+            "leftover": [[0] * N_COLOURS for _ in range(4)],
+            "score": [0] * 4,
+            "fulfilled_total": [0] * 4,
+            "card_loc": [CARD_DECK] * N_CARDS,
+            "order_loc": [ORDER_DECK] * N_ORDERS,
+            "open_orders": [EMPTY] * N_OPEN,
         }
         return bytes(kernel.dict_to_core(d))
 
@@ -209,8 +291,11 @@ class BotanistsGame(Game):
             # that moment are known not to be in it until they are played or discarded.
             "held_cards": [k for k in range(N_CARDS) if d["card_held"][k]],
             # per seat (empty while no card is held, as the structured message leaves it out)
-            "held_counts": [sum(1 for k in range(N_CARDS) if d["card_held"][k] and d["card_loc"][k] == CARD_HAND + p)
-                            for p in range(n)] if any(d["card_held"]) else [],
+            "held_counts": [
+                sum(1 for k in range(N_CARDS) if d["card_held"][k] and d["card_loc"][k] == CARD_HAND + p) for p in range(n)
+            ]
+            if any(d["card_held"])
+            else [],
             "legend": {
                 "colours": list(COLOURS),
                 "boards": [b.name for b in COMPONENTS.boards],
@@ -229,8 +314,17 @@ class BotanistsGame(Game):
             d: dict[str, Any] = {}
             for name in kernel._SCALARS:
                 d[name] = _int(view, name, 0, 255)
-            for key, length in (("market", 25), ("pawn", 5), ("bag", 5), ("collected", 5), ("board", 5),
-                                ("land_filled", 5), ("fulfilled_total", 4), ("order_loc", 82), ("open_orders", 3)):
+            for key, length in (
+                ("market", 25),
+                ("pawn", 5),
+                ("bag", 5),
+                ("collected", 5),
+                ("board", 5),
+                ("land_filled", 5),
+                ("fulfilled_total", 4),
+                ("order_loc", 82),
+                ("open_orders", 3),
+            ):
                 d[key] = _byte_list(view, key, length)
             d["land_colour"] = [_byte_list(view["land_colour"], w, 15, f"land_colour[{w}]") for w in range(5)]
             d["land_down"] = [_byte_list(view["land_down"], w, 15, f"land_down[{w}]") for w in range(5)]
@@ -259,8 +353,9 @@ class BotanistsGame(Game):
             counts_in = view.get("held_counts") or [0] * players
             if not isinstance(counts_in, list) or len(counts_in) != players:
                 raise InvalidPositionError("held_counts", f"expected {players} counts")
-            held_counts = [_int(counts_in, p, 0, _int(sizes, p, 0, 16, f"hand_sizes[{p}]"), f"held_counts[{p}]")
-                           for p in range(players)]
+            held_counts = [
+                _int(counts_in, p, 0, _int(sizes, p, 0, 16, f"hand_sizes[{p}]"), f"held_counts[{p}]") for p in range(players)
+            ]
             own_held = [k for k in held if card_loc[k] == CARD_HAND + seat]
             if len(own_held) != held_counts[seat]:
                 raise InvalidPositionError("held_counts", "the own count differs from the own held cards")
@@ -504,15 +599,19 @@ def describe(d: Mapping[str, Any], action: int) -> str:
 
 # --- validation ------------------------------------------------------------------------------
 STAGE_PARTS = {
-    ST_CARD: {PART_PURCHASE}, ST_PLANT: {PART_PURCHASE},
+    ST_CARD: {PART_PURCHASE},
+    ST_PLANT: {PART_PURCHASE},
     ST_BONUS: {PART_PURCHASE, PART_TEND, PART_HELPER},
-    ST_TEND_DISCARD: {PART_TEND}, ST_TEND_DRAW: {PART_TEND}, ST_TEND_KEEP: {PART_TEND},
+    ST_TEND_DISCARD: {PART_TEND},
+    ST_TEND_DRAW: {PART_TEND},
+    ST_TEND_KEEP: {PART_TEND},
     ST_HELPER_DEST: {PART_HELPER},
 }
 
 
 def validate(d: dict[str, Any], players: int) -> None:
     """Every field of a Botanists core, and their consistency, before compiled code reads it."""
+
     def fail(field: str, message: str) -> None:
         raise InvalidPositionError(field, message)
 
@@ -523,8 +622,19 @@ def validate(d: dict[str, Any], players: int) -> None:
     stage = d["stage"]
     if stage >= len(STAGES):
         fail("stage", f"{stage} is not a stage")
-    for key in ("opt_entry", "opt_move", "opt_orientation", "opt_bonus_sees", "opt_fulfil_purchase",
-                "opt_choose_boards", "bonus_on_helper", "solo_first", "pend_personal", "pend_open", "pend_market"):
+    for key in (
+        "opt_entry",
+        "opt_move",
+        "opt_orientation",
+        "opt_bonus_sees",
+        "opt_fulfil_purchase",
+        "opt_choose_boards",
+        "bonus_on_helper",
+        "solo_first",
+        "pend_personal",
+        "pend_open",
+        "pend_market",
+    ):
         if d[key] > 1:
             fail(key, "expected 0 or 1")
     tiles = d["tiles_per_colour"]
@@ -674,7 +784,9 @@ def validate(d: dict[str, Any], players: int) -> None:
             fail("pawn", "pawns start beside the market")
         if solo and pawns[HELPER] != 12:
             fail("pawn[4]", "the Helper starts on the centre tile (L2)")
-        if any(loc == CARD_DISCARD for loc in d["card_loc"]) or any(loc == ORDER_DISCARD or loc >= ORDER_FULFILLED for loc in d["order_loc"]):
+        if any(loc == CARD_DISCARD for loc in d["card_loc"]) or any(
+            loc == ORDER_DISCARD or loc >= ORDER_FULFILLED for loc in d["order_loc"]
+        ):
             fail("card_loc", "nothing is discarded during the setup")
         if d["pend_personal"] or d["pend_open"] or d["pend_cards"] or d["pend_market"]:
             fail("pend_cards", "setup draws are stages, not pending refills")
@@ -826,8 +938,10 @@ def sc7_chooser(d: Mapping[str, Any]) -> int:
 # --- rendering -------------------------------------------------------------------------------
 SIDES = ("bottom", "left", "top", "right")
 BONUS_TEXT = {
-    BONUS_SWAP_PLAYER: "swap a leftover with another player's", BONUS_MOVE: "move a pawn to any tile",
-    BONUS_TAKE_ORDER: "take an order as a personal order", BONUS_SWAP_MARKET: "swap a leftover with a market tile",
+    BONUS_SWAP_PLAYER: "swap a leftover with another player's",
+    BONUS_MOVE: "move a pawn to any tile",
+    BONUS_TAKE_ORDER: "take an order as a personal order",
+    BONUS_SWAP_MARKET: "swap a leftover with a market tile",
     BONUS_PLUS3: "+3 points",
 }
 
@@ -846,8 +960,7 @@ def card_picture(card: int) -> list[str]:
     high = cells[card % 4]
     rows = max(r for r, _ in cells) + 1
     cols = max(c for _, c in cells) + 1
-    return [" ".join("@" if (r, c) == high else "#" if (r, c) in cells else "." for c in range(cols))
-            for r in range(rows)]
+    return [" ".join("@" if (r, c) == high else "#" if (r, c) in cells else "." for c in range(cols)) for r in range(rows)]
 
 
 def cards_side_by_side(cards: list[int], indent: str = "    ") -> list[str]:
@@ -855,8 +968,10 @@ def cards_side_by_side(cards: list[int], indent: str = "    ") -> list[str]:
     blocks = [[card_name(k)] + card_picture(k) for k in cards]
     width = [max(len(line) for line in block) + 3 for block in blocks]
     height = max(len(block) for block in blocks)
-    return [indent + "".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(blocks, width)).rstrip()
-            for i in range(height)]
+    return [
+        indent + "".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(blocks, width)).rstrip()
+        for i in range(height)
+    ]
 
 
 def count_text(counts: list[int]) -> str:
@@ -872,10 +987,16 @@ def pending_text(d: Mapping[str, Any], mover: int) -> str:
     if mover == -1:
         if stage in SETUP_STAGES:
             return f"chance: the setup ({STAGES[stage].replace('setup_', '')})"
-        events = [text for flag, text in (("pend_personal", f"{seat} draws a personal order"),
-                                          ("pend_open", "the open orders are refilled"),
-                                          ("pend_cards", f"{seat} draws market cards"),
-                                          ("pend_market", "the market is refilled")) if d[flag]]
+        events = [
+            text
+            for flag, text in (
+                ("pend_personal", f"{seat} draws a personal order"),
+                ("pend_open", "the open orders are refilled"),
+                ("pend_cards", f"{seat} draws market cards"),
+                ("pend_market", "the market is refilled"),
+            )
+            if d[flag]
+        ]
         return "chance: " + ("; ".join(events) or "the next draw")
     if stage == ST_SETUP_BOARD:
         return f"seat {mover} chooses a board (S2)"
@@ -891,10 +1012,16 @@ def pending_text(d: Mapping[str, Any], mover: int) -> str:
         k = d["land_filled"][who]
         sign = COMPONENTS.boards[d["board"][who]].signs[k] if k < N_SPACES else None
         space = f"space {k + 1} (sign {COLOURS[sign]})" if sign is not None else "the land"
-        bonus = f"; face down triggers the {COLOURS[sign]} bonus ({BONUS_TEXT[COMPONENTS.bonus_by_colour[sign]]})" if sign is not None else ""
+        bonus = (
+            f"; face down triggers the {COLOURS[sign]} bonus ({BONUS_TEXT[COMPONENTS.bonus_by_colour[sign]]})"
+            if sign is not None
+            else ""
+        )
         if stage == ST_HELPER_DEST:
-            return (f"the Helper, moved by card {card_name(d['sel_a'])}, goes to one of the card's other boxes and "
-                    f"plants that tile on its {space}{bonus} (L5)")
+            return (
+                f"the Helper, moved by card {card_name(d['sel_a'])}, goes to one of the card's other boxes and "
+                f"plants that tile on its {space}{bonus} (L5)"
+            )
         return f"{seat}: plant one collected tile on {space}: face up only if it matches{bonus} (P5)"
     if stage == ST_BONUS:
         kind = d["bonus"]
@@ -938,15 +1065,19 @@ def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
     lines = []
     who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
     stage = STAGES[d["stage"]]
-    lines.append(f"Botanists{' (solo, the Little Helper)' if solo else ''} - round {min(d['round'] + 1, 3)}/3, "
-                 f"turn of seat {d['cur']}, stage {stage}, to decide: {who}")
+    lines.append(
+        f"Botanists{' (solo, the Little Helper)' if solo else ''} - round {min(d['round'] + 1, 3)}/3, "
+        f"turn of seat {d['cur']}, stage {stage}, to decide: {who}"
+    )
     lines.append("Now: " + pending_text(d, mover))
     orient = orientation(d, seat) if seat is not None else 0
     pawn_at = {cell: ("H" if i == HELPER else str(i)) for i, cell in enumerate(d["pawn"]) if cell != OFF}
     viewer = f"seat {seat}" if seat is not None else "seat 0"
-    lines.append(f"Market seen from {viewer}'s side ({SIDES[orient]} edge; cells keep their names, column letter + "
-                 "row number; a pawn is shown after its tile):")
-    by_rows = orient in (0, 2)   # picture rows are board rows (else board columns)
+    lines.append(
+        f"Market seen from {viewer}'s side ({SIDES[orient]} edge; cells keep their names, column letter + "
+        "row number; a pawn is shown after its tile):"
+    )
+    by_rows = orient in (0, 2)  # picture rows are board rows (else board columns)
 
     def label(cell: int, of_row: bool) -> str:
         return str(cell // 5 + 1) if of_row == by_rows else "abcde"[cell % 5]
@@ -964,8 +1095,10 @@ def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
     lines.append("Open orders: " + "  ".join(opens))
     if sum(d["collected"]):
         # P5-P7: this purchase's tiles wait here until one is planted and the bonus resolved.
-        lines.append(f"Collected this purchase (seat {d['cur']}): {count_text(d['collected'])} "
-                     "- one is planted, the rest go to the marginal land")
+        lines.append(
+            f"Collected this purchase (seat {d['cur']}): {count_text(d['collected'])} "
+            "- one is planted, the rest go to the marginal land"
+        )
     hands = [sum(1 for loc in d["card_loc"] if loc == CARD_HAND + p) for p in range(n)]
     held = [sum(1 for k in range(N_CARDS) if d["card_held"][k] and d["card_loc"][k] == CARD_HAND + p) for p in range(n)]
     for w in list(range(n)) + ([HELPER] if solo else []):
@@ -995,13 +1128,17 @@ def render(d: Mapping[str, Any], mover: int, seat: int | None = None) -> str:
             hand = [k for k in range(N_CARDS) if d["card_loc"][k] == CARD_HAND + w]
             shown = f": {' '.join(card_name(k) for k in hand) or '-'}" if w == seat else ""
             known = f", {held[w]} held since the reshuffle" if held[w] and w != seat else ""
-            lines.append(f"    score {d['score'][w]}, hand ({hands[w]}{known}){shown}, leftovers: {left}; "
-                         f"personal orders: {' '.join(personal) or '-'}; fulfilled this round: {' '.join(done) or '-'}")
+            lines.append(
+                f"    score {d['score'][w]}, hand ({hands[w]}{known}){shown}, leftovers: {left}; "
+                f"personal orders: {' '.join(personal) or '-'}; fulfilled this round: {' '.join(done) or '-'}"
+            )
             if w == seat and hand:
                 lines.extend(cards_side_by_side(hand))
     if d["stage"] == ST_HELPER_DEST and d["sel_a"] < N_CARDS:
         lines.append("Card moving the Helper:")
         lines.extend(cards_side_by_side([d["sel_a"]]))
-    lines.append("Key: tiles R Y G B P; pawns 0-3 and H (Helper); land spaces as sign + tile + ^ face up / v face down; "
-                 "cards as printed, seen from your side: # a box, @ the highlighted box (on your pawn's tile).")
+    lines.append(
+        "Key: tiles R Y G B P; pawns 0-3 and H (Helper); land spaces as sign + tile + ^ face up / v face down; "
+        "cards as printed, seen from your side: # a box, @ the highlighted box (on your pawn's tile)."
+    )
     return "\n".join(lines)

@@ -3,8 +3,11 @@ from typing import Any
 _SCALARS: tuple[str, ...]
 
 def load_components(
-    signs: list[list[int]], extra_personal: list[int], shapes: list[list[list[int]]],
-    orders: list[list[int]], bonus_by_colour: list[int],
+    signs: list[list[int]],
+    extra_personal: list[int],
+    shapes: list[list[list[int]]],
+    orders: list[list[int]],
+    bonus_by_colour: list[int],
 ) -> None: ...
 def kernel_capsule() -> object: ...
 def core_size() -> int: ...

@@ -57,11 +57,19 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     n = v["players"]
     solo = n == 1
     turn = orientation(v, seat)
-    svg = Svg("botanists", seat, f"Botanists{' (solo)' if solo else ''} - you are seat {seat} - "
-                                 f"round {min(v['round'] + 1, 3)}/3 - {who(state)}")
+    svg = Svg(
+        "botanists",
+        seat,
+        f"Botanists{' (solo)' if solo else ''} - you are seat {seat} - round {min(v['round'] + 1, 3)}/3 - {who(state)}",
+    )
     bag = ", ".join(f"{COLOURS[c]} {v['bag'][c]}" for c in range(5))
-    svg.text(10, 50, "Scores: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['score'][p]}" for p in range(n))
-             + f".  Bag: {bag}.  Market read from the {SIDE_NAMES[turn]} side (you sit below it).")
+    svg.text(
+        10,
+        50,
+        "Scores: "
+        + ", ".join(("you" if p == seat else f"seat {p}") + f" {v['score'][p]}" for p in range(n))
+        + f".  Bag: {bag}.  Market read from the {SIDE_NAMES[turn]} side (you sit below it).",
+    )
 
     # The market grid, turned for the viewing seat, with the pawns on it.
     by_cell: dict[str, list[int]] = {}
@@ -88,8 +96,9 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         for k, p in enumerate(pawns.get(cell, [])):
             label = "H" if p == HELPER else str(p)
             svg.circle(x + CELL / 2 + 12 * k - 4, y + CELL / 2 + 4, 10, fill=PAWN_COLOURS[p], stroke="#000")
-            svg.text(x + CELL / 2 + 12 * k - 4, y + CELL / 2 + 8, label, anchor="middle",
-                     extra=' style="fill:#d33;font-weight:bold"')
+            svg.text(
+                x + CELL / 2 + 12 * k - 4, y + CELL / 2 + 8, label, anchor="middle", extra=' style="fill:#d33;font-weight:bold"'
+            )
     off = [("H" if p == HELPER else f"seat {p}") for p, cell in enumerate(v["pawn"]) if cell == OFF and (p < n)]
     if off:
         svg.text(x0, y0 + 18 + 5 * (CELL + 4) + 14, "Beside the market: " + ", ".join(off), cls="small")
@@ -144,8 +153,7 @@ def _order(svg: Svg, x: float, y: float, order: int) -> None:
         svg.circle(x + 8 + i * 16, y, 6, fill=colour(COLOURS[c]) if c >= 0 else "#999")
 
 
-def _board(svg: Svg, moves: Moves, v: dict[str, Any], w: int, seat: int, x: float, y: float,
-           plants: list[int]) -> None:
+def _board(svg: Svg, moves: Moves, v: dict[str, Any], w: int, seat: int, x: float, y: float, plants: list[int]) -> None:
     board = COMPONENTS.boards[v["board"][w]]
     name = "Helper" if w == HELPER else ("Your" if w == seat else f"Seat {w}'s")
     svg.text(x, y + 12, f"{name} board ({board.name})", cls="title")
@@ -168,14 +176,17 @@ def _board(svg: Svg, moves: Moves, v: dict[str, Any], w: int, seat: int, x: floa
             down = bool(v["land_down"][w][k])
             svg.rect(tx - 2, cy - 2, size + 4, size + 4, fill="none", stroke="none")  # the frame .last strokes
             # The colour comes from the seat's view, where it is public (A27), face down too.
-            svg.open(f' class="tile" data-colour="{esc(COLOURS[tile])}" data-face="{"down" if down else "up"}"',
-                     title=f"{COLOURS[tile]} tile, face {'down (withered)' if down else 'up'}")
+            svg.open(
+                f' class="tile" data-colour="{esc(COLOURS[tile])}" data-face="{"down" if down else "up"}"',
+                title=f"{COLOURS[tile]} tile, face {'down (withered)' if down else 'up'}",
+            )
             if down:
                 # the withered back, with a band of the flower's colour and its name
                 svg.rect(tx, cy, size, size, fill="#5b5346", stroke="#222")
                 svg.rect(tx + 3, cy + 3, size - 6, 9, fill=colour(COLOURS[tile]), stroke="#222", rx=1)
-                svg.text(tx + size / 2, cy + size / 2 + 6, COLOURS[tile], cls="small", anchor="middle",
-                         extra=' style="fill:#eee"')
+                svg.text(
+                    tx + size / 2, cy + size / 2 + 6, COLOURS[tile], cls="small", anchor="middle", extra=' style="fill:#eee"'
+                )
             else:
                 svg.rect(tx, cy, size, size, fill=colour(COLOURS[tile]), stroke="#222")
             svg.close()

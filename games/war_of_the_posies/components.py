@@ -101,7 +101,7 @@ def parse_effect(text: Any, where: str) -> Effect:
     if text is None:
         return ()
     if not isinstance(text, str):
-        raise ComponentDataError(f"{where}: expected a text like \"COIN 2; DRAW 1\"")
+        raise ComponentDataError(f'{where}: expected a text like "COIN 2; DRAW 1"')
     out: list[tuple[str, int]] = []
     for part in (p.strip() for p in text.split(";")):
         if not part:
@@ -217,8 +217,11 @@ def parse(data: dict[str, Any]) -> Components:
     if unknown:
         raise ComponentDataError(f"unknown top-level keys {sorted(unknown)}")
     raw_symbols = data.get("symbols")
-    if (not isinstance(raw_symbols, list) or not 1 <= len(raw_symbols) <= MAX_SYMBOLS
-            or not all(isinstance(s, str) and s for s in raw_symbols)):
+    if (
+        not isinstance(raw_symbols, list)
+        or not 1 <= len(raw_symbols) <= MAX_SYMBOLS
+        or not all(isinstance(s, str) and s for s in raw_symbols)
+    ):
         raise ComponentDataError(f"symbols: expected 1..{MAX_SYMBOLS} Flower symbol names")
     if len(set(raw_symbols)) != len(raw_symbols):
         raise ComponentDataError("symbols: names must be distinct")
@@ -232,13 +235,15 @@ def parse(data: dict[str, Any]) -> Components:
     seen: set[str] = set()
     cards = tuple(_parse_card(raw, i, symbols, seen) for i, raw in enumerate(raw_cards))
     if not any(c.category == CATEGORY_STARTING for c in cards):
-        raise ComponentDataError("cards: no starting cards (category = \"starting\")")
+        raise ComponentDataError('cards: no starting cards (category = "starting")')
     starting = sum(c.copies for c in cards if c.category == CATEGORY_STARTING)
     shared = sum(c.copies for c in cards if c.category != CATEGORY_STARTING)
     if starting * MAX_SEATS > 255:
         raise ComponentDataError(f"cards: {starting} starting cards per player is more than a byte counts for 4 players")
     if starting + shared > MAX_CARDS_PER_SEAT:
-        raise ComponentDataError(f"cards: one player could own {starting + shared} cards, the state layout counts {MAX_CARDS_PER_SEAT}")
+        raise ComponentDataError(
+            f"cards: one player could own {starting + shared} cards, the state layout counts {MAX_CARDS_PER_SEAT}"
+        )
     gfs = _parse_gfs(data.get("garden_features"), symbols)
     return Components(symbols, end_reputation, cards, gfs)
 

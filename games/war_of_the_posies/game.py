@@ -72,11 +72,15 @@ _WORDS = {
     "BUY": ("+{n} purchase", "+{n} purchases"),
     "PLANT": ("+{n} planting", "+{n} plantings"),
     "COMPOST_HAND": ("compost up to {n} card from your hand", "compost up to {n} cards from your hand"),
-    "COMPOST_ANY": ("compost up to {n} card from your hand or discard pile",
-                    "compost up to {n} cards from your hand or discard pile"),
+    "COMPOST_ANY": (
+        "compost up to {n} card from your hand or discard pile",
+        "compost up to {n} cards from your hand or discard pile",
+    ),
     "GAIN_BASIC_HAND": ("take the top Basic Flower into your hand", ""),
-    "UPROOT": ("uproot up to {n} unlocked Flower from any incomplete Garden Feature (to the Compost)",
-               "uproot up to {n} unlocked Flowers from any incomplete Garden Feature (to the Compost)"),
+    "UPROOT": (
+        "uproot up to {n} unlocked Flower from any incomplete Garden Feature (to the Compost)",
+        "uproot up to {n} unlocked Flowers from any incomplete Garden Feature (to the Compost)",
+    ),
 }
 
 
@@ -148,10 +152,13 @@ class WarOfThePosiesGame(Game):
     score_range = _score_bounds()
     options = {
         "tiebreak_count": RuleOption(
-            "tiebreak_count", "all_planted", TIEBREAK_COUNTS,
+            "tiebreak_count",
+            "all_planted",
+            TIEBREAK_COUNTS,
             "A9 'most planted Flower cards' tie-break: all_planted = every Flower under the "
             "player's own Garden Features, locked or not, whoever planted it; locked_only = only "
-            "the Flowers locked under completed Garden Features."),
+            "the Flowers locked under completed Garden Features.",
+        ),
     }
 
     def kernel_capsule(self) -> object:
@@ -160,18 +167,32 @@ class WarOfThePosiesGame(Game):
     def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
         zeros = [0] * MAX_KINDS
         d: dict[str, Any] = {
-            "players": players, "stage": STAGE_SETUP, "first_player": EMPTY, "turn_player": 0,
-            "round": 0, "end_trigger": EMPTY, "final_turns_left": 0,
+            "players": players,
+            "stage": STAGE_SETUP,
+            "first_player": EMPTY,
+            "turn_player": 0,
+            "round": 0,
+            "end_trigger": EMPTY,
+            "final_turns_left": 0,
             "tiebreak_locked_only": TIEBREAK_COUNTS.index(options["tiebreak_count"]),
-            "coins": 0, "buys": 1, "plants": 1, "last_pure": 0,
-            "draw_seat": 0, "draws_pending": HAND_SIZE, "turn_ending": 0,
-            "basic_top": EMPTY, "depth": 0,
-            "frame_effect": [0, 0, 0], "frame_pc": [0, 0, 0], "frame_left": [0, 0, 0],
+            "coins": 0,
+            "buys": 1,
+            "plants": 1,
+            "last_pure": 0,
+            "draw_seat": 0,
+            "draws_pending": HAND_SIZE,
+            "turn_ending": 0,
+            "basic_top": EMPTY,
+            "depth": 0,
+            "frame_effect": [0, 0, 0],
+            "frame_pc": [0, 0, 0],
+            "frame_left": [0, 0, 0],
             "hand": [list(zeros) for _ in range(4)],
             # WS2: every seat's starting deck, shuffled: a multiset until drawn.
             "draw": [_pad(STARTING_DECK) if p < players else list(zeros) for p in range(4)],
             "discard": [list(zeros) for _ in range(4)],
-            "play": list(zeros), "market_row": list(zeros),
+            "play": list(zeros),
+            "market_row": list(zeros),
             "market_deck": _pad([c.copies if c.category == components_module.CATEGORY_MARKET else 0 for c in CARDS]),
             "basic_pile": _pad([c.copies if c.category == components_module.CATEGORY_BASIC else 0 for c in CARDS]),
             "compost": list(zeros),
@@ -192,7 +213,9 @@ class WarOfThePosiesGame(Game):
         validate(kernel.core_to_dict(core), players)
         # Every field is in range now, so the kernel may look: a stored position is at rest.
         if not kernel.at_rest(core):
-            raise InvalidPositionError("stage", "a forced step is still pending (positions are stored at a decision, a chance node or the end)")
+            raise InvalidPositionError(
+                "stage", "a forced step is still pending (positions are stored at a decision, a chance node or the end)"
+            )
 
     # --- views -----------------------------------------------------------------------------
     def view(self, state: State, seat: int) -> dict[str, Any]:
@@ -239,8 +262,12 @@ class WarOfThePosiesGame(Game):
             "draws_pending": d["draws_pending"],
             "turn_ending": bool(d["turn_ending"]),
             "effects": [
-                {"effect": effect_name(d["frame_effect"][i]), "effect_id": d["frame_effect"][i],
-                 "next": d["frame_pc"][i], "picks_left": d["frame_left"][i]}
+                {
+                    "effect": effect_name(d["frame_effect"][i]),
+                    "effect_id": d["frame_effect"][i],
+                    "next": d["frame_pc"][i],
+                    "picks_left": d["frame_left"][i],
+                }
                 for i in range(d["depth"])
             ],
             "play_area": _named(d["play"]),
@@ -279,7 +306,10 @@ class WarOfThePosiesGame(Game):
                 if not valid_effect_id(frames[0][i]):
                     raise InvalidPositionError(f"effects[{i}].effect_id", f"{frames[0][i]} is not a card text")
                 if "effect" in frame and frame["effect"] != effect_name(frames[0][i]):
-                    raise InvalidPositionError(f"effects[{i}].effect", f"{frame['effect']!r} is not effect {frames[0][i]} ({effect_name(frames[0][i])!r})")
+                    raise InvalidPositionError(
+                        f"effects[{i}].effect",
+                        f"{frame['effect']!r} is not effect {frames[0][i]} ({effect_name(frames[0][i])!r})",
+                    )
                 frames[1][i] = _int(frame, "next", 0, 255, f"effects[{i}].next")
                 frames[2][i] = _int(frame, "picks_left", 0, 255, f"effects[{i}].picks_left")
             zeros = [0] * MAX_KINDS
@@ -290,8 +320,8 @@ class WarOfThePosiesGame(Game):
             gf_loc = [GF_DECK if g < N_GF else EMPTY for g in range(MAX_GF)]
             gf_slot = [[0] * MAX_SLOTS for _ in range(MAX_GF)]
             gf_flags = [0] * MAX_GF
-            placed: dict[int, str] = {}      # GF id -> the view field that places it
-            owners: dict[int, str] = {}      # GF id -> seats[p].garden[i]
+            placed: dict[int, str] = {}  # GF id -> the view field that places it
+            owners: dict[int, str] = {}  # GF id -> seats[p].garden[i]
 
             def place(g: int, field: str, label: Any) -> None:
                 if g in placed:
@@ -319,7 +349,9 @@ class WarOfThePosiesGame(Game):
                     # caller determinizes for `seat` afterwards.
                     unseen = _counts(entry["unseen"], f"{where}.unseen")
                     if sum(unseen) != hand_count + draw_count or any(map(lambda a, b: a > b, known, unseen)):
-                        raise InvalidPositionError(f"{where}.unseen", "must hold hand_count + draw_count cards, the known ones included")
+                        raise InvalidPositionError(
+                            f"{where}.unseen", "must hold hand_count + draw_count cards, the known ones included"
+                        )
                     left = hand_count - sum(known)
                     for k in range(MAX_KINDS):
                         take = min(left, unseen[k] - known[k])
@@ -329,7 +361,9 @@ class WarOfThePosiesGame(Game):
                 if sum(hand[p]) != hand_count:
                     raise InvalidPositionError(f"{where}.hand_count", f"{hand_count}, but the hand lists {sum(hand[p])} cards")
                 if sum(draw[p]) != draw_count:
-                    raise InvalidPositionError(f"{where}.draw_count", f"{draw_count}, but the draw pile lists {sum(draw[p])} cards")
+                    raise InvalidPositionError(
+                        f"{where}.draw_count", f"{draw_count}, but the draw pile lists {sum(draw[p])} cards"
+                    )
                 garden = entry["garden"]
                 if not isinstance(garden, list):
                     raise InvalidPositionError(f"{where}.garden", "expected a list")
@@ -359,7 +393,9 @@ class WarOfThePosiesGame(Game):
                         raise InvalidPositionError(f"{at}.complete", "complete exactly when every slot holds a Flower (WG1)")
                     pending = _bool(gf, "wc_pending", f"{at}.wc_pending")
                     if pending and not complete:
-                        raise InvalidPositionError(f"{at}.wc_pending", "only a complete Garden Feature has a When-Completed bonus pending")
+                        raise InvalidPositionError(
+                            f"{at}.wc_pending", "only a complete Garden Feature has a When-Completed bonus pending"
+                        )
                     gf_flags[g] = (GF_COMPLETE if complete else 0) | (GF_WC_PENDING if pending else 0)
             row = _list(view, "garden_row")
             if len(row) > GF_ROW_SIZE:
@@ -374,17 +410,22 @@ class WarOfThePosiesGame(Game):
                 gf_loc[g] = GF_DECK
             missing = [gf_label(g) for g in range(N_GF) if g not in placed]
             if missing:
-                raise InvalidPositionError("garden_deck", f"{missing[0]!r} is in no place (garden_row, garden_deck or a seat's garden)")
+                raise InvalidPositionError(
+                    "garden_deck", f"{missing[0]!r} is in no place (garden_row, garden_deck or a seat's garden)"
+                )
             last = view["last_coin_only_play"]
             basic_top = view["basic_top"]
             d = {
-                "players": players, "stage": STAGES.index(stage), "round": _int(view, "round", 0, 255),
+                "players": players,
+                "stage": STAGES.index(stage),
+                "round": _int(view, "round", 0, 255),
                 "first_player": _seat_or_empty(view, "first_player", players),
                 "turn_player": _int(view, "turn_player", 0, players - 1),
                 "end_trigger": _seat_or_empty(view, "end_trigger", players),
                 "final_turns_left": _int(view, "final_turns_left", 0, 3),
                 "tiebreak_locked_only": TIEBREAK_COUNTS.index(tiebreak),
-                "coins": _int(view, "coins", 0, 255), "buys": _int(view, "buys", 0, 255),
+                "coins": _int(view, "coins", 0, 255),
+                "buys": _int(view, "buys", 0, 255),
                 "plants": _int(view, "plants", 0, 255),
                 "last_pure": 0 if last is None else _kind(last, "last_coin_only_play") + 1,
                 "draw_seat": _int(view, "draw_seat", 0, players - 1),
@@ -392,14 +433,20 @@ class WarOfThePosiesGame(Game):
                 "turn_ending": 1 if _bool(view, "turn_ending", "turn_ending") else 0,
                 "basic_top": EMPTY if basic_top is None else _kind(basic_top, "basic_top"),
                 "depth": len(effects),
-                "frame_effect": frames[0], "frame_pc": frames[1], "frame_left": frames[2],
-                "hand": hand, "draw": draw, "discard": discard,
+                "frame_effect": frames[0],
+                "frame_pc": frames[1],
+                "frame_left": frames[2],
+                "hand": hand,
+                "draw": draw,
+                "discard": discard,
                 "play": _counts(view["play_area"], "play_area"),
                 "market_row": _counts(view["market_row"], "market_row"),
                 "market_deck": _counts(view["market_deck"], "market_deck"),
                 "basic_pile": _counts(view["basic_pile"], "basic_pile"),
                 "compost": _counts(view["compost"], "compost"),
-                "gf_loc": gf_loc, "gf_slot": gf_slot, "gf_flags": gf_flags,
+                "gf_loc": gf_loc,
+                "gf_slot": gf_slot,
+                "gf_flags": gf_flags,
                 "known_hand": known_hand,
             }
             core = bytes(kernel.dict_to_core(d))
@@ -420,15 +467,17 @@ class WarOfThePosiesGame(Game):
         mover = state.current_player
         who = {-1: "chance", -4: "game over"}.get(mover, f"seat {mover}")
         lines = [
-            f"War of the Posies - {STAGES[d['stage']]}, round {d['round']}, turn: seat {d['turn_player']}, "
-            f"to decide: {who}",
+            f"War of the Posies - {STAGES[d['stage']]}, round {d['round']}, turn: seat {d['turn_player']}, to decide: {who}",
             f"Coins {d['coins']}, purchases {d['buys']}, plantings {d['plants']}"
-            + (f"; end triggered by seat {d['end_trigger']}, final turns left {d['final_turns_left']}"
-               if d["end_trigger"] != EMPTY else ""),
+            + (
+                f"; end triggered by seat {d['end_trigger']}, final turns left {d['final_turns_left']}"
+                if d["end_trigger"] != EMPTY
+                else ""
+            ),
             f"Market (deck {d['market_deck_count']}):",
             *_described(d["market_row"]),
-            "Basic Flowers: " + (f"{CARDS[d['basic_top']].name} ({card_words(d['basic_top'])})"
-                                 if d["basic_top"] != EMPTY else "(none)")
+            "Basic Flowers: "
+            + (f"{CARDS[d['basic_top']].name} ({card_words(d['basic_top'])})" if d["basic_top"] != EMPTY else "(none)")
             + f" on top of {d['basic_count']}",
             f"Garden row (deck {d['gf_deck_count']}):",
         ]
@@ -446,8 +495,9 @@ class WarOfThePosiesGame(Game):
         for p in range(d["players"]):
             points, planted, locked, reputation = summary[p]
             lines.append("")
-            lines.append(f"Seat {p}: {points} points, {reputation} Reputation completed, "
-                         f"{planted} Flowers planted ({locked} locked)")
+            lines.append(
+                f"Seat {p}: {points} points, {reputation} Reputation completed, {planted} Flowers planted ({locked} locked)"
+            )
             # Only the viewing seat's own hand is listed; the others' are counts, as in view().
             known = _known_counts(d["known_hand"][p])
             public = f" (known to everyone: {_listing(known)})" if any(known) and p != seat else ""
@@ -487,13 +537,13 @@ class WarOfThePosiesGame(Game):
             if p == d["turn_player"]:
                 owned = [a + b for a, b in zip(owned, d["play"])]
                 total += 0.1 * d["coins"]
-            total += sum(n * (0.12 * CARDS[k].cost + (0.05 if STARTING_DECK[k] else 0.0))
-                         for k, n in enumerate(owned[:N_KINDS]))
+            total += sum(n * (0.12 * CARDS[k].cost + (0.05 if STARTING_DECK[k] else 0.0)) for k, n in enumerate(owned[:N_KINDS]))
             return float(total)
 
         own = value(seat)
         others = [value(p) for p in range(d["players"]) if p != seat]
         return own - max(others)
+
 
 # --- notation ---------------------------------------------------------------------------------
 def describe_action(core: bytes, action: int) -> str:
@@ -545,8 +595,9 @@ def _listing(counts: list[int]) -> str:
 
 def _described(counts: list[int]) -> list[str]:
     """One line per card kind: '  Mignonette x2: purple Flower, 2 points, cost 3; ...'."""
-    return [f"  {CARDS[k].name}" + (f" x{n}" if n > 1 else "") + f": {card_words(k)}"
-            for k, n in enumerate(counts[:N_KINDS]) if n]
+    return [
+        f"  {CARDS[k].name}" + (f" x{n}" if n > 1 else "") + f": {card_words(k)}" for k, n in enumerate(counts[:N_KINDS]) if n
+    ]
 
 
 def _gf_view(d: dict[str, Any], g: int) -> dict[str, Any]:
@@ -569,8 +620,10 @@ def _gf_line(d: dict[str, Any], g: int) -> str:
     flags = d["gf_flags"][g]
     state = " complete" if flags & GF_COMPLETE else ""
     state += " (bonus waits for the owner's next turn)" if flags & GF_WC_PENDING else ""
-    return (f"{gf_label(g)} [{' '.join(cells)}] cost {gf.cost}, {gf.reputation} Reputation; "
-            f"when completed: {effect_words(gf.when_completed)}{state}")
+    return (
+        f"{gf_label(g)} [{' '.join(cells)}] cost {gf.cost}, {gf.reputation} Reputation; "
+        f"when completed: {effect_words(gf.when_completed)}{state}"
+    )
 
 
 def _known_counts(entries: list[int]) -> list[int]:
@@ -594,14 +647,28 @@ def _seat_or_empty(view: Mapping[str, Any], key: str, players: int) -> int:
 
 # Core fields (validate) -> the view fields that hold them, for errors about a view.
 _VIEW_FIELDS = {
-    "last_pure": "last_coin_only_play", "depth": "effects", "frame": "effects",
-    "play": "play_area", "play_count": "play_area", "market_row_count": "market_row",
-    "market_deck_count": "market_deck", "basic_count": "basic_pile", "gf_loc": "garden_row",
-    "gf_row_count": "garden_row", "gf_deck_count": "garden_deck",
+    "last_pure": "last_coin_only_play",
+    "depth": "effects",
+    "frame": "effects",
+    "play": "play_area",
+    "play_count": "play_area",
+    "market_row_count": "market_row",
+    "market_deck_count": "market_deck",
+    "basic_count": "basic_pile",
+    "gf_loc": "garden_row",
+    "gf_row_count": "garden_row",
+    "gf_deck_count": "garden_deck",
     "tiebreak_locked_only": "options.tiebreak_count",
 }
-_SEAT_FIELDS = {"hand_count": "hand_count", "draw_count": "draw_count", "discard_count": "discard",
-                "hand": "hand", "draw": "draw", "discard": "discard", "known_hand": "known_in_hand"}
+_SEAT_FIELDS = {
+    "hand_count": "hand_count",
+    "draw_count": "draw_count",
+    "discard_count": "discard",
+    "hand": "hand",
+    "draw": "draw",
+    "discard": "discard",
+    "known_hand": "known_in_hand",
+}
 
 
 def _view_field(field: str, seat: int, owners: Mapping[int, str]) -> str:
@@ -718,7 +785,9 @@ def validate(d: dict[str, Any], players: int) -> None:
         bad("round", f"an untriggered game ends only after round {ROUND_LIMIT}")
     if d["turn_ending"] > 1:
         bad("turn_ending", "expected 0 or 1")
-    if d["basic_top"] != EMPTY and (d["basic_top"] >= N_KINDS or CARDS[d["basic_top"]].category != components_module.CATEGORY_BASIC):
+    if d["basic_top"] != EMPTY and (
+        d["basic_top"] >= N_KINDS or CARDS[d["basic_top"]].category != components_module.CATEGORY_BASIC
+    ):
         bad("basic_top", "not a Basic Flower")
     last = d["last_pure"]
     if last and (last > N_KINDS or not PURE[last - 1] or not d["play"][last - 1]):
@@ -757,12 +826,21 @@ def validate(d: dict[str, Any], players: int) -> None:
                 bad(f"{name}_count[{p}]", "disagrees with the cards")
             if counts[p] and (p >= players or any(d[name][p][N_KINDS:])):
                 bad(f"{name}[{p}]", "no such seat or card kind")
-    for name, count in (("play", "play_count"), ("market_row", "market_row_count"),
-                        ("market_deck", "market_deck_count"), ("basic_pile", "basic_count")):
+    for name, count in (
+        ("play", "play_count"),
+        ("market_row", "market_row_count"),
+        ("market_deck", "market_deck_count"),
+        ("basic_pile", "basic_count"),
+    ):
         if sizes[name] != d[count]:
             bad(count, "disagrees with the cards")
-    for name, foreign in (("market_row", NOT_MARKET), ("market_deck", NOT_MARKET),
-                          ("basic_pile", NOT_BASIC), ("play", NOT_A_KIND), ("compost", NOT_A_KIND)):
+    for name, foreign in (
+        ("market_row", NOT_MARKET),
+        ("market_deck", NOT_MARKET),
+        ("basic_pile", NOT_BASIC),
+        ("play", NOT_A_KIND),
+        ("compost", NOT_A_KIND),
+    ):
         if any(compress(d[name], foreign)):
             bad(name, "holds a card that does not belong there")
     if d["market_row_count"] > MARKET_SIZE:
@@ -790,7 +868,7 @@ def validate(d: dict[str, Any], players: int) -> None:
         gf = GFS[g]
         if flags > 3 or (flags & GF_WC_PENDING and not flags & GF_COMPLETE):
             bad(f"gf_flags[{g}]", "WC pending only once complete")
-        if any(slots[len(gf.symbols):]):
+        if any(slots[len(gf.symbols) :]):
             bad(f"gf_slot[{g}]", "Flowers only under the GF's symbols")
         for i, symbol in enumerate(gf.symbols):
             k = slots[i] - 1
@@ -804,7 +882,7 @@ def validate(d: dict[str, Any], players: int) -> None:
         if bool(flags & GF_COMPLETE) != all(slots[: len(gf.symbols)]):
             bad(f"gf_flags[{g}]", "complete exactly when every slot holds a Flower (WG1)")
     if d["basic_top"] != EMPTY:
-        planted[d["basic_top"]] += 1   # counted with the planted ones: both lie outside the piles
+        planted[d["basic_top"]] += 1  # counted with the planted ones: both lie outside the piles
     # Conservation: every card exactly once (starting cards: one set per seat, A.1).
     held = list(map(add, d["pile_totals"], planted))
     expected = TOTALS[players]
@@ -818,16 +896,25 @@ def validate(d: dict[str, Any], players: int) -> None:
         filled = [e for e in entries if e]
         if entries != filled + [0] * (4 - len(filled)) or filled != sorted(filled):
             bad(f"known_hand[{p}]", "ascending card kinds, then zeros")
-        if filled and (p >= players or stage == STAGE_SETUP or filled[-1] > N_KINDS
-                       or (p == tp and stage == STAGE_PLAY and not d["turn_ending"])):
+        if filled and (
+            p >= players
+            or stage == STAGE_SETUP
+            or filled[-1] > N_KINDS
+            or (p == tp and stage == STAGE_PLAY and not d["turn_ending"])
+        ):
             bad(f"known_hand[{p}]", "only for a seat between the end of its turn and its next turn")
         known = _known_counts(entries)
         if any(map(lambda a, b: a > b, known, d["hand"][p])):
             bad(f"known_hand[{p}]", "the known cards are in the hand")
     # Stage consistency.
     if stage == STAGE_SETUP:
-        if d["turn_ending"] or any(d["discard_count"]) or any(d["compost"]) or any(d["gf_flags"]) \
-                or any(GF_OWNED <= d["gf_loc"][g] < EMPTY for g in range(N_GF)):
+        if (
+            d["turn_ending"]
+            or any(d["discard_count"])
+            or any(d["compost"])
+            or any(d["gf_flags"])
+            or any(GF_OWNED <= d["gf_loc"][g] < EMPTY for g in range(N_GF))
+        ):
             bad("stage", "nothing is played during the setup")
         for p in range(players):
             if [a + b for a, b in zip(d["hand"][p], d["draw"][p])] != _pad(STARTING_DECK):
@@ -838,8 +925,9 @@ def validate(d: dict[str, Any], players: int) -> None:
                     bad("draws_pending", "the opening hand is 5 cards (WS2)")
             elif d["hand_count"][p] != opening:
                 bad(f"hand_count[{p}]", "opening hands are drawn seat by seat (WS2)")
-        if first == EMPTY and (d["gf_row_count"] or d["market_row_count"] or d["basic_top"] != EMPTY
-                               or d["draw_seat"] or d["hand_count"][0]):
+        if first == EMPTY and (
+            d["gf_row_count"] or d["market_row_count"] or d["basic_top"] != EMPTY or d["draw_seat"] or d["hand_count"][0]
+        ):
             bad("first_player", "the first player is drawn before anything else")
     else:
         for p in range(players):

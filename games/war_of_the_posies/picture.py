@@ -22,6 +22,7 @@ GF_W, GF_H = 190, 118
 _PLANT = re.compile(r"^plant (.+) in (.+) of seat (\d+)$")
 _UPROOT = re.compile(r"^uproot (.+) from (.+) of seat (\d+)$")
 
+
 def _word(op: str, n: int) -> str:
     """One primitive of the effect vocabulary in words."""
     plural = "s" if n != 1 else ""
@@ -48,8 +49,9 @@ def _gf_index(label: str) -> int:
     return int(label.rsplit("#", 1)[1]) - 1
 
 
-def _card(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str, extra: str = "",
-          last: str | None = None) -> None:
+def _card(
+    svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str, extra: str = "", last: str | None = None
+) -> None:
     card = CARDS[KIND_BY_NAME[name]]
     symbol = COMPONENTS.symbols[card.symbol] if card.symbol is not None else None
     svg.open(moves.attrs(ids, last=last), title=name)
@@ -69,8 +71,17 @@ def _card(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, name: str,
         svg.wrapped(x + 6, yy, "Plant: " + words(card.plant), 27, line_height=11)
 
 
-def _gf(svg: Svg, moves: Moves, ids: list[int], x: float, y: float, label: str,
-        slots: list[str | None] | None = None, complete: bool = False, last: str | None = None) -> None:
+def _gf(
+    svg: Svg,
+    moves: Moves,
+    ids: list[int],
+    x: float,
+    y: float,
+    label: str,
+    slots: list[str | None] | None = None,
+    complete: bool = False,
+    last: str | None = None,
+) -> None:
     g = _gf_index(label)
     gf = GFS[g]
     svg.open(moves.attrs(ids, last=last), title=label)
@@ -100,9 +111,14 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     n = v["players"]
     scores = state.scores()
     svg = Svg("war_of_the_posies", seat, f"War of the Posies - you are seat {seat} - round {v['round']} - {who(state)}")
-    svg.text(10, 50, "Points: " + ", ".join(("you" if p == seat else f"seat {p}") + f" {scores[p]:.0f}" for p in range(n))
-             + f".  This turn (seat {v['turn_player']}): {v['coins']} coins, {v['buys']} purchases, "
-               f"{v['plants']} plantings." + (f"  End triggered by seat {v['end_trigger']}." if v["end_trigger"] is not None else ""))
+    svg.text(
+        10,
+        50,
+        "Points: "
+        + ", ".join(("you" if p == seat else f"seat {p}") + f" {scores[p]:.0f}" for p in range(n))
+        + f".  This turn (seat {v['turn_player']}): {v['coins']} coins, {v['buys']} purchases, "
+        f"{v['plants']} plantings." + (f"  End triggered by seat {v['end_trigger']}." if v["end_trigger"] is not None else ""),
+    )
     y = 60.0
     for effect in v["effects"]:
         svg.text(10, y + 12, f"Resolving {effect['effect']} ({effect['picks_left']} picks left)")
@@ -119,8 +135,16 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     svg.text(10, y + 16, "Market", cls="title")
     x = 10.0
     for name, count in v["market_row"].items():
-        _card(svg, moves, ids_for(lambda t, name=name: t == f"buy {name}"), x, y + 24, name,
-              f" x{count}" if count > 1 else "", last=moves.was_last(lambda t: t == f"buy {name}"))
+        _card(
+            svg,
+            moves,
+            ids_for(lambda t, name=name: t == f"buy {name}"),
+            x,
+            y + 24,
+            name,
+            f" x{count}" if count > 1 else "",
+            last=moves.was_last(lambda t: t == f"buy {name}"),
+        )
         x += CARD_W + 8
     if v["basic_top"]:
         name = v["basic_top"]
@@ -133,9 +157,11 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     x = 10.0
     for name, count in me.get("hand", {}).items():
         for copy in range(count):
+
             def mine(t: str, name: str = name) -> bool:
                 m = _PLANT.match(t)
                 return t in (f"play {name}", f"compost {name} from hand") or bool(m and m.group(1) == name)
+
             if x + CARD_W > 10 + 6 * (CARD_W + 8):
                 x, y = 10.0, y + CARD_H + 8
             _card(svg, moves, ids_for(mine) if copy == 0 else [], x, y + 24, name)
@@ -157,9 +183,18 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
         svg.text(10, y + 16, f"{owner} garden", cls="title")
         unseen = "" if p == seat else "; hand + draw pile: " + (", ".join(f"{k} x{c}" for k, c in info["unseen"].items()) or "-")
         known = ", ".join(f"{k} x{c}" for k, c in info["known_in_hand"].items())
-        y = svg.wrapped(10, y + 32, f"hand {info['hand_count']}, draw pile {info['draw_count']}, discard: "
-                        + (", ".join(f"{k} x{c}" for k, c in info["discard"].items()) or "-") + unseen
-                        + (f"; known in hand: {known}" if known else ""), 130) + 2
+        y = (
+            svg.wrapped(
+                10,
+                y + 32,
+                f"hand {info['hand_count']}, draw pile {info['draw_count']}, discard: "
+                + (", ".join(f"{k} x{c}" for k, c in info["discard"].items()) or "-")
+                + unseen
+                + (f"; known in hand: {known}" if known else ""),
+                130,
+            )
+            + 2
+        )
         x = 10.0
         for gf in info["garden"]:
             label = gf["label"]
@@ -167,13 +202,16 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
             def targets(t: str, label: str = label, p: int = p) -> bool:
                 m = _PLANT.match(t) or _UPROOT.match(t)
                 return bool(m and m.group(2) == label and int(m.group(3)) == p)
+
             if x + GF_W > 10 + 4 * (GF_W + 8):
                 x, y = 10.0, y + GF_H + 8
+
             def changed(t: str, label: str = label, p: int = p) -> bool:
                 m = _PLANT.match(t) or _UPROOT.match(t)
                 if m:
                     return m.group(2) == label and int(m.group(3)) == p
                 return t == f"buy {label}" and p == moves.last.seat  # a bought feature joins the buyer's garden
+
             _gf(svg, moves, ids_for(targets), x, y, label, gf["slots"], gf["complete"], last=moves.was_last(changed))
             x += GF_W + 8
         if not info["garden"]:

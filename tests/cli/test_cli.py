@@ -43,9 +43,7 @@ def test_play_to_the_end(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     assert "Winner:" in out or "Tie between" in out
 
 
-def test_play_is_reproducible(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str
-) -> None:
+def test_play_is_reproducible(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
     outputs = []
     for _ in range(2):
         feed(monkeypatch, "2\n" * 5000)
@@ -133,8 +131,10 @@ def test_play_hints_are_numbered_as_the_move_list(
 
 def _hint_tables(out: str) -> list[list[str]]:
     """The rows of every hints table printed, in order."""
-    return [block.split("\n", 1)[1].split("Why:")[0].split("> ")[0].split("(deeper")[0].strip().splitlines()
-            for block in out.split("principal variation")[1:]]
+    return [
+        block.split("\n", 1)[1].split("Why:")[0].split("> ")[0].split("(deeper")[0].strip().splitlines()
+        for block in out.split("principal variation")[1:]
+    ]
 
 
 def _visits(table: list[str]) -> int:
@@ -191,9 +191,7 @@ def test_play_hint_with_a_forgotten_token_is_fresh(
     assert first == second and _visits(first) <= 200
 
 
-def test_play_hints_when_the_server_keeps_no_trees(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_play_hints_when_the_server_keeps_no_trees(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """--continue-trees 0: the token is empty, so every '?' is a fresh hint."""
     server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, continue_trees=0))
     try:
@@ -245,8 +243,10 @@ def test_play_never_names_a_draw_into_the_ai_hand(
     assert out.count("Chance: an outcome hidden from you") >= 3
     if manual:
         listings = out.split("Chance outcomes:")[1:]
-        assert all("seat 1 draws" not in block.split("outcome (")[0] or "hidden from you" not in block.split("outcome (")[0]
-                   for block in listings)
+        assert all(
+            "seat 1 draws" not in block.split("outcome (")[0] or "hidden from you" not in block.split("outcome (")[0]
+            for block in listings
+        )
 
 
 def test_play_stops_at_end_of_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], target: str) -> None:
@@ -315,8 +315,19 @@ def test_hints_json_from_position_sources(capsys: pytest.CaptureFixture[str], ta
     visits = [m["visits"] for m in analysis["moves"]]
     assert visits == sorted(visits, reverse=True)
     move = analysis["moves"][0]
-    assert set(move) == {"action", "notation", "visits", "win_probability", "expected_scores", "principal_variation",
-                         "reason", "value_spread", "draw_share", "draw_spread", "draw_points_spread"}
+    assert set(move) == {
+        "action",
+        "notation",
+        "visits",
+        "win_probability",
+        "expected_scores",
+        "principal_variation",
+        "reason",
+        "value_spread",
+        "draw_share",
+        "draw_spread",
+        "draw_points_spread",
+    }
     assert move["reason"] and move["draw_share"] is not None  # hints measure the draw
     for other in results[1:]:
         other["analysis"]["elapsed_ms"] = analysis["elapsed_ms"]

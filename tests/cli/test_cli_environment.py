@@ -47,7 +47,9 @@ def test_every_serve_flag_has_its_variable(monkeypatch: pytest.MonkeyPatch) -> N
             assert name in (action.help or ""), (longs[0], action.help)
 
 
-def test_a_bad_value_is_a_usage_error_naming_the_option(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_value_is_a_usage_error_naming_the_option(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HORTUS_MAX_ITERATIONS", "many")
     with pytest.raises(SystemExit) as info:
         _serve_args([])
@@ -61,8 +63,9 @@ def test_a_bad_value_is_a_usage_error_naming_the_option(monkeypatch: pytest.Monk
 
 def test_a_real_server_takes_its_address_from_the_environment() -> None:
     env = dict(os.environ, HORTUS_ADDRESS="127.0.0.1:0", HORTUS_WEB_ADDRESS="off", HORTUS_WORKERS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "hortus.cli", "serve"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hortus.cli", "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

@@ -62,8 +62,19 @@ def test_every_id_once_whatever_the_split(tmp_path: Path) -> None:
 
     by_hand = tmp_path / "by_hand"
     for k in range(6):
-        argv = ["evaluate", str(source), "-o", str(by_hand), "--shard", f"{k}/6", "--iterations", "60",
-                "--search-seed", "5", "--no-progress"]
+        argv = [
+            "evaluate",
+            str(source),
+            "-o",
+            str(by_hand),
+            "--shard",
+            f"{k}/6",
+            "--iterations",
+            "60",
+            "--search-seed",
+            "5",
+            "--no-progress",
+        ]
         assert main(argv) == 0
     assert (by_hand / "merged.jsonl").read_bytes() == merged
 

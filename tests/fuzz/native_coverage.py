@@ -49,8 +49,10 @@ def main() -> int:
         print("no COVERED_FUNC lines: was the corpus run with -print_coverage=1?", file=sys.stderr)
         return 1
     for source, (covered, edges, cdef_covered, cdef_edges) in rows.items():
-        print(f"{source}: cdef functions {cdef_covered}/{cdef_edges} edges "
-              f"({cdef_covered / max(cdef_edges, 1):.0%}), all functions {covered}/{edges}")
+        print(
+            f"{source}: cdef functions {cdef_covered}/{cdef_edges} edges "
+            f"({cdef_covered / max(cdef_edges, 1):.0%}), all functions {covered}/{edges}"
+        )
     return 0
 
 

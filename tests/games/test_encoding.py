@@ -85,8 +85,12 @@ def test_arbitrary_bytes(name: str, junk: bytes) -> None:
 
 
 JUNK = st.one_of(
-    st.none(), st.booleans(), st.integers(-300, 300), st.text(max_size=5),
-    st.lists(st.integers(-2, 300), max_size=70), st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+    st.none(),
+    st.booleans(),
+    st.integers(-300, 300),
+    st.text(max_size=5),
+    st.lists(st.integers(-2, 300), max_size=70),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
 )
 
 

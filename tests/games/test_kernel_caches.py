@@ -18,8 +18,12 @@ import pytest
 from hortus import games
 from hortus._ext.engine import KernelState
 
-CASES = [(name, players) for name in games.names() if name != "botanical_lab"
-         for players in sorted({games.get(name).min_players, games.get(name).max_players})]
+CASES = [
+    (name, players)
+    for name in games.names()
+    if name != "botanical_lab"
+    for players in sorted({games.get(name).min_players, games.get(name).max_players})
+]
 
 
 @pytest.mark.parametrize(("name", "players"), CASES)

@@ -73,7 +73,10 @@ def _war(text: str, seat: int, view: dict[str, object]) -> str | None:
 
 
 PLACES: dict[str, tuple[int, Callable[[str, int, dict[str, object]], str | None]]] = {
-    "botanik": (2, _botanik), "botanists": (2, _botanists), "botanical_lab": (3, _lab), "war_of_the_posies": (3, _war),
+    "botanik": (2, _botanik),
+    "botanists": (2, _botanists),
+    "botanical_lab": (3, _lab),
+    "war_of_the_posies": (3, _war),
 }
 
 
@@ -130,8 +133,13 @@ def test_the_last_turns_moves_are_checked() -> None:
 
 
 # Botanical Lab's breeds: LC1's symbols, in the order of components.toml's [[breeds]].
-SHAPES = {"circle": ("circle", 0), "triangle": ("polygon", 3), "square": ("rect", 0), "hexagon": ("polygon", 6),
-          "diamond": ("polygon", 4)}
+SHAPES = {
+    "circle": ("circle", 0),
+    "triangle": ("polygon", 3),
+    "square": ("rect", 0),
+    "hexagon": ("polygon", 6),
+    "diamond": ("polygon", 4),
+}
 
 
 def _breed_shape(group: ET.Element) -> tuple[str, int]:
@@ -181,7 +189,7 @@ def test_botanical_lab_plants_show_their_breeds_symbol() -> None:
         for s in grown:
             names = [el.get("data-breed") for el in spaces[SPACE_NAMES[s]].iter() if el.get("class") == "breed"]
             plant = LAB.breeds[view["spaces"][s][2] - 1].name
-            assert names[len(SPACE_BREEDS[s]):] == [plant], (SPACE_NAMES[s], names)
+            assert names[len(SPACE_BREEDS[s]) :] == [plant], (SPACE_NAMES[s], names)
             seen += 1
         if seen >= 10:
             break
@@ -203,9 +211,12 @@ def test_botanists_face_down_tiles_show_their_public_colour() -> None:
             state.apply(rng.choice(state.legal_actions()))
         for seat in range(3):
             view = state.view(seat)
-            expected = [(COLOURS[view["land_colour"][w][k]], "down" if view["land_down"][w][k] else "up")
-                        for w in [seat] + [p for p in range(3) if p != seat]
-                        for k in range(view["land_filled"][w]) if view["land_colour"][w][k] != EMPTY]
+            expected = [
+                (COLOURS[view["land_colour"][w][k]], "down" if view["land_down"][w][k] else "up")
+                for w in [seat] + [p for p in range(3) if p != seat]
+                for k in range(view["land_filled"][w])
+                if view["land_colour"][w][k] != EMPTY
+            ]
             tiles = [el for el in ET.fromstring(state.picture(seat)).iter() if el.get("class") == "tile"]
             assert [(t.get("data-colour"), t.get("data-face")) for t in tiles] == expected
             down_seen += sum(1 for _, face in expected if face == "down")

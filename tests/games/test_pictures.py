@@ -116,8 +116,11 @@ def test_hinted_move_and_principal_variation_are_highlighted(name: str, players:
     legal = state.legal_actions()
     hint, later = legal[0], legal[-1]
     root = ET.fromstring(state.picture(seat, highlight=[hint, later]))
-    marked = {el.get("class"): {int(a) for a in el.get("data-action", "").split()}
-              for el in root.iter() if el.get("data-action") and el.get("class") != "act"}
+    marked = {
+        el.get("class"): {int(a) for a in el.get("data-action", "").split()}
+        for el in root.iter()
+        if el.get("data-action") and el.get("class") != "act"
+    }
     assert any(hint in ids for cls, ids in marked.items() if "hint" in cls)
     if not any(hint in ids and later in ids for ids in marked.values()):
         assert any(later in ids for cls, ids in marked.items() if "pv" in cls)
@@ -257,8 +260,9 @@ def test_botanists_hand_cards_collect_what_the_picture_shows_for_every_side() ->
                     continue
                 seat = state.current_player
                 svg = state.picture(seat)
-                cards = {a: drawn for a, drawn in _hand_cards(svg).items()
-                         if state.action_to_string(a).startswith("card ")}  # not "discard card"
+                cards = {
+                    a: drawn for a, drawn in _hand_cards(svg).items() if state.action_to_string(a).startswith("card ")
+                }  # not "discard card"
                 if cards:
                     screen = _market_on_screen(svg)
                     cell_at = {place: cell for cell, place in screen.items()}

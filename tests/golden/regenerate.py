@@ -53,26 +53,28 @@ def analyses(name: str) -> list[dict[str, Any]]:
             if state.is_terminal():
                 continue
             analysis = analyze(state, Limits(iterations=ITERATIONS, seed=index + 1, threads=1))
-            records.append({
-                "players": players,
-                "position": state.encode().hex(),
-                "seat": analysis.seat,
-                "iterations": analysis.iterations,
-                "nodes": analysis.nodes,
-                "moves": [
-                    {
-                        "action": m.action,
-                        "notation": m.notation,
-                        "visits": m.visits,
-                        "win_probability": m.win_probability,
-                        "expected_scores": list(m.expected_scores),
-                        "principal_variation": list(m.principal_variation),
-                        "value_spread": m.value_spread,
-                        "reason": m.reason,
-                    }
-                    for m in analysis.moves
-                ],
-            })
+            records.append(
+                {
+                    "players": players,
+                    "position": state.encode().hex(),
+                    "seat": analysis.seat,
+                    "iterations": analysis.iterations,
+                    "nodes": analysis.nodes,
+                    "moves": [
+                        {
+                            "action": m.action,
+                            "notation": m.notation,
+                            "visits": m.visits,
+                            "win_probability": m.win_probability,
+                            "expected_scores": list(m.expected_scores),
+                            "principal_variation": list(m.principal_variation),
+                            "value_spread": m.value_spread,
+                            "reason": m.reason,
+                        }
+                        for m in analysis.moves
+                    ],
+                }
+            )
     return records
 
 
@@ -87,8 +89,7 @@ def evaluate_input() -> str:
     for name in games.names():
         for index in (2, 5):
             state = _position(name, 2, index)
-            lines.append(json.dumps({"id": f"{name}-{index}", "game": name, "position": state.encode().hex(),
-                                     "seed": index}))
+            lines.append(json.dumps({"id": f"{name}-{index}", "game": name, "position": state.encode().hex(), "seed": index}))
     lines.append(json.dumps({"id": "bad", "game": "botanik", "position": "00ff"}))
     return "\n".join(lines) + "\n"
 
@@ -103,9 +104,24 @@ def evaluate_output(input_text: str) -> str:
         input_path = Path(folder) / "in.jsonl"
         input_path.write_text(input_text)
         subprocess.run(
-            [sys.executable, "-m", "hortus.cli", "evaluate", str(input_path), "-o", str(output),
-             "--iterations", "100", "--threads", "1", "--streams", "1", "--no-progress"],
-            check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "hortus.cli",
+                "evaluate",
+                str(input_path),
+                "-o",
+                str(output),
+                "--iterations",
+                "100",
+                "--threads",
+                "1",
+                "--streams",
+                "1",
+                "--no-progress",
+            ],
+            check=True,
+            capture_output=True,
         )
         records = [json.loads(line) for line in output.read_text().splitlines()]
     for record in records:

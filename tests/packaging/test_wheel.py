@@ -38,11 +38,23 @@ def test_the_wheel_installs_without_a_compiler_and_suggests(tmp_path: Path) -> N
     env = dict(os.environ, CC="/bin/false", CXX="/bin/false")
     env.pop("PYTHONPATH", None)
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(built)], check=True, env=env)
-    out = subprocess.run([str(tmp_path / "v" / "bin" / "hortus"), "suggest", "--game", "botanik", "--seed", "7", "--json"],
-                         check=True, env=env, capture_output=True, text=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [str(tmp_path / "v" / "bin" / "hortus"), "suggest", "--game", "botanik", "--seed", "7", "--json"],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     answer = json.loads(out)
     assert answer, out
     # the installed package, not the work tree
-    where = subprocess.run([str(python), "-c", "import hortus; print(hortus.__file__)"], check=True, env=env,
-                           capture_output=True, text=True, cwd=tmp_path).stdout
+    where = subprocess.run(
+        [str(python), "-c", "import hortus; print(hortus.__file__)"],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    ).stdout
     assert str(tmp_path) in where, where

@@ -44,6 +44,7 @@ def comparable(a: object) -> tuple[object, ...]:
 
 # --- the search ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", games.names())
 def test_allow_searches_and_ranks_only_the_allowed_moves(name: str) -> None:
     state = decision(name, 5)
@@ -98,6 +99,7 @@ def test_illegal_or_empty_constraints_name_the_entry() -> None:
 
 
 # --- gRPC, client, CLI -----------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def target() -> Iterator[str]:

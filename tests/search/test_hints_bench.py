@@ -14,9 +14,31 @@ SCRIPT = REPO / "bench" / "hints.py"
 
 def test_the_details_records_add_up_to_the_table(tmp_path: Path) -> None:
     details = tmp_path / "details.jsonl"
-    out = subprocess.run([sys.executable, str(SCRIPT), "--game", "botanik", "--per-game", "4", "--budget", "40",
-                          "--factor", "4", "--engine", "default", "base", "--values", "dedicated",
-                          "--details", str(details)], capture_output=True, text=True, timeout=300, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--game",
+            "botanik",
+            "--per-game",
+            "4",
+            "--budget",
+            "40",
+            "--factor",
+            "4",
+            "--engine",
+            "default",
+            "base",
+            "--values",
+            "dedicated",
+            "--details",
+            str(details),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     rows = {r["engine"]: r for r in json.loads(out.stdout.strip().splitlines()[-1])["results"]}
     records = [json.loads(line) for line in details.read_text().splitlines()]
     assert sorted(rows) == ["base", "default"] and len(records) == 8

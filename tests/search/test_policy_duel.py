@@ -21,12 +21,13 @@ def duel(*args: str) -> dict[str, float]:
 
 def test_a_changed_policy_beats_its_baseline_and_an_unchanged_one_does_not() -> None:
     lab = duel("--game", "botanical_lab", "--games", "200", "--seed", "3")
-    assert lab["games"] == 200 and lab["ci_low"] > 0.6   # Lab's policy (92% over 3,000)
+    assert lab["games"] == 200 and lab["ci_low"] > 0.6  # Lab's policy (92% over 3,000)
     same = duel("--game", "war_of_the_posies", "--games", "200", "--seed", "3")
-    assert same["ci_low"] < 0.5 < same["ci_high"]        # War has no baseline policy of its own: a coin
+    assert same["ci_low"] < 0.5 < same["ci_high"]  # War has no baseline policy of its own: a coin
 
 
 def test_seat_counts_outside_the_game_are_refused() -> None:
-    out = subprocess.run([sys.executable, str(SCRIPT), "--game", "botanik", "--players", "3"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--game", "botanik", "--players", "3"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 2 and "--players" in out.stderr

@@ -51,8 +51,9 @@ def self_play(name: str, seed: int, players: int = 2, blunder_share: float = 0.3
             if rng.random() < blunder_share:
                 action = rng.choice(state.legal_actions())
             else:
-                action = analyze(state, Limits(iterations=30, seed=rng.getrandbits(32)),
-                                 settings=settings_for(state, exploration=0.7)).best.action
+                action = analyze(
+                    state, Limits(iterations=30, seed=rng.getrandbits(32)), settings=settings_for(state, exploration=0.7)
+                ).best.action
         moves.append(RecordedAction(action, state.action_to_string(action), seat))
         state.apply(action)
     return GameRecord(name, players, seed=seed, moves=tuple(moves))
@@ -114,8 +115,13 @@ def test_labels_follow_the_thresholds(reviewed: list[ReviewedMove | ReviewSummar
             continue
         loss = m.win_probability_loss
         expected = (
-            "blunder" if loss >= t.blunder else "mistake" if loss >= t.mistake
-            else "inaccuracy" if loss >= t.inaccuracy else "good"
+            "blunder"
+            if loss >= t.blunder
+            else "mistake"
+            if loss >= t.mistake
+            else "inaccuracy"
+            if loss >= t.inaccuracy
+            else "good"
         )
         assert m.label == expected
         labels.add(m.label)
@@ -139,8 +145,9 @@ def test_the_best_move_played_is_labelled_best(
     assert changed
     target = changed[0]
     moves = (*record.moves[: target.index], RecordedAction(target.best.id))
-    again = list(client.review(GameRecord(record.game, record.players, seed=record.seed, moves=moves),
-                               iterations=ITERATIONS, seed=4))
+    again = list(
+        client.review(GameRecord(record.game, record.players, seed=record.seed, moves=moves), iterations=ITERATIONS, seed=4)
+    )
     last = again[-2]
     assert isinstance(last, ReviewedMove) and last.index == target.index
     assert last.label == "best" and last.win_probability_loss == 0 and last.points_loss == 0
@@ -237,11 +244,14 @@ class _Raw:
         return self._request
 
 
-def test_a_first_position_instead_of_the_seed(client: AdvisorClient, record: GameRecord,
-                                              reviewed: list[ReviewedMove | ReviewSummary]) -> None:
+def test_a_first_position_instead_of_the_seed(
+    client: AdvisorClient, record: GameRecord, reviewed: list[ReviewedMove | ReviewSummary]
+) -> None:
     """A record may start at any position (its bytes); an empty seed starts at the setup."""
     state = games.get(GAME).new_game(seed=record.seed)
-    from_position = list(client.review(GameRecord(GAME, position=state.encode(), moves=record.moves), iterations=ITERATIONS, seed=4))
+    from_position = list(
+        client.review(GameRecord(GAME, position=state.encode(), moves=record.moves), iterations=ITERATIONS, seed=4)
+    )
     assert from_position[:-1] == reviewed[:-1]
 
 
@@ -379,8 +389,9 @@ def test_a_solo_game_is_labelled_by_points(client: AdvisorClient) -> None:
     assert summary.seats[0].decisions + summary.seats[0].forced == len(moves)
 
 
-def test_the_asyncio_client_reviews_too(client: AdvisorClient, record: GameRecord,
-                                        reviewed: list[ReviewedMove | ReviewSummary]) -> None:
+def test_the_asyncio_client_reviews_too(
+    client: AdvisorClient, record: GameRecord, reviewed: list[ReviewedMove | ReviewSummary]
+) -> None:
     import asyncio
 
     from hortus.clients import AsyncAdvisorClient

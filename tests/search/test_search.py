@@ -107,8 +107,7 @@ def test_threads_do_not_interfere(name: str) -> None:
 
     state = midgame(name, 5)
     both = analyze(state, Limits(iterations=1500, seed=3, threads=2))
-    alone = [analyze(state, Limits(iterations=1500, seed=(3 + i * _THREAD_SEED_STRIDE) & (2**64 - 1)))
-             for i in range(2)]
+    alone = [analyze(state, Limits(iterations=1500, seed=(3 + i * _THREAD_SEED_STRIDE) & (2**64 - 1))) for i in range(2)]
     visits = {m.action: m.visits for m in both.moves}
     for single in alone:
         for m in single.moves:
@@ -250,9 +249,22 @@ def test_bot_specs_budgets_and_options() -> None:
         bot = make_bot(spec, seed=1)
         assert bot.name == spec
         assert bot.choose(state) in legal
-    for bad in ("mcts:abc", "mcts:200,fast", "mcts:0", "greedy:3", "random,uniform", "mcts:200,widen=",
-                "mcts:200,c=-1", "mcts:200,c=", "mcts:200,margin=x", "mcts-base:200,c=1",
-                "mcts:200,exploration=-1", "mcts:200,turn_max=yes", "mcts:200,evaluation=oracle", "mcts:200,nodes=3"):
+    for bad in (
+        "mcts:abc",
+        "mcts:200,fast",
+        "mcts:0",
+        "greedy:3",
+        "random,uniform",
+        "mcts:200,widen=",
+        "mcts:200,c=-1",
+        "mcts:200,c=",
+        "mcts:200,margin=x",
+        "mcts-base:200,c=1",
+        "mcts:200,exploration=-1",
+        "mcts:200,turn_max=yes",
+        "mcts:200,evaluation=oracle",
+        "mcts:200,nodes=3",
+    ):
         with pytest.raises(ValueError):
             make_bot(bad)
 

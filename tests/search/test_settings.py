@@ -37,8 +37,10 @@ def test_the_measured_values_per_game_and_seat_count() -> None:
     assert [game_settings(lab, n).turn_max for n in (2, 3, 4)] == [True, False, True]
     assert [game_settings(lab, n).widening for n in (2, 3, 4)] == [1.0, 0.0, 1.0]
     war = games.get("war_of_the_posies")
-    assert all(game_settings(war, n) == SearchSettings(margin_weight=0.3, expansion_policy=True, widening=1.0,
-                                                       turn_max=True) for n in (2, 3, 4))
+    assert all(
+        game_settings(war, n) == SearchSettings(margin_weight=0.3, expansion_policy=True, widening=1.0, turn_max=True)
+        for n in (2, 3, 4)
+    )
     assert war.search_settings(2) == game_settings(war, 2)
 
 
@@ -50,19 +52,22 @@ def test_seat_tables_override_the_default(tmp_path: Path) -> None:
     assert load(tmp_path / "absent.toml", 1, 2) == {1: SearchSettings(), 2: SearchSettings()}
 
 
-@pytest.mark.parametrize(("text", "names"), [
-    ("[default]\nexploraton = 0.5\n", "[default] exploraton: unknown setting"),
-    ("[seats.2]\nturn_max = 1\n", "[seats.2] turn_max: expected true or false"),
-    ("[seats.2]\nexploration = -1.0\n", "[seats.2] exploration: must be >= 0"),
-    ("[default]\nmargin_scale = 0\n", "[default] margin_scale: must be > 0"),
-    ("[default]\nexploration = 'high'\n", "[default] exploration: expected a finite number"),
-    ("[default]\neval_plies = -2\n", "[default] eval_plies: expected an integer in 0..1000"),
-    ("[default]\nevaluation = 'neural'\n", "[default] evaluation: expected one of"),
-    ("[seats.7]\nturn_max = true\n", "[seats.7]: not a seat count of this game (2-4)"),
-    ("[seats.two]\nturn_max = true\n", "[seats.two]: not a seat count"),
-    ("[tuning]\nturn_max = true\n", "[tuning]: unknown table"),
-    ("[default\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("[default]\nexploraton = 0.5\n", "[default] exploraton: unknown setting"),
+        ("[seats.2]\nturn_max = 1\n", "[seats.2] turn_max: expected true or false"),
+        ("[seats.2]\nexploration = -1.0\n", "[seats.2] exploration: must be >= 0"),
+        ("[default]\nmargin_scale = 0\n", "[default] margin_scale: must be > 0"),
+        ("[default]\nexploration = 'high'\n", "[default] exploration: expected a finite number"),
+        ("[default]\neval_plies = -2\n", "[default] eval_plies: expected an integer in 0..1000"),
+        ("[default]\nevaluation = 'neural'\n", "[default] evaluation: expected one of"),
+        ("[seats.7]\nturn_max = true\n", "[seats.7]: not a seat count of this game (2-4)"),
+        ("[seats.two]\nturn_max = true\n", "[seats.two]: not a seat count"),
+        ("[tuning]\nturn_max = true\n", "[tuning]: unknown table"),
+        ("[default\n", "not valid TOML"),
+    ],
+)
 def test_errors_name_the_file_and_the_key(tmp_path: Path, text: str, names: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(SearchSettingsError) as info:

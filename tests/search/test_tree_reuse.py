@@ -44,8 +44,17 @@ def subtree(search: Search, node: int) -> list[tuple[Any, ...]]:
     def walk(n: int, path: tuple[int, ...]) -> None:
         for child in search.children(n):
             here = path + (int(child["action"]),)
-            out.append((here, child["visits"], tuple(child["reward"]), tuple(child["win"]), child["availability"],
-                        child["mover"], child["mover_sq"]))
+            out.append(
+                (
+                    here,
+                    child["visits"],
+                    tuple(child["reward"]),
+                    tuple(child["win"]),
+                    child["availability"],
+                    child["mover"],
+                    child["mover_sq"],
+                )
+            )
             walk(int(child["node"]), here)
 
     walk(node, ())
@@ -98,8 +107,8 @@ def test_follow_only_the_seats_own_move_with_nothing_in_between() -> None:
     other = next(a for a in before.search_actions() if a != action)
     elsewhere = before.clone()
     elsewhere.apply(other)
-    assert trees.follow(before, other, after) is None          # after is not where `other` leads
-    assert trees.follow(after, action, after) is None          # not the trees' position
+    assert trees.follow(before, other, after) is None  # after is not where `other` leads
+    assert trees.follow(after, action, after) is None  # not the trees' position
     kept = trees.follow(before, action, after)
     assert kept is not None and kept.position == after.encode() and kept.seat == before.current_player
     analysis = list(analyze_stream(after, limits, interval_ms=0, trees=kept))[-1][0]
@@ -110,6 +119,7 @@ def test_a_reusing_bot_is_reproducible_and_reuses() -> None:
     """Seeded with an iteration budget, a game between reusing bots is the same every time,
     and the bot does continue its trees within a turn (Botanical Lab's turns are several
     decisions long)."""
+
     def play() -> tuple[list[int], int]:
         state = games.get("botanical_lab").new_game(players=2, seed=7)
         bots = [MctsBot(Limits(iterations=200), seed=s, reuse_tree=True) for s in (1, 2)]
@@ -149,7 +159,11 @@ def test_reuse_gives_the_next_decision_the_last_searchs_iterations() -> None:
 
 def test_bot_options_reuse_and_expand() -> None:
     bot = make_bot("mcts:100,reuse,expand=policy")
-    assert isinstance(bot, MctsBot) and bot._reuse_tree and bot.settings(games.get("botanik").new_game(players=2, seed=1)).expansion_policy
+    assert (
+        isinstance(bot, MctsBot)
+        and bot._reuse_tree
+        and bot.settings(games.get("botanik").new_game(players=2, seed=1)).expansion_policy
+    )
     assert not make_bot("mcts:100")._reuse_tree  # type: ignore[attr-defined]
     with pytest.raises(ValueError):
         make_bot("mcts-base:100,reuse")

@@ -65,8 +65,9 @@ def test_turn_max_is_deterministic_and_changes_the_search(name: str) -> None:
     limits = Limits(iterations=1500, seed=3)
     on = settings_for(state, turn_max=True)
     first, again = analyze(state, limits, settings=on), analyze(state, limits, settings=on)
-    assert [(m.action, m.visits, m.win_probability) for m in first.moves] == \
-           [(m.action, m.visits, m.win_probability) for m in again.moves]
+    assert [(m.action, m.visits, m.win_probability) for m in first.moves] == [
+        (m.action, m.visits, m.win_probability) for m in again.moves
+    ]
     if name != "botanik":  # see above: the same search there when no seat moves twice in a row
         plain = analyze(state, limits, settings=settings_for(state, turn_max=False))
         assert [m.visits for m in plain.moves] != [m.visits for m in first.moves]

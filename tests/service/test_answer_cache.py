@@ -101,10 +101,19 @@ def test_a_cached_answer_equals_a_recomputed_one(cached: RunningServer, stubs: t
         ("RankMoves", pb.RankMovesRequest(position=position(), limits=pb.SearchLimits(iterations=300, seed=4), max_moves=3)),
         ("RankMoves", pb.RankMovesRequest(position=position(), limits=pb.SearchLimits(iterations=150, seed=4, threads=2))),
         # what-if constraints and strength settings are part of the request, hence of the key
-        ("RankMoves", pb.RankMovesRequest(position=position(), limits=pb.SearchLimits(
-            iterations=300, seed=4, avoid_actions=[pb.ActionRef(id=legal[0])]))),
-        ("RankMoves", pb.RankMovesRequest(position=position(), limits=pb.SearchLimits(
-            iterations=300, seed=4, allow_actions=[pb.ActionRef(id=a) for a in legal[1:3]]))),
+        (
+            "RankMoves",
+            pb.RankMovesRequest(
+                position=position(), limits=pb.SearchLimits(iterations=300, seed=4, avoid_actions=[pb.ActionRef(id=legal[0])])
+            ),
+        ),
+        (
+            "RankMoves",
+            pb.RankMovesRequest(
+                position=position(),
+                limits=pb.SearchLimits(iterations=300, seed=4, allow_actions=[pb.ActionRef(id=a) for a in legal[1:3]]),
+            ),
+        ),
         ("SuggestMove", pb.SuggestMoveRequest(position=position(), limits=pb.SearchLimits(seed=4), level=2)),
         ("SuggestMove", pb.SuggestMoveRequest(position=position(), limits=pb.SearchLimits(seed=4), target_elo=150)),
         ("SuggestMove", pb.SuggestMoveRequest(position=position(), limits=pb.SearchLimits(seed=4))),  # default budget

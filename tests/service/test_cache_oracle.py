@@ -32,9 +32,7 @@ LIMITS = {"iterations": 150, "seed": 5}
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
-    running = build_server(
-        "127.0.0.1:0", ServerConfig(cache_bytes=1 << 20, draw_worlds=0), web=WebOptions("127.0.0.1:0")
-    )
+    running = build_server("127.0.0.1:0", ServerConfig(cache_bytes=1 << 20, draw_worlds=0), web=WebOptions("127.0.0.1:0"))
     yield running
     running.stop(0)
 

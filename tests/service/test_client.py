@@ -334,9 +334,7 @@ def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:
     assert {o.action.id for o in drawer.chance_outcomes} == {a for a, _ in state.chance_outcomes()}
     assert sum(o.probability for o in drawer.chance_outcomes) == pytest.approx(1.0)
     everything = client.legal_actions(position)
-    assert dict((o.action.id, o.probability) for o in everything.chance_outcomes) == pytest.approx(
-        dict(state.chance_outcomes())
-    )
+    assert dict((o.action.id, o.probability) for o in everything.chance_outcomes) == pytest.approx(dict(state.chance_outcomes()))
     drawn = client.apply_actions(position, [ChanceDraw(11)])
     again = client.apply_actions(position, [ChanceDraw(11)])
     assert drawn.applied == again.applied and drawn.applied[0].id in dict(state.chance_outcomes())

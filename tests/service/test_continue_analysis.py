@@ -137,11 +137,14 @@ def position(seed: int = 3) -> pb.Position:
     return pb.Position(game=GAME, encoded=state(seed).encode())
 
 
-def analyse(stub: Any, iterations: int, seed: int = 7, continue_from: str = "", pos: pb.Position | None = None,
-            threads: int = 1) -> list[Any]:
+def analyse(
+    stub: Any, iterations: int, seed: int = 7, continue_from: str = "", pos: pb.Position | None = None, threads: int = 1
+) -> list[Any]:
     request = pb.AnalyzeRequest(
-        position=pos or position(), limits=pb.SearchLimits(iterations=iterations, seed=seed, threads=threads),
-        interval_ms=0, continue_from=continue_from,
+        position=pos or position(),
+        limits=pb.SearchLimits(iterations=iterations, seed=seed, threads=threads),
+        interval_ms=0,
+        continue_from=continue_from,
     )
     return list(stub.Analyze(request, timeout=60))
 
@@ -179,8 +182,11 @@ def test_unknown_used_and_foreign_tokens_are_not_found(stub: Any, server: Runnin
     token = analyse(stub, 50)[-1].continuation
     analyse(stub, 50, continue_from=token)
     instance = token.partition(".")[0]
-    for bad, reason in ((token, "CONTINUATION_UNKNOWN"), (f"{instance}.nope", "CONTINUATION_UNKNOWN"),
-                        ("0000.x", "CONTINUATION_OTHER_PROCESS")):
+    for bad, reason in (
+        (token, "CONTINUATION_UNKNOWN"),
+        (f"{instance}.nope", "CONTINUATION_UNKNOWN"),
+        ("0000.x", "CONTINUATION_OTHER_PROCESS"),
+    ):
         with pytest.raises(grpc.RpcError) as caught:
             analyse(stub, 50, continue_from=bad)
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
@@ -195,8 +201,11 @@ def test_unknown_used_and_foreign_tokens_are_not_found(stub: Any, server: Runnin
 
 def test_a_token_for_another_position_or_seed_is_refused(stub: Any) -> None:
     token = analyse(stub, 100)[-1].continuation
-    for kwargs, field in (({"pos": position(11)}, "continue_from"), ({"seed": 8}, "limits.seed"),
-                          ({"threads": 2}, "limits.threads")):
+    for kwargs, field in (
+        ({"pos": position(11)}, "continue_from"),
+        ({"seed": 8}, "limits.seed"),
+        ({"threads": 2}, "limits.threads"),
+    ):
         with pytest.raises(grpc.RpcError) as caught:
             analyse(stub, 50, continue_from=token, **kwargs)
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -216,8 +225,11 @@ def test_the_python_client_continues_and_names_the_field(server: RunningServer) 
             list(client.analyze(where, iterations=100, seed=3, interval_ms=0, continue_from=token))
         assert caught.value.field == "continue_from" and caught.value.reason == "CONTINUATION_UNKNOWN"
         with pytest.raises(InvalidArgumentError) as refused:
-            list(client.analyze(Position(GAME, state(9).encode()), iterations=100, seed=3, interval_ms=0,
-                                continue_from=again[-1].continuation))
+            list(
+                client.analyze(
+                    Position(GAME, state(9).encode()), iterations=100, seed=3, interval_ms=0, continue_from=again[-1].continuation
+                )
+            )
         assert refused.value.fields == ("continue_from",)
 
 

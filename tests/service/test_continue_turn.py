@@ -45,10 +45,10 @@ def where(state: games.State) -> pb.Position:
     return pb.Position(game=state.game.name, encoded=state.encode())
 
 
-def suggest(stub: Any, state: games.State, iterations: int = 300, seed: int = 1, continue_from: str = "",
-            **limits: Any) -> Any:
+def suggest(stub: Any, state: games.State, iterations: int = 300, seed: int = 1, continue_from: str = "", **limits: Any) -> Any:
     request = pb.SuggestMoveRequest(
-        position=where(state), limits=pb.SearchLimits(iterations=iterations, seed=seed, **limits),
+        position=where(state),
+        limits=pb.SearchLimits(iterations=iterations, seed=seed, **limits),
         continue_from=continue_from,
     )
     return stub.SuggestMove(request, timeout=60)
@@ -129,8 +129,10 @@ def test_two_threads_continue_their_two_trees(stub: Any) -> None:
         return suggest(stub, state, threads=2)
 
     before, first, after = mid_turn(stub, two_threads)
-    chains = [suggest(stub, after, iterations=150, threads=2, continue_from=token)
-              for token in (first.continuation, two_threads(before).continuation)]
+    chains = [
+        suggest(stub, after, iterations=150, threads=2, continue_from=token)
+        for token in (first.continuation, two_threads(before).continuation)
+    ]
     assert timeless(chains[0]) == timeless(chains[1])
     fresh = suggest(stub, after, iterations=150, threads=2)
     assert chains[0].analysis.iterations == fresh.analysis.iterations == 300
@@ -175,14 +177,19 @@ def test_a_token_for_another_position_or_settings_is_refused_and_stays_usable(st
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert caught.value.details().startswith(f"invalid {field}: ")
     # an Analyze token does not continue a turn, nor a turn's token an analysis
-    analysis = list(stub.Analyze(pb.AnalyzeRequest(position=where(after), limits=pb.SearchLimits(iterations=50, seed=2)),
-                                 timeout=60))
+    analysis = list(
+        stub.Analyze(pb.AnalyzeRequest(position=where(after), limits=pb.SearchLimits(iterations=50, seed=2)), timeout=60)
+    )
     with pytest.raises(grpc.RpcError) as caught:
         suggest(stub, after, iterations=100, seed=2, continue_from=analysis[-1].continuation)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "continue_from" in caught.value.details()
     with pytest.raises(grpc.RpcError) as caught:
-        list(stub.Analyze(pb.AnalyzeRequest(position=where(after), limits=pb.SearchLimits(iterations=50, seed=1),
-                                            continue_from=token), timeout=60))
+        list(
+            stub.Analyze(
+                pb.AnalyzeRequest(position=where(after), limits=pb.SearchLimits(iterations=50, seed=1), continue_from=token),
+                timeout=60,
+            )
+        )
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "continue_from" in caught.value.details()
     # every refusal left the token usable
     assert suggest(stub, after, iterations=100, continue_from=token).analysis.iterations == 100
@@ -192,8 +199,11 @@ def test_used_and_unknown_tokens_are_not_found(stub: Any, server: RunningServer)
     _, first, after = mid_turn(stub)
     suggest(stub, after, iterations=50, continue_from=first.continuation)
     instance = first.continuation.partition(".")[0]
-    for bad, reason in ((first.continuation, "CONTINUATION_UNKNOWN"), (f"{instance}.nope", "CONTINUATION_UNKNOWN"),
-                        ("0000.x", "CONTINUATION_OTHER_PROCESS")):
+    for bad, reason in (
+        (first.continuation, "CONTINUATION_UNKNOWN"),
+        (f"{instance}.nope", "CONTINUATION_UNKNOWN"),
+        ("0000.x", "CONTINUATION_OTHER_PROCESS"),
+    ):
         with pytest.raises(grpc.RpcError) as caught:
             suggest(stub, after, iterations=50, continue_from=bad)
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
@@ -205,14 +215,14 @@ def test_used_and_unknown_tokens_are_not_found(stub: Any, server: RunningServer)
 
 def test_levels_continue_their_turn_too(stub: Any) -> None:
     def level_2(state: games.State) -> Any:
-        return stub.SuggestMove(pb.SuggestMoveRequest(position=where(state), level=2, limits=pb.SearchLimits(seed=4)),
-                                timeout=60)
+        return stub.SuggestMove(pb.SuggestMoveRequest(position=where(state), level=2, limits=pb.SearchLimits(seed=4)), timeout=60)
 
     _, first, after = mid_turn(stub, level_2)
-    continued = stub.SuggestMove(pb.SuggestMoveRequest(position=where(after), level=2, limits=pb.SearchLimits(seed=5),
-                                                       continue_from=first.continuation), timeout=60)
-    fresh = stub.SuggestMove(pb.SuggestMoveRequest(position=where(after), level=2, limits=pb.SearchLimits(seed=5)),
-                             timeout=60)
+    continued = stub.SuggestMove(
+        pb.SuggestMoveRequest(position=where(after), level=2, limits=pb.SearchLimits(seed=5), continue_from=first.continuation),
+        timeout=60,
+    )
+    fresh = stub.SuggestMove(pb.SuggestMoveRequest(position=where(after), level=2, limits=pb.SearchLimits(seed=5)), timeout=60)
     assert continued.analysis.iterations == fresh.analysis.iterations  # the level's own budget
     assert sum(m.visits for m in continued.analysis.moves) > sum(m.visits for m in fresh.analysis.moves)
 
@@ -272,14 +282,20 @@ def test_the_python_clients_continue_a_turn(server: RunningServer, stub: Any) ->
             client.suggest_move(following, iterations=200, seed=2, continue_from=first.continuation)
         assert caught.value.field == "continue_from" and caught.value.reason == "CONTINUATION_UNKNOWN"
         with pytest.raises(InvalidArgumentError) as refused:
-            client.suggest_move(start, iterations=100, continue_from=client.suggest_move(start, iterations=300, seed=1).continuation)
+            client.suggest_move(
+                start, iterations=100, continue_from=client.suggest_move(start, iterations=300, seed=1).continuation
+            )
         assert refused.value.fields == ("continue_from",)
         by_level = client.suggest_level(start, 2, seed=4)
         if by_level.continuation:
             after_level = before.clone()
             after_level.apply(by_level.action.id)
-            assert client.suggest_level(Position(GAME, after_level.encode()), 2, seed=5,
-                                         continue_from=by_level.continuation).action.id in after_level.legal_actions()
+            assert (
+                client.suggest_level(
+                    Position(GAME, after_level.encode()), 2, seed=5, continue_from=by_level.continuation
+                ).action.id
+                in after_level.legal_actions()
+            )
 
     async def go() -> tuple[int, int]:
         async with AsyncAdvisorClient(f"127.0.0.1:{server.port}", timeout=60) as client:

@@ -30,9 +30,7 @@ HUGE = pb.SearchLimits(iterations=5_000_000, threads=2, time_ms=20_000)
 
 @pytest.fixture()
 def server() -> Iterator[RunningServer]:
-    config = ServerConfig(
-        max_concurrent_searches=2, max_threads=2, max_iterations=5_000_000, max_time_ms=20_000, cache_bytes=0
-    )
+    config = ServerConfig(max_concurrent_searches=2, max_threads=2, max_iterations=5_000_000, max_time_ms=20_000, cache_bytes=0)
     running = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
     yield running
     running.stop(0)
@@ -47,8 +45,12 @@ def _suggest_from(server: RunningServer, source: str, position: pb.Position, see
         "limits": {"iterations": 200, "seed": seed},
     }
     try:
-        conn.request("POST", "/hortus.v1.Advisor/SuggestMove", json.dumps(body),
-                     {"Content-Type": "application/json", "Connect-Timeout-Ms": "15000"})
+        conn.request(
+            "POST",
+            "/hortus.v1.Advisor/SuggestMove",
+            json.dumps(body),
+            {"Content-Type": "application/json", "Connect-Timeout-Ms": "15000"},
+        )
         response = conn.getresponse()
         data = json.loads(response.read())
         return response.status, str(data.get("code", "ok"))

@@ -121,7 +121,10 @@ def test_bulk_cancel_mid_search_frees_every_slot(server: RunningServer) -> None:
             assert wait_until(lambda: len(reports) >= slots + 1, 5.0)
             assert all(cancelled for _, cancelled in reports), reports
             assert Counter(method for method, _ in reports) == {
-                "Analyze": 1, "SuggestMove": 1, "RankMoves": 1, "EvaluatePositions": 2
+                "Analyze": 1,
+                "SuggestMove": 1,
+                "RankMoves": 1,
+                "EvaluatePositions": 2,
             }
             # every slot is free again: as many long searches are accepted as the server allows
             calls = fill_slots(stub, position, slots)
@@ -147,9 +150,7 @@ def test_deadlines_expiring_under_load(server: RunningServer) -> None:
             partial = False
             try:
                 if kind == "SuggestMove":
-                    response = stub.SuggestMove(
-                        pb.SuggestMoveRequest(position=position, limits=LONG), timeout=deadline_s
-                    )
+                    response = stub.SuggestMove(pb.SuggestMoveRequest(position=position, limits=LONG), timeout=deadline_s)
                     partial = response.analysis.partial
                 elif kind == "RankMoves":
                     response = stub.RankMoves(pb.RankMovesRequest(position=position, limits=LONG), timeout=deadline_s)
@@ -192,9 +193,7 @@ def test_deadlines_expiring_under_load(server: RunningServer) -> None:
         assert sum(code == "OK" for _, code, _, _ in results) >= server.servicer.config.max_concurrent_searches // 2
         # nothing keeps running past its deadline: the server is idle again and takes searches
         assert wait_until(lambda: server.servicer.searches_in_flight == 0, 5.0)
-        answer = stub.SuggestMove(
-            pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=30)), timeout=10
-        )
+        answer = stub.SuggestMove(pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=30)), timeout=10)
         assert answer.analysis.iterations == 30 and not answer.analysis.partial
 
 
@@ -220,8 +219,7 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
         interval = int(server.servicer.config.min_interval_ms)
         analyze = stub.Analyze(pb.AnalyzeRequest(position=position, limits=LONG, interval_ms=interval), timeout=60)
         batch = stub.EvaluatePositions(
-            iter([pb.EvaluateRequest(id=f"p{i}", position=position, limits=pb.SearchLimits(iterations=20))
-                  for i in range(2000)]),
+            iter([pb.EvaluateRequest(id=f"p{i}", position=position, limits=pb.SearchLimits(iterations=20)) for i in range(2000)]),
             timeout=60,
         )
         # unbounded, the Analyze alone would build ~100 answers a second; the count levels off
@@ -239,8 +237,7 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
         in_use = server.servicer.searches_in_flight
         free = server.servicer.config.max_concurrent_searches - in_use
         assert free >= 1
-        answer = stub.SuggestMove(pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=30)),
-                                  timeout=10)
+        answer = stub.SuggestMove(pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=30)), timeout=10)
         assert answer.analysis.iterations == 30
         # cancelling the unread calls frees their slots
         analyze.cancel()
@@ -255,9 +252,28 @@ def test_client_that_never_reads_its_streams(server: RunningServer, monkeypatch:
 def test_sigterm_under_load_answers_every_accepted_call() -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
-         "--grace-seconds", "15", "--max-concurrent-searches", "3", "--batch-window", "1", "--log-level", "error"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "hortus.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--workers",
+            "1",
+            "--grace-seconds",
+            "15",
+            "--max-concurrent-searches",
+            "3",
+            "--batch-window",
+            "1",
+            "--log-level",
+            "error",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     try:
         assert proc.stdout is not None
@@ -285,8 +301,10 @@ def test_sigterm_under_load_answers_every_accepted_call() -> None:
                     started = time.monotonic()
                     try:
                         if index % 2:
-                            stub.RankMoves(pb.RankMovesRequest(
-                                position=position, limits=pb.SearchLimits(iterations=400, seed=index)), timeout=30)
+                            stub.RankMoves(
+                                pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=400, seed=index)),
+                                timeout=30,
+                            )
                         else:
                             stub.LegalActions(pb.LegalActionsRequest(position=position), timeout=30)
                         record("OK", started)
@@ -302,8 +320,9 @@ def test_sigterm_under_load_answers_every_accepted_call() -> None:
 
             def analyze() -> None:
                 try:
-                    for update in stub.Analyze(pb.AnalyzeRequest(
-                            position=position, limits=pb.SearchLimits(time_ms=2000), interval_ms=200), timeout=30):
+                    for update in stub.Analyze(
+                        pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(time_ms=2000), interval_ms=200), timeout=30
+                    ):
                         analyze_updates.append(update)
                         analyzing.set()  # it holds a search slot
                 except grpc.RpcError as exc:
@@ -314,9 +333,12 @@ def test_sigterm_under_load_answers_every_accepted_call() -> None:
             batch_end: list[str] = []
 
             def batch() -> None:
-                requests = [pb.EvaluateRequest(id=f"p{i}", position=position,
-                                               limits=pb.SearchLimits(iterations=1500, seed=i), max_moves=1)
-                            for i in range(40)]
+                requests = [
+                    pb.EvaluateRequest(
+                        id=f"p{i}", position=position, limits=pb.SearchLimits(iterations=1500, seed=i), max_moves=1
+                    )
+                    for i in range(40)
+                ]
                 try:
                     for answer in stub.EvaluatePositions(iter(requests), timeout=60):
                         assert answer.WhichOneof("result") == "analysis", answer.error
@@ -329,8 +351,11 @@ def test_sigterm_under_load_answers_every_accepted_call() -> None:
 
             def suggest() -> None:  # a unary search running when SIGTERM comes
                 try:
-                    suggested.append(stub.SuggestMove(pb.SuggestMoveRequest(
-                        position=position, limits=pb.SearchLimits(time_ms=2000)), timeout=30))
+                    suggested.append(
+                        stub.SuggestMove(
+                            pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(time_ms=2000)), timeout=30
+                        )
+                    )
                 except grpc.RpcError as exc:
                     suggested.append(exc.code().name)
 
@@ -420,15 +445,16 @@ def node_arena_after_a_larger_search(tuning: str) -> dict[str, Any]:
     env.pop("MALLOC_MMAP_THRESHOLD_", None)
     env.pop("MALLOC_ARENA_MAX", None)
     env.pop("MALLOC_TRIM_THRESHOLD_", None)
-    done = subprocess.run([sys.executable, "-c", NODE_ARENA_SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", NODE_ARENA_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
-                    reason="node arenas are mappings on Linux; the heap is prepared as glibc's")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
+    reason="node arenas are mappings on Linux; the heap is prepared as glibc's",
+)
 @pytest.mark.parametrize("tuning", ["on", "off"])
 def test_a_search_gives_its_node_arena_back_to_the_system(tuning: str) -> None:
     """Load memory: a node arena left to malloc was carved from the heap whenever a

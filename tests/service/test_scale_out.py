@@ -94,9 +94,10 @@ def test_workers_share_one_port() -> None:
 
 
 def test_round_robin_batch_survives_a_killed_server() -> None:
-    with serve_process("--workers", "1", "--max-concurrent-searches", "1") as (first, port1, _), serve_process(
-        "--workers", "1", "--max-concurrent-searches", "1"
-    ) as (second, port2, _):
+    with (
+        serve_process("--workers", "1", "--max-concurrent-searches", "1") as (first, port1, _),
+        serve_process("--workers", "1", "--max-concurrent-searches", "1") as (second, port2, _),
+    ):
         with AdvisorClient([f"127.0.0.1:{port1}", f"127.0.0.1:{port2}"], timeout=60, wait_for_ready=True) as client:
             position = client.new_game(GAME, seed=1).position
             items = [EvaluationItem(f"pos{i}", position, iterations=1500, seed=i) for i in range(30)]

@@ -287,8 +287,11 @@ def test_answers_are_kept_to_the_audience(served: Served) -> None:
     for call, request, name in (
         (served.stub.LegalActions, pb.LegalActionsRequest(position=position, for_seat=1), "for_seat"),
         (served.stub.ViewPosition, pb.ViewPositionRequest(position=position, seat=1), "seat"),
-        (served.stub.ApplyActions, pb.ApplyActionsRequest(position=position, actions=[pb.ActionRef(id=state.legal_actions()[0])]),
-         "actions[0]"),
+        (
+            served.stub.ApplyActions,
+            pb.ApplyActionsRequest(position=position, actions=[pb.ActionRef(id=state.legal_actions()[0])]),
+            "actions[0]",
+        ),
         (served.stub.ApplyActions, pb.ApplyActionsRequest(position=position, seal_for_seat=1), "seal_for_seat"),
         (served.stub.RankMoves, pb.RankMovesRequest(position=position, limits=pb.SearchLimits(iterations=50)), "position.sealed"),
         (served.stub.Analyze, pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=50)), "position.sealed"),
@@ -312,7 +315,11 @@ def test_chance_on_a_sealed_position_is_drawn_by_the_server(served: Served) -> N
     assert info.current_player == games.CHANCE
     state = games.get("botanists").new_game(players=2, seed=None)
     field, description = refused(
-        served.stub.ApplyActions, pb.ApplyActionsRequest(position=info.position, actions=[pb.ActionRef(id=state.legal_actions()[0] if state.legal_actions() else state.chance_outcomes()[0][0])])
+        served.stub.ApplyActions,
+        pb.ApplyActionsRequest(
+            position=info.position,
+            actions=[pb.ActionRef(id=state.legal_actions()[0] if state.legal_actions() else state.chance_outcomes()[0][0])],
+        ),
     )
     assert field == "actions[0]" and "draw_seed" in description
     position = info.position
@@ -374,5 +381,7 @@ def test_view_digest_the_same_request_with_the_view_alone_gives_the_same_answer(
         assert len({without(a, "elapsed_ms", "continuation") for a in answers}) == 1
     sealed = pb.Position(sealed=seal(served.stub, state, seat).position.sealed)
     assert served.stub.RankMoves(pb.RankMovesRequest(position=sealed, limits=limits)).analysis.view_digest == digest
-    batch = list(served.stub.EvaluateBatch(pb.EvaluateBatchRequest(positions=[pb.EvaluateRequest(id="a", position=real, limits=limits)])))
+    batch = list(
+        served.stub.EvaluateBatch(pb.EvaluateBatchRequest(positions=[pb.EvaluateRequest(id="a", position=real, limits=limits)]))
+    )
     assert batch[0].analysis.view_digest == digest

@@ -47,7 +47,10 @@ def test_workers_and_their_replacements_open_each_others_blobs(tmp_path: Path) -
     env = dict(os.environ, PYTHONUNBUFFERED="1", HORTUS_SEAL_KEY=str(key_file))
     proc = subprocess.Popen(
         [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2", "--grace-seconds", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     connections: list[tuple[grpc.Channel, advisor_pb2_grpc.AdvisorStub]] = []
     try:

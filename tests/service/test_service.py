@@ -198,17 +198,13 @@ def test_apply_actions_includes_chance(stub: Any) -> None:
     position = new_position(stub, seed=None)
     chance = stub.LegalActions(pb.LegalActionsRequest(position=position), timeout=10).chance_outcomes
     outcome = chance[0].action
-    applied = stub.ApplyActions(
-        pb.ApplyActionsRequest(position=position, actions=[pb.ActionRef(id=outcome.id)]), timeout=10
-    )
+    applied = stub.ApplyActions(pb.ApplyActionsRequest(position=position, actions=[pb.ActionRef(id=outcome.id)]), timeout=10)
     assert applied.applied[0].notation == outcome.notation
 
 
 def test_apply_actions_to_the_end(stub: Any) -> None:
     final = played_to_end(seed=4)
-    info = stub.ApplyActions(
-        pb.ApplyActionsRequest(position=pb.Position(game=GAME, encoded=final.encode())), timeout=10
-    ).info
+    info = stub.ApplyActions(pb.ApplyActionsRequest(position=pb.Position(game=GAME, encoded=final.encode())), timeout=10).info
     assert info.terminal and info.current_player == games.TERMINAL
     assert list(info.returns) == final.returns() and list(info.scores) == final.scores()
     assert sum(info.returns) == pytest.approx(1.0)
@@ -317,9 +313,7 @@ def test_ranking_details_only_the_moves_kept() -> None:
 
 def test_time_only_budget_is_complete(stub: Any) -> None:
     position = new_position(stub, seed=9)
-    analysis = stub.RankMoves(
-        pb.RankMovesRequest(position=position, limits=pb.SearchLimits(time_ms=100)), timeout=30
-    ).analysis
+    analysis = stub.RankMoves(pb.RankMovesRequest(position=position, limits=pb.SearchLimits(time_ms=100)), timeout=30).analysis
     assert not analysis.partial
     assert analysis.iterations > 0
 
@@ -421,9 +415,7 @@ def test_caps(stub: Any) -> None:
     assert got == "actions" and "max_actions_per_request" in description
 
 
-def test_internal_errors_do_not_leak(
-    stub: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_internal_errors_do_not_leak(stub: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     def broken(state: games.State) -> pb.PositionInfo:
         raise RuntimeError("secret internal detail")
 
@@ -481,17 +473,13 @@ def test_deadline_gives_partial_answer(stub: Any) -> None:
 
 
 def test_capacity_and_cancellation() -> None:
-    config = ServerConfig(
-        default_iterations=100, max_iterations=10**9, max_concurrent_searches=1, max_threads=1, workers=4
-    )
+    config = ServerConfig(default_iterations=100, max_iterations=10**9, max_concurrent_searches=1, max_threads=1, workers=4)
     server = build_server("127.0.0.1:0", config)
     try:
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
             stub = make_stub(ch)
             position = new_position(stub, seed=15)
-            long = pb.SuggestMoveRequest(
-                position=position, limits=pb.SearchLimits(iterations=10**9, time_ms=15_000)
-            )
+            long = pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=10**9, time_ms=15_000))
             seeds = iter(range(1, 10**6))
 
             def short() -> pb.SuggestMoveRequest:
@@ -627,9 +615,7 @@ def test_size_caps_on_request_fields(stub: Any) -> None:
         ),
         (
             stub.ApplyActions,
-            pb.ApplyActionsRequest(
-                position=position, actions=[pb.ActionRef(notation="n" * (S.MAX_NOTATION_BYTES + 1))]
-            ),
+            pb.ApplyActionsRequest(position=position, actions=[pb.ActionRef(notation="n" * (S.MAX_NOTATION_BYTES + 1))]),
             "actions[0].notation",
             "MAX_NOTATION_BYTES",
         ),

@@ -168,9 +168,7 @@ def _parses(request_class: Any, data: bytes) -> bool:
     return True
 
 
-def test_malformed_requests_are_invalid_argument_on_every_rpc(
-    server: RunningServer, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_malformed_requests_are_invalid_argument_on_every_rpc(server: RunningServer, caplog: pytest.LogCaptureFixture) -> None:
     """Bytes the request's message type cannot parse (which depends on the type: field 1 is not
     a string everywhere) are INVALID_ARGUMENT naming ``request`` on every RPC, with no ERROR
     in the log and far fewer warnings than calls."""
@@ -370,8 +368,16 @@ def test_error_fields_name_real_proto_paths(server: RunningServer) -> None:
         ]
         requests += [
             ("", pb.LegalActionsRequest(position=pb.Position(game=GAME, encoded=b"xx")), "LegalActions"),
-            ("", pb.RankMovesRequest(position=pb.Position(game=GAME, encoded=good), limits=pb.SearchLimits(threads=999)), "RankMoves"),
-            ("", pb.ApplyActionsRequest(position=pb.Position(game=GAME, encoded=good), actions=[pb.ActionRef(id=10**6)]), "ApplyActions"),
+            (
+                "",
+                pb.RankMovesRequest(position=pb.Position(game=GAME, encoded=good), limits=pb.SearchLimits(threads=999)),
+                "RankMoves",
+            ),
+            (
+                "",
+                pb.ApplyActionsRequest(position=pb.Position(game=GAME, encoded=good), actions=[pb.ActionRef(id=10**6)]),
+                "ApplyActions",
+            ),
             ("", pb.NewGameRequest(game=GAME, options={"no_such_rule": "x"}), "NewGame"),
             ("", pb.ViewPositionRequest(position=pb.Position(game=GAME, encoded=good), seat=9), "ViewPosition"),
         ]

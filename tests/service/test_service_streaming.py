@@ -71,9 +71,7 @@ def field_of(error: grpc.RpcError) -> str:
 # --- Analyze -----------------------------------------------------------------------------------
 def test_analyze_partials_then_one_final(stub: Any) -> None:
     position = new_position(stub)
-    request = pb.AnalyzeRequest(
-        position=position, limits=pb.SearchLimits(iterations=4000, seed=3), interval_ms=10, max_moves=3
-    )
+    request = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=4000, seed=3), interval_ms=10, max_moves=3)
     responses = list(stub.Analyze(request, timeout=30))
     assert len(responses) >= 2
     assert [r.final for r in responses].count(True) == 1 and responses[-1].final
@@ -164,9 +162,7 @@ def test_suggest_move_at_a_level(stub: Any) -> None:
         stub.SuggestMove(pb.SuggestMoveRequest(position=position, level=9), timeout=10)
     assert field_of(info.value) == "level"
     with pytest.raises(grpc.RpcError) as info:
-        stub.SuggestMove(
-            pb.SuggestMoveRequest(position=position, level=2, limits=pb.SearchLimits(iterations=5)), timeout=10
-        )
+        stub.SuggestMove(pb.SuggestMoveRequest(position=position, level=2, limits=pb.SearchLimits(iterations=5)), timeout=10)
     assert field_of(info.value) == "limits"
 
 
@@ -361,8 +357,7 @@ def test_batches_use_every_slot_and_interactive_calls_are_still_served(running: 
     is served at once, in the one slot over the cap kept for interactive calls."""
     position = new_position(stub, seed=31)
     requests = [
-        pb.EvaluateRequest(id=str(i), position=position, limits=pb.SearchLimits(iterations=20_000, seed=i))
-        for i in range(12)
+        pb.EvaluateRequest(id=str(i), position=position, limits=pb.SearchLimits(iterations=20_000, seed=i)) for i in range(12)
     ]
     call = stub.EvaluatePositions(iter(requests), timeout=120)
     slots = running.servicer.config.max_concurrent_searches

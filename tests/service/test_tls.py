@@ -26,18 +26,73 @@ def _openssl(*args: str, cwd: Path) -> None:
 def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """A CA, a server certificate for 127.0.0.1/localhost and a client certificate."""
     d = tmp_path_factory.mktemp("pki")
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-             "-days", "2", "-subj", "/CN=hortus test CA", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=hortus test CA",
+        cwd=d,
+    )
     (d / "server.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     (d / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
     for name in ("server", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
-                 "-subj", f"/CN=hortus {name}", cwd=d)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext", cwd=d)
+        _openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN=hortus {name}",
+            cwd=d,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.pem",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+            cwd=d,
+        )
     # a second CA the server does not trust, for a rejected client
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "rogue.key", "-out", "rogue.pem",
-             "-days", "2", "-subj", "/CN=rogue", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "rogue.key",
+        "-out",
+        "rogue.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=rogue",
+        cwd=d,
+    )
     return {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pem", ".key")}
 
 
@@ -111,10 +166,28 @@ def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> 
     for name, data in pki.items():
         (tmp_path / name).write_bytes(data)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
-         "--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server.key"),
-         "--tls-client-ca", str(tmp_path / "ca.pem"), "--grace-seconds", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        [
+            sys.executable,
+            "-m",
+            "hortus.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--workers",
+            "1",
+            "--tls-cert",
+            str(tmp_path / "server.pem"),
+            "--tls-key",
+            str(tmp_path / "server.key"),
+            "--tls-client-ca",
+            str(tmp_path / "ca.pem"),
+            "--grace-seconds",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
     try:
         assert proc.stdout is not None
@@ -180,9 +253,23 @@ def test_a_key_that_does_not_match_the_certificate_is_named(pki: dict[str, bytes
     for name in ("server.pem", "server.key"):
         (tmp_path / name).write_bytes(pki[name])
     done = subprocess.run(
-        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
-         "--tls-cert", str(tmp_path / "server.key"), "--tls-key", str(tmp_path / "server.pem")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "hortus.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--tls-cert",
+            str(tmp_path / "server.key"),
+            "--tls-key",
+            str(tmp_path / "server.pem"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0
     assert "the key does not match the certificate" in done.stderr, done.stderr

@@ -36,9 +36,18 @@ def toy_model(name: str, hidden: int = 3, default: bool = False, plies: int = 2)
     """A model with arbitrary fixed weights: enough to exercise the format and the search."""
     n = feature_count(name)
     rng = random.Random(n * 7 + hidden)
-    fit = Fit(hidden, [[rng.uniform(-1, 1) for _ in range(n)] for _ in range(hidden)],
-              [rng.uniform(-0.5, 0.5) for _ in range(hidden)],
-              [rng.uniform(-2, 2) for _ in range(hidden or n)], 0.1, 0.0, 0.0, 0.0, 0.0, 0)
+    fit = Fit(
+        hidden,
+        [[rng.uniform(-1, 1) for _ in range(n)] for _ in range(hidden)],
+        [rng.uniform(-0.5, 0.5) for _ in range(hidden)],
+        [rng.uniform(-2, 2) for _ in range(hidden or n)],
+        0.1,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0,
+    )
     return model_document(name, fit, n, plies, default, {"command": "test"})
 
 
@@ -91,9 +100,14 @@ def test_model_search_is_deterministic_and_fair(name: str, model_at) -> None:  #
             assert world.view(seat) == state.view(seat)
             worlds.append(world)
         first = comparable(analyze(worlds[0], limits, settings=model))
-        assert first == comparable(analyze(worlds[1], limits, settings=model)) == \
-            comparable(analyze(worlds[0], limits, settings=model))
-        assert first != comparable(analyze(worlds[0], Limits(iterations=300, seed=5), settings=SearchSettings(evaluation="playout")))
+        assert (
+            first
+            == comparable(analyze(worlds[1], limits, settings=model))
+            == comparable(analyze(worlds[0], limits, settings=model))
+        )
+        assert first != comparable(
+            analyze(worlds[0], Limits(iterations=300, seed=5), settings=SearchSettings(evaluation="playout"))
+        )
 
 
 @pytest.mark.parametrize("name", MULTI)
@@ -104,7 +118,9 @@ def test_default_evaluation_follows_the_model_file(name: str, model_at) -> None:
     assert comparable(analyze(state, Limits(iterations=200, seed=3))) == playout
     model_at(toy_model(name, default=True))
     with_model = comparable(analyze(state, Limits(iterations=200, seed=3)))
-    assert with_model == comparable(analyze(state, Limits(iterations=200, seed=3), settings=settings_for(state, evaluation="model")))
+    assert with_model == comparable(
+        analyze(state, Limits(iterations=200, seed=3), settings=settings_for(state, evaluation="model"))
+    )
     assert with_model != playout
 
 
@@ -121,7 +137,7 @@ def test_linear_model_at_the_leaf_matches_the_python_formula(model_at) -> None: 
     assert all(m.win_probability == pytest.approx(0.5) for m in a.moves)
     model = evaluation.load_model(state.game, feature_count(name))
     # The seats' values are normalised to sum to 1: a constant logit (b2 = 0.1) gives 1/2 each.
-    assert model is not None and model.value([1.0] * model.features) == pytest.approx(1 / (1 + 2.718281828459045 ** -0.1))
+    assert model is not None and model.value([1.0] * model.features) == pytest.approx(1 / (1 + 2.718281828459045**-0.1))
 
 
 def test_a_cut_playout_reports_the_points_head_estimate(model_at) -> None:  # type: ignore[no-untyped-def]
@@ -138,8 +154,9 @@ def test_a_cut_playout_reports_the_points_head_estimate(model_at) -> None:  # ty
     headed["sha256"] = evaluation.checksum(headed)
     model_at(headed)
     with_head = analyze(state, limits, settings=settings_for(state, evaluation="model"))
-    assert [(m.action, m.visits, m.win_probability) for m in with_head.moves] == \
-        [(m.action, m.visits, m.win_probability) for m in without.moves]
+    assert [(m.action, m.visits, m.win_probability) for m in with_head.moves] == [
+        (m.action, m.visits, m.win_probability) for m in without.moves
+    ]
     assert all(p == pytest.approx(42.5) for m in with_head.moves for p in m.expected_scores)
     assert any(p != pytest.approx(42.5) for m in without.moves for p in m.expected_scores)
     model = evaluation.load_model(state.game, feature_count(name))
@@ -258,12 +275,37 @@ def test_training_pipeline_on_tiny_data_is_reproducible(tmp_path: Path, model_at
     name = "botanik"
     paths = [tmp_path / "a.json", tmp_path / "b.json"]
     for path in paths:
-        assert main(["--game", name, "--players", "2", "--games", "2", "--per-game", "3",
-                     "--play-iterations", "8", "--label-iterations", "20", "--jobs", "1",
-                     "--out", str(path)]) == 0
+        assert (
+            main(
+                [
+                    "--game",
+                    name,
+                    "--players",
+                    "2",
+                    "--games",
+                    "2",
+                    "--per-game",
+                    "3",
+                    "--play-iterations",
+                    "8",
+                    "--label-iterations",
+                    "20",
+                    "--jobs",
+                    "1",
+                    "--out",
+                    str(path),
+                ]
+            )
+            == 0
+        )
     assert paths[0].read_text() == paths[1].read_text()
     model_at(paths[0].read_text())
-    assert analyze(midgame(name, 1), Limits(iterations=50, seed=1), settings=settings_for(midgame(name, 1), evaluation="model")).iterations == 50
+    assert (
+        analyze(
+            midgame(name, 1), Limits(iterations=50, seed=1), settings=settings_for(midgame(name, 1), evaluation="model")
+        ).iterations
+        == 50
+    )
     positions = self_play_positions(name, 2, 1, 9, play_iterations=8, per_game=2)
     samples = label_positions(name, positions, 20, 9)
     assert len(samples) == 2 * len(positions) == 4
@@ -316,5 +358,9 @@ def test_the_cut_is_the_games_per_seat_count_else_the_model_files() -> None:
         expected = model.eval_plies if cut is None else cut
         state = midgame(name, 3, players=players)
         default = comparable(analyze(state, Limits(iterations=300, seed=5)))
-        assert default == comparable(analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected)))
-        assert default != comparable(analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected + 7)))
+        assert default == comparable(
+            analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected))
+        )
+        assert default != comparable(
+            analyze(state, Limits(iterations=300, seed=5), settings=settings_for(state, eval_plies=expected + 7))
+        )

@@ -44,8 +44,9 @@ def port(running: RunningServer) -> int:
     return running.web.port
 
 
-def request(port: int, method: str, path: str, body: bytes | None = None,
-            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+def request(
+    port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         conn.request(method, path, body, headers or {})
@@ -56,15 +57,21 @@ def request(port: int, method: str, path: str, body: bytes | None = None,
 
 
 def position(port: int, seed: int = 7) -> dict[str, Any]:
-    status, _, body = request(port, "POST", "/hortus.v1.Advisor/NewGame", json.dumps({"game": GAME, "seed": seed}).encode(),
-                              {"Content-Type": "application/json"})
+    status, _, body = request(
+        port,
+        "POST",
+        "/hortus.v1.Advisor/NewGame",
+        json.dumps({"game": GAME, "seed": seed}).encode(),
+        {"Content-Type": "application/json"},
+    )
     assert status == 200, body
     return json.loads(body)["info"]["position"]  # type: ignore[no-any-return]
 
 
 def ndjson(port: int, method: str, message: dict[str, Any]) -> list[dict[str, Any]]:
-    status, headers, body = request(port, "POST", f"/hortus.v1.Advisor/{method}", json.dumps(message).encode(),
-                                    {"Content-Type": "application/x-ndjson"})
+    status, headers, body = request(
+        port, "POST", f"/hortus.v1.Advisor/{method}", json.dumps(message).encode(), {"Content-Type": "application/x-ndjson"}
+    )
     assert status == 200
     assert headers["content-type"] == "application/x-ndjson"
     assert body.endswith(b"\n")
@@ -72,8 +79,9 @@ def ndjson(port: int, method: str, message: dict[str, Any]) -> list[dict[str, An
 
 
 def test_analyze_streams_ndjson_and_ends_ok(port: int) -> None:
-    lines = ndjson(port, "Analyze", {"position": position(port), "limits": {"iterations": 400, "seed": 3, "threads": 1},
-                                     "intervalMs": 10})
+    lines = ndjson(
+        port, "Analyze", {"position": position(port), "limits": {"iterations": 400, "seed": 3, "threads": 1}, "intervalMs": 10}
+    )
     assert lines[-1] == {"end": {"code": "ok"}}
     results = [line["result"] for line in lines[:-1]]
     assert results and all(set(line) == {"result"} for line in lines[:-1])
@@ -93,8 +101,9 @@ def test_ndjson_final_result_is_deterministic_for_a_seed(port: int) -> None:
 
 def test_unknown_field_is_invalid_argument_naming_it(port: int) -> None:
     # unary Connect JSON
-    status, _, body = request(port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "botanik", "seeed": 1}',
-                              {"Content-Type": "application/json"})
+    status, _, body = request(
+        port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "botanik", "seeed": 1}', {"Content-Type": "application/json"}
+    )
     assert status == 400
     error = json.loads(body)
     assert error["code"] == "invalid_argument" and "seeed" in error["message"]
@@ -109,8 +118,9 @@ def test_unknown_field_is_invalid_argument_naming_it(port: int) -> None:
 
 
 def test_servicer_error_details_are_decoded(port: int) -> None:
-    status, _, body = request(port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "no-such-game"}',
-                              {"Content-Type": "application/json"})
+    status, _, body = request(
+        port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "no-such-game"}', {"Content-Type": "application/json"}
+    )
     assert 400 <= status < 500
     error = json.loads(body)
     assert error["details"], error
@@ -123,8 +133,9 @@ def test_servicer_error_details_are_decoded(port: int) -> None:
 
 def test_sse_get_with_message_query(port: int) -> None:
     message = json.dumps({"position": position(port), "limits": {"iterations": 200, "seed": 1, "threads": 1}})
-    status, headers, body = request(port, "GET", "/hortus.v1.Advisor/Analyze?message=" + quote(message),
-                                    headers={"Accept": "text/event-stream"})
+    status, headers, body = request(
+        port, "GET", "/hortus.v1.Advisor/Analyze?message=" + quote(message), headers={"Accept": "text/event-stream"}
+    )
     assert status == 200 and headers["content-type"] == "text/event-stream"
     events = [block for block in body.decode().split("\n\n") if block]
     kinds = [block.splitlines()[0] for block in events]
@@ -135,8 +146,11 @@ def test_sse_get_with_message_query(port: int) -> None:
 def test_closing_the_connection_stops_the_search(running: RunningServer, port: int) -> None:
     message = json.dumps({"position": position(port), "limits": {"timeMs": 15_000, "threads": 1}, "intervalMs": 50}).encode()
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
-                 + f"Content-Length: {len(message)}\r\n\r\n".encode() + message)
+    sock.sendall(
+        b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
+        + f"Content-Length: {len(message)}\r\n\r\n".encode()
+        + message
+    )
     first = sock.recv(65536)
     assert b"200" in first.split(b"\r\n")[0]
     while b'{"result"' not in first:
@@ -175,6 +189,7 @@ def test_connect_get_of_a_read_only_rpc(port: int) -> None:
     status, _, body = request(port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message=" + quote("{}"))
     assert status == 200
     assert any(game["name"] == GAME for game in json.loads(body)["games"])
-    status, _, body = request(port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message="
-                              + quote('{"bogus": 1}'))
+    status, _, body = request(
+        port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message=" + quote('{"bogus": 1}')
+    )
     assert status == 400 and "bogus" in json.loads(body)["message"]

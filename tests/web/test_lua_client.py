@@ -38,7 +38,8 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     server: RunningServer = build_server(
-        "127.0.0.1:0", ServerConfig(default_iterations=100, max_threads=1, max_concurrent_searches=2),
+        "127.0.0.1:0",
+        ServerConfig(default_iterations=100, max_threads=1, max_concurrent_searches=2),
         web=WebOptions("127.0.0.1:0"),
     )
     assert server.web is not None
@@ -72,7 +73,9 @@ PREAMBLE = 'package.path = "./?.lua;" .. package.path; local hortus = require("h
 
 
 def test_errors_are_the_connect_error_json(url: str) -> None:
-    script = PREAMBLE + """
+    script = (
+        PREAMBLE
+        + """
       local ok, e = pcall(a.new_game, a, "no-such-game", {})
       print(ok, e.code, tostring(e))
       local info = a:new_game("botanik", {players = 2, seed = 1})
@@ -82,6 +85,7 @@ def test_errors_are_the_connect_error_json(url: str) -> None:
       local ok3, e3 = pcall(dead.list_games, dead)
       print(ok3, e3.code)
     """
+    )
     result = lua(script, url)
     assert result.returncode == 0, result.stderr[-3000:]
     first, second, third = result.stdout.splitlines()
@@ -92,7 +96,9 @@ def test_errors_are_the_connect_error_json(url: str) -> None:
 
 def test_suggest_move_at_a_level_is_the_python_clients_move(url: str) -> None:
     """The same request through Lua and through plain JSON gives the same move (seeded)."""
-    script = PREAMBLE + """
+    script = (
+        PREAMBLE
+        + """
       local info = a:new_game("botanik", {players = 2, seed = 11})
       local legal = a:legal_actions(info.position)
       while legal.currentPlayer < 0 do
@@ -102,6 +108,7 @@ def test_suggest_move_at_a_level_is_the_python_clients_move(url: str) -> None:
       local s = a:suggest_move(info.position, {level = 3, seed = 4})
       print(s.action.id, #legal.actions, require("cjson").encode(info.position))
     """
+    )
     result = lua(script, url)
     assert result.returncode == 0, result.stderr[-3000:]
     action_id, count, position = result.stdout.strip().split("\t", 2)
@@ -111,7 +118,9 @@ def test_suggest_move_at_a_level_is_the_python_clients_move(url: str) -> None:
     assert dict(answer.get("action") or {}).get("id", 0) == int(float(action_id)), answer
 
 
-def _post(url: str, method: str, body: dict[str, object], content_type: str = "application/json") -> tuple[int, dict[str, object]]:
+def _post(
+    url: str, method: str, body: dict[str, object], content_type: str = "application/json"
+) -> tuple[int, dict[str, object]]:
     host = url.removeprefix("http://")
     connection = http.client.HTTPConnection(host, timeout=60)
     connection.request("POST", f"/hortus.v1.Advisor/{method}", json.dumps(body), {"Content-Type": content_type})
@@ -137,11 +146,14 @@ def test_analyze_stream_read_line_by_line(url: str) -> None:
 
 
 def test_analyze_stream_errors_end_the_stream(url: str) -> None:
-    script = PREAMBLE + """
+    script = (
+        PREAMBLE
+        + """
       local info = a:new_game("botanik", {players = 2, seed = 1})
       local ok, e = pcall(a.analyze, a, info.position, {interval_ms = 1}, function() end)
       print(ok, e.code)
     """
+    )
     result = lua(script, url)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "false\tinvalid_argument", result.stdout

@@ -26,8 +26,9 @@ from hortus.server.openapi import openapi_document  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 
 # searches stay short whatever limits the generated requests ask for
-CONFIG = ServerConfig(default_iterations=100, max_iterations=300, max_time_ms=300, max_threads=1,
-                      max_concurrent_searches=2, max_batch_size=4)
+CONFIG = ServerConfig(
+    default_iterations=100, max_iterations=300, max_time_ms=300, max_threads=1, max_concurrent_searches=2, max_batch_size=4
+)
 ST = shutil.which("st", path=str(Path(sys.executable).parent)) or shutil.which("st")
 EXAMPLES = int(os.environ.get("HORTUS_SCHEMATHESIS_EXAMPLES", "20"))
 
@@ -56,10 +57,28 @@ def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port:
     assert ST is not None
     checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
     result = subprocess.run(
-        [ST, "run", f"http://127.0.0.1:{port}/openapi.json", "--checks", checks, "--phases", "examples,fuzzing",
-         "--max-examples", str(EXAMPLES), "--seed", "1", "--workers", "1", "--no-color",
-         "--request-timeout", "30"],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "NO_COLOR": "1"},
+        [
+            ST,
+            "run",
+            f"http://127.0.0.1:{port}/openapi.json",
+            "--checks",
+            checks,
+            "--phases",
+            "examples,fuzzing",
+            "--max-examples",
+            str(EXAMPLES),
+            "--seed",
+            "1",
+            "--workers",
+            "1",
+            "--no-color",
+            "--request-timeout",
+            "30",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1"},
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-8000:]
@@ -87,15 +106,19 @@ def test_every_ndjson_line_matches_the_documented_line_schema(port: int) -> None
     assert status == 200
     position = json.loads(body)["info"]["position"]
     requests = {
-        "Analyze": [{"position": position, "limits": {"iterations": 200}, "intervalMs": 1}, {"position": position, "seeed": 1},
-                    {"position": {"game": "nope"}}],
+        "Analyze": [
+            {"position": position, "limits": {"iterations": 200}, "intervalMs": 1},
+            {"position": position, "seeed": 1},
+            {"position": {"game": "nope"}},
+        ],
         "ReviewGame": [{"start": position, "moves": []}, {"start": position, "moves": [{"id": 99999}]}],
         "EvaluateBatch": [{"positions": [position, position], "limits": {"iterations": 100}}, {"positions": [{}]}],
     }
     results = 0
     for method, bodies in requests.items():
         line_schema = document["paths"][f"/hortus.v1.Advisor/{method}"]["post"]["responses"]["200"]["content"][
-            "application/x-ndjson"]["schema"]
+            "application/x-ndjson"
+        ]["schema"]
         validator = jsonschema.Draft202012Validator({**line_schema, "components": document["components"]})
         for request in bodies:
             for content_type in ("application/json", "application/x-ndjson"):

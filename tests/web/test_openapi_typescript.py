@@ -56,7 +56,7 @@ def test_the_generated_types_reject_a_wrong_type_and_a_misspelt_field(built: Non
         'const client = createClient<paths>({ baseUrl: "http://127.0.0.1:1" });\n'
         'void client.POST("/hortus.v1.Advisor/NewGame", { body: { game: 7 } });\n'
         'const { data } = await client.POST("/hortus.v1.Advisor/NewGame", { body: { game: "botanik" } });\n'
-        'console.log(data?.info?.scroes);\n'
+        "console.log(data?.info?.scroes);\n"
     )
     try:
         checked = _run(str(BIN / "tsc"), "-p", "tsconfig.json", "--noEmit")

@@ -60,10 +60,15 @@ def page(browser: Any, url: str) -> Iterator[Any]:
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}")
-            if "Analyze" not in r.url else None)  # a stopped analysis is an aborted request
-    page.on("request", lambda r: problems.append(f"external request: {r.url}")
-            if not r.url.startswith(url) and not r.url.startswith("data:") else None)
+    page.on(
+        "requestfailed", lambda r: problems.append(f"request failed: {r.url}") if "Analyze" not in r.url else None
+    )  # a stopped analysis is an aborted request
+    page.on(
+        "request",
+        lambda r: (
+            problems.append(f"external request: {r.url}") if not r.url.startswith(url) and not r.url.startswith("data:") else None
+        ),
+    )
     page.set_default_timeout(30_000)
     page.problems = problems  # a test expecting an error response removes it from here
     yield page
@@ -79,7 +84,8 @@ def _picture_ok(page: Any) -> None:
 def _wait_human_turn(page: Any) -> None:
     page.wait_for_function(
         "() => document.body.dataset.busy === '0' && (document.querySelector('#picture svg [data-action]')"
-        " || !document.getElementById('final').hidden)")
+        " || !document.getElementById('final').hidden)"
+    )
 
 
 def _late_position(name: str, players: int, seed: int, remaining: int = 12) -> tuple[str, Any]:

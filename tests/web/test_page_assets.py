@@ -63,7 +63,9 @@ def test_shipped_bundle_was_built_from_these_sources() -> None:
     first = (STATIC / "app.js").read_text(encoding="utf-8").splitlines()[0]
     found = re.search(r"sources sha256 ([0-9a-f]{64})", first)
     assert found, "app.js has no source hash banner: build it with node web/build.mjs"
-    assert found.group(1) == source_hash(), f"src/hortus/static is older than its sources (web/, the TypeScript client, proto/): {REBUILD}"
+    assert found.group(1) == source_hash(), (
+        f"src/hortus/static is older than its sources (web/, the TypeScript client, proto/): {REBUILD}"
+    )
     for name in ("index.html", "style.css"):
         assert (STATIC / name).read_bytes() == (WEB / name).read_bytes(), f"{name}: {REBUILD}"
 

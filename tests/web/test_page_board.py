@@ -26,8 +26,10 @@ from hortus.server.web import WebOptions  # noqa: E402
 CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install chromium (.ci/run does)")
 CONFIG = ServerConfig(default_iterations=100, max_iterations=10**6, max_time_ms=60_000)
-READY = ("() => document.body.dataset.busy === '0' && (document.querySelector('#picture svg [data-action]')"
-         " || !document.querySelector('#final').hidden)")
+READY = (
+    "() => document.body.dataset.busy === '0' && (document.querySelector('#picture svg [data-action]')"
+    " || !document.querySelector('#final').hidden)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +66,13 @@ def page(browser: Any) -> Iterator[Any]:
 
 
 # LC1: 1 circle, 2 triangle, 3 square, 4 hexagon, 5 diamond (components.toml's [[breeds]] order)
-SHAPES = {"circle": ["circle", 0], "triangle": ["polygon", 3], "square": ["rect", 0], "hexagon": ["polygon", 6],
-          "diamond": ["polygon", 4]}
+SHAPES = {
+    "circle": ["circle", 0],
+    "triangle": ["polygon", 3],
+    "square": ["rect", 0],
+    "hexagon": ["polygon", 6],
+    "diamond": ["polygon", 4],
+}
 
 
 def test_botanical_lab_breeds_are_drawn_as_the_rulebooks_shapes(page: Any, url: str) -> None:
@@ -107,8 +114,14 @@ def _face_down_position(players: int) -> tuple[str, list[list[str]]]:
                 state.resolve_chance(rng)
                 continue
             view = state.view(0)
-            down = [[COLOURS[view["land_colour"][w][k]] for k in range(view["land_filled"][w])
-                     if view["land_colour"][w][k] != EMPTY and view["land_down"][w][k]] for w in range(players)]
+            down = [
+                [
+                    COLOURS[view["land_colour"][w][k]]
+                    for k in range(view["land_filled"][w])
+                    if view["land_colour"][w][k] != EMPTY and view["land_down"][w][k]
+                ]
+                for w in range(players)
+            ]
             if state.current_player == 0 and sum(map(len, down)) >= 4 and len({c for d in down for c in d}) >= 2:
                 return state.encode().hex(), down
             state.apply(rng.choice(state.legal_actions()))

@@ -109,8 +109,8 @@ def test_a_lost_connection_is_explained(page: Any) -> None:
 
 
 def test_a_refused_origin_is_explained_and_logged(page: Any, caplog: pytest.LogCaptureFixture) -> None:
-    home = _serve()       # serves the page
-    other = _serve()      # the API it is pointed at, which allows no other origin
+    home = _serve()  # serves the page
+    other = _serve()  # the API it is pointed at, which allows no other origin
     caplog.set_level(logging.WARNING, logger="hortus.server.web")
     try:
         page.goto(f"{_url(home)}/?server={_url(other)}&game=botanik&players=2&seed=7")
@@ -139,8 +139,11 @@ def test_the_allowed_origins_are_printed_at_start() -> None:
     stop = threading.Event()
     started = threading.Event()
     web = WebOptions("127.0.0.1:0", cors_origins=("https://b.test", "https://a.test"))
-    thread = threading.Thread(target=serve, args=("127.0.0.1:0", CONFIG),
-                              kwargs={"out": out, "stop_event": stop, "web": web, "ready": lambda _: started.set()})
+    thread = threading.Thread(
+        target=serve,
+        args=("127.0.0.1:0", CONFIG),
+        kwargs={"out": out, "stop_event": stop, "web": web, "ready": lambda _: started.set()},
+    )
     thread.start()
     try:
         assert started.wait(60)

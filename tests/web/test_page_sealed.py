@@ -52,8 +52,9 @@ class Sealing:
     """A sealing server with its web port, the key file's sealer, and a gRPC stub of it."""
 
     def __init__(self, key_file: Path) -> None:
-        config = ServerConfig(default_iterations=100, max_iterations=10**5, max_time_ms=60_000, max_threads=1,
-                              seal_key_file=str(key_file))
+        config = ServerConfig(
+            default_iterations=100, max_iterations=10**5, max_time_ms=60_000, max_threads=1, seal_key_file=str(key_file)
+        )
         self.running: RunningServer = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
         assert self.running.web is not None
         self.url = f"http://127.0.0.1:{self.running.web.port}"
@@ -98,7 +99,7 @@ class Recorded:
                 continue
             sent = response.request
             request = messages(sent.headers.get("content-type", ""), sent.post_data_buffer or b"{}")[0]
-            out.append((path[len(SERVICE):], request, messages(response.headers.get("content-type", ""), response.body())))
+            out.append((path[len(SERVICE) :], request, messages(response.headers.get("content-type", ""), response.body())))
         return out
 
 
@@ -109,8 +110,8 @@ def messages(content_type: str, body: bytes) -> list[Any]:
         return [json.loads(body)]
     out, at = [], 0
     while at < len(body):
-        flags, length = struct.unpack(">BI", body[at:at + 5])
-        data = json.loads(body[at + 5:at + 5 + length])
+        flags, length = struct.unpack(">BI", body[at : at + 5])
+        data = json.loads(body[at + 5 : at + 5 + length])
         at += 5 + length
         if flags & 0x02:  # end of stream: an error would be here
             assert "error" not in data, data
@@ -123,7 +124,8 @@ def blobs(value: Any) -> list[bytes]:
     """Every sealed blob in a JSON message."""
     if isinstance(value, dict):
         return [base64.b64decode(v) for k, v in value.items() if k == "sealed"] + [
-            b for k, v in value.items() if k != "sealed" for b in blobs(v)]
+            b for k, v in value.items() if k != "sealed" for b in blobs(v)
+        ]
     if isinstance(value, list):
         return [b for v in value for b in blobs(v)]
     return []
@@ -173,7 +175,9 @@ def seat_zero_turn(browser: Any, sealing: Sealing, world: games.State) -> tuple[
     page.wait_for_function(READY)
     shown: dict[str, Any] = {"box": page.locator("#position-hex").input_value(), "link": page.locator("#share").input_value()}
     page.locator("#hint").click()
-    page.wait_for_function("() => document.querySelector('#hints').children.length > 0 && !document.querySelector('#hint').disabled")
+    page.wait_for_function(
+        "() => document.querySelector('#hints').children.length > 0 && !document.querySelector('#hint').disabled"
+    )
     shown["hints"] = page.locator("#hints").inner_text()
     page.locator("#export-view").click()
     page.wait_for_function("() => document.querySelector('#position-hex').value.startsWith('{')")
@@ -195,7 +199,9 @@ def seat_zero_turn(browser: Any, sealing: Sealing, world: games.State) -> tuple[
 
 
 @pytest.mark.parametrize("name", HIDDEN_GAMES)
-def test_a_re_deal_of_what_the_seat_cannot_see_changes_nothing_the_browser_gets(browser: Any, sealing: Sealing, name: str) -> None:
+def test_a_re_deal_of_what_the_seat_cannot_see_changes_nothing_the_browser_gets(
+    browser: Any, sealing: Sealing, name: str
+) -> None:
     state = decision(name)
     other = state.game.from_view(state.view(0), seed=11)
     assert other.view(0) == state.view(0) and other.encode() != state.encode()
@@ -211,9 +217,9 @@ def test_a_re_deal_of_what_the_seat_cannot_see_changes_nothing_the_browser_gets(
                 assert "encoded" not in json.dumps(answer), answer  # never the plain position
         # the box and the link hold the position sealed only, the export is seat 0's view
         assert shown["box"].startswith("sealed:")
-        no_plaintext(sealing.sealer, bytes.fromhex(shown["box"][len("sealed:"):]))
+        no_plaintext(sealing.sealer, bytes.fromhex(shown["box"][len("sealed:") :]))
         query = urllib.parse.parse_qs(urllib.parse.urlparse(shown["link"]).query)
-        assert "position" not in query and query["sealed"] == [shown["box"][len("sealed:"):]]
+        assert "position" not in query and query["sealed"] == [shown["box"][len("sealed:") :]]
         exported = json_format.ParseDict(shown["export"], positions_pb2.StructuredPosition())
         assert exported.WhichOneof("view") == name and getattr(exported, name).seat == 0, shown["export"]
         shown["box"] = shown["link"] = "sealed"
@@ -225,8 +231,12 @@ def test_a_re_deal_of_what_the_seat_cannot_see_changes_nothing_the_browser_gets(
 
 
 # --- a game played on: each request replayed against a re-deal of its position ---------------
-REPLAYED = {"ApplyActions": pb.ApplyActionsRequest, "LegalActions": pb.LegalActionsRequest,
-            "ViewPosition": pb.ViewPositionRequest, "RankMoves": pb.RankMovesRequest}
+REPLAYED = {
+    "ApplyActions": pb.ApplyActionsRequest,
+    "LegalActions": pb.LegalActionsRequest,
+    "ViewPosition": pb.ViewPositionRequest,
+    "RankMoves": pb.RankMovesRequest,
+}
 
 
 def replay(sealing: Sealing, method: str, request: Any, seed: int) -> Any:

@@ -25,10 +25,11 @@ console.log(stringify({ visits: 12n }));
 def test_npm_pack_installs_outside_the_repo(tmp_path: Path) -> None:
     assert node_major() >= 20, "the TypeScript client needs node 20 or newer"
     ensure_node_modules()
-    packed = subprocess.run([NPM, "pack", "--json", "--pack-destination", str(tmp_path)], cwd=TS,
-                            capture_output=True, text=True, timeout=600)
+    packed = subprocess.run(
+        [NPM, "pack", "--json", "--pack-destination", str(tmp_path)], cwd=TS, capture_output=True, text=True, timeout=600
+    )
     assert packed.returncode == 0, packed.stderr[-4000:]
-    listing = json.loads(packed.stdout[packed.stdout.index("["):])
+    listing = json.loads(packed.stdout[packed.stdout.index("[") :])
     tarball = tmp_path / listing[0]["filename"]
     files = {f["path"] for f in listing[0]["files"]}
     assert {"dist/index.js", "dist/index.d.ts", "package.json"} <= files, sorted(files)
@@ -36,8 +37,13 @@ def test_npm_pack_installs_outside_the_repo(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()
     (user / "package.json").write_text(json.dumps({"name": "user", "private": True, "type": "module"}))
-    installed = subprocess.run([NPM, "install", "--prefer-offline", "--no-audit", "--no-fund", str(tarball)], cwd=user,
-                               capture_output=True, text=True, timeout=600)
+    installed = subprocess.run(
+        [NPM, "install", "--prefer-offline", "--no-audit", "--no-fund", str(tarball)],
+        cwd=user,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert installed.returncode == 0, installed.stderr[-4000:]
     (user / "run.mjs").write_text(SCRIPT)
     ran = subprocess.run([NODE, "run.mjs"], cwd=user, capture_output=True, text=True, timeout=120)

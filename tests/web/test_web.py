@@ -53,9 +53,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]
     static = tmp_path_factory.mktemp("static")
     (static / "index.html").write_text("<!doctype html><title>hortus</title>")
     (static / "app.js").write_text("export const x = 1;")
-    server = build_server(
-        "127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0", cors_origins=(PAGE_ORIGIN,), static_dir=static)
-    )
+    server = build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0", cors_origins=(PAGE_ORIGIN,), static_dir=static))
     yield server
     server.stop(0)
 
@@ -76,12 +74,16 @@ def web_client(url: str, protocol: ProtocolType = ProtocolType.CONNECT, **kw: An
     return AdvisorClientSync(url, protocol=protocol, **kw)
 
 
-def post_json(url: str, method: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
+def post_json(
+    url: str, method: str, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], Any]:
     """A Connect JSON unary call as a page's fetch (or curl) makes it."""
     host, port = url.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
-        conn.request("POST", f"/hortus.v1.Advisor/{method}", json.dumps(body), {"Content-Type": "application/json", **(headers or {})})
+        conn.request(
+            "POST", f"/hortus.v1.Advisor/{method}", json.dumps(body), {"Content-Type": "application/json", **(headers or {})}
+        )
         response = conn.getresponse()
         data = response.read()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, json.loads(data) if data else None
@@ -243,7 +245,10 @@ def test_evaluate_batch_answers_each_position_once(url: str, stub: Any, protocol
     positions = [new_position(stub, seed=s) for s in range(4)]
     request = pb.EvaluateBatchRequest(
         positions=[
-            *(pb.EvaluateRequest(id=f"p{i}", position=p, limits=pb.SearchLimits(iterations=50 + 40 * i)) for i, p in enumerate(positions)),
+            *(
+                pb.EvaluateRequest(id=f"p{i}", position=p, limits=pb.SearchLimits(iterations=50 + 40 * i))
+                for i, p in enumerate(positions)
+            ),
             pb.EvaluateRequest(id="bad", position=pb.Position(game="nope")),
         ]
     )
@@ -357,14 +362,17 @@ def test_both_ports_share_one_admission_control() -> None:
         long = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(time_ms=15_000, threads=1), interval_ms=0)
         held = grpc_stub.Analyze(long, timeout=30)
         sock = socket.create_connection(("127.0.0.1", server.web.port))
-        payload = _enveloped({
-            "position": {"game": GAME, "encoded": base64.b64encode(position.encoded).decode()},
-            "limits": {"time_ms": 15_000, "threads": 1},
-            "interval_ms": 0,
-        })
+        payload = _enveloped(
+            {
+                "position": {"game": GAME, "encoded": base64.b64encode(position.encoded).decode()},
+                "limits": {"time_ms": 15_000, "threads": 1},
+                "interval_ms": 0,
+            }
+        )
         sock.sendall(
             b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/connect+json\r\n"
-            + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
         )
         limit = time.monotonic() + 10
         while server.servicer.searches_in_flight < 2 and time.monotonic() < limit:
@@ -432,9 +440,23 @@ def test_hortus_serve_starts_the_web_port_by_default() -> None:
     """`hortus serve --address HOST:0` puts the web port on a free port too (tests never
     collide on 8080), shared by the worker processes like the gRPC port; SIGTERM stops both."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "2",
-         "--grace-seconds", "1", "--cors-origin", PAGE_ORIGIN],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "hortus.cli",
+            "serve",
+            "--address",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--grace-seconds",
+            "1",
+            "--cors-origin",
+            PAGE_ORIGIN,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -457,9 +479,21 @@ def test_explicit_web_address_that_is_taken_fails_clearly() -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "hortus.cli", "serve", "--address", "127.0.0.1:0", "--workers", "1",
-             "--web-address", f"127.0.0.1:{port}"],
-            capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "hortus.cli",
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--workers",
+                "1",
+                "--web-address",
+                f"127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     assert result.returncode != 0
     assert f"127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr

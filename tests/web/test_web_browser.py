@@ -27,8 +27,15 @@ from hortus.server.web import WebOptions  # noqa: E402
 from node_tools import NPM, TS, ensure_node_modules, node_major  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 PAGE = """<!doctype html>
 <meta charset="utf-8">
@@ -168,9 +175,7 @@ def test_the_readme_page_works_as_pasted(browser: Any, page_folder: Path, page_s
     address replaced by this test server's). Served from the loopback site like a user's
     `python3 -m http.server`: chromium lets a loopback page call a loopback API."""
     assert api.web is not None
-    (page_folder / "readme.html").write_text(
-        readme_page().replace("http://127.0.0.1:8080", f"http://127.0.0.1:{api.web.port}")
-    )
+    (page_folder / "readme.html").write_text(readme_page().replace("http://127.0.0.1:8080", f"http://127.0.0.1:{api.web.port}"))
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -23,15 +23,14 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]
     (static / "index.html").write_text("<!doctype html><title>hortus</title>")
     os.symlink(static / "loop-b", static / "loop-a")
     os.symlink(static / "loop-a", static / "loop-b")
-    server = build_server(
-        "127.0.0.1:0", ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", static_dir=static)
-    )
+    server = build_server("127.0.0.1:0", ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", static_dir=static))
     yield server
     server.stop(0)
 
 
-def _request(server: RunningServer, method: str, path: str, body: bytes = b"",
-             headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+def _request(
+    server: RunningServer, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+) -> tuple[int, bytes]:
     assert server.web is not None
     conn = http.client.HTTPConnection("127.0.0.1", server.web.port, timeout=10)
     try:
@@ -56,9 +55,7 @@ def test_static_paths_that_cannot_be_files_are_4xx(running: RunningServer, path:
 
 
 def test_native_grpc_on_the_web_port_is_415_naming_the_grpc_port(running: RunningServer) -> None:
-    status, body = _request(
-        running, "POST", "/hortus.v1.Advisor/GetVersion", b"\0\0\0\0\0", {"Content-Type": "application/grpc"}
-    )
+    status, body = _request(running, "POST", "/hortus.v1.Advisor/GetVersion", b"\0\0\0\0\0", {"Content-Type": "application/grpc"})
     assert status == 415, body
     assert b"gRPC port" in body
 
@@ -75,16 +72,17 @@ def _peers_logged(server: RunningServer, caplog: pytest.LogCaptureFixture) -> li
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="hortus.access"):
         status, body = _request(
-            server, "POST", "/hortus.v1.Advisor/GetVersion", b"{}",
+            server,
+            "POST",
+            "/hortus.v1.Advisor/GetVersion",
+            b"{}",
             {"Content-Type": "application/json", "X-Forwarded-For": "6.6.6.6"},
         )
     assert status == 200, body
     return [str(getattr(r, "peer", "")) for r in caplog.records if r.name == "hortus.access"]
 
 
-def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(
-    running: RunningServer, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(running: RunningServer, caplog: pytest.LogCaptureFixture) -> None:
     peers = _peers_logged(running, caplog)
     assert peers and all("127.0.0.1" in p and "6.6.6.6" not in p for p in peers), peers
     trusting = build_server(

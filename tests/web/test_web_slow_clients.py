@@ -29,7 +29,8 @@ TIMEOUT_S = 1.0
 @pytest.fixture
 def running() -> Iterator[RunningServer]:
     server = build_server(
-        "127.0.0.1:0", ServerConfig(),
+        "127.0.0.1:0",
+        ServerConfig(),
         web=WebOptions("127.0.0.1:0", max_connections=CAP, request_timeout=TIMEOUT_S),
     )
     yield server

@@ -30,8 +30,12 @@ PATH = "/hortus.v1.Advisor/GetVersion"
 
 
 def _cert(
-    name: str, key: ec.EllipticCurvePrivateKey, issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
-    *, ca: bool = False, server: bool = False,
+    name: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
+    *,
+    ca: bool = False,
+    server: bool = False,
 ) -> x509.Certificate:
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     issuer_name, issuer_key = issuer if issuer is not None else (subject, key)
@@ -145,9 +149,7 @@ def test_plaintext_web_beside_tls_only_when_asked_and_with_a_warning(
     pki: dict[str, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="hortus.server"):
-        server = build_server(
-            "127.0.0.1:0", ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0", plaintext=True)
-        )
+        server = build_server("127.0.0.1:0", ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0", plaintext=True))
     try:
         assert server.web is not None and server.web.scheme == "http"
         assert _call(server.web.port, None)["protocol"] == "hortus.v1"

@@ -13,7 +13,10 @@ import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed: the TypeScript client's tests need node 20+")
+
+@pytest.mark.skipif(
+    NODE is None or NPM is None, reason="node and npm are not installed: the TypeScript client's tests need node 20+"
+)
 def test_typescript_client_against_hortus_serve() -> None:
     assert node_major() >= 20, "the TypeScript client needs node 20 or newer"
     ensure_node_modules()

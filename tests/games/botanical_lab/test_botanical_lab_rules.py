@@ -19,8 +19,21 @@ from hortus.games.botanical_lab import game as lab
 from hortus.games.botanical_lab.components import ComponentDataError
 
 from botanical_lab_positions import (
-    CIRCLE, DIAMOND, GAME, HEXAGON, SQUARE, TRIANGLE, core, end_turn, kind, notations, policy_proposals, position,
-    search_notations, search_world, space,
+    CIRCLE,
+    DIAMOND,
+    GAME,
+    HEXAGON,
+    SQUARE,
+    TRIANGLE,
+    core,
+    end_turn,
+    kind,
+    notations,
+    policy_proposals,
+    position,
+    search_notations,
+    search_world,
+    space,
 )
 
 RED, BLUE = 0, 1
@@ -37,11 +50,20 @@ def plants_in_stock(state: games.State) -> list[int]:
 
 # --- LT1-LT3 observation -----------------------------------------------------------------------
 
+
 def test_lt1_rulebook_observation_example_is_15_points() -> None:
     """Red removes 4 adjacent flowers worth 3, 1, 4 and 2: 10 + bonus(4) = 5, so +15 VP."""
-    s = position(stage="observation", rooms={RED: R2}, vp={RED: 7}, board={
-        "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", RED, SQUARE),
-        "R2(1,0)": ("flower", RED, CIRCLE), "R2(2,0)": ("flower", RED, HEXAGON)})
+    s = position(
+        stage="observation",
+        rooms={RED: R2},
+        vp={RED: 7},
+        board={
+            "R2(0,1)": ("flower", RED, TRIANGLE),
+            "R2(1,1)": ("flower", RED, SQUARE),
+            "R2(1,0)": ("flower", RED, CIRCLE),
+            "R2(2,0)": ("flower", RED, HEXAGON),
+        },
+    )
     stock_before = plants_in_stock(s)
     for name in ("R2(0,1)", "R2(1,0)", "R2(1,1)", "R2(2,0)"):
         s.apply_text(f"observe {name}")
@@ -57,9 +79,16 @@ def test_lt1_rulebook_observation_example_is_15_points() -> None:
 def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
     """After observing one flower another own flower can still be observed, whatever
     the order; the search alone takes them in ascending order (the result is the same)."""
-    s = position(stage="observation", rooms={RED: R2}, board={
-        "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
-        "R2(2,0)": ("flower", RED, HEXAGON), "R1(0,0)": ("flower", RED, CIRCLE)})
+    s = position(
+        stage="observation",
+        rooms={RED: R2},
+        board={
+            "R2(0,1)": ("flower", RED, TRIANGLE),
+            "R2(1,1)": ("flower", BLUE, SQUARE),
+            "R2(2,0)": ("flower", RED, HEXAGON),
+            "R1(0,0)": ("flower", RED, CIRCLE),
+        },
+    )
     assert notations(s) == ["end observation", "observe R2(0,1)", "observe R2(2,0)"]
     world = search_world(s)
     assert search_notations(world) == notations(s)  # a search may start from either
@@ -70,9 +99,16 @@ def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
     assert search_notations(world) == ["end observation"]  # the search takes them in ascending order
     s.apply_text("observe R2(0,1)")
     s.apply_text("end observation")
-    ascending = position(stage="observation", rooms={RED: R2}, board={
-        "R2(0,1)": ("flower", RED, TRIANGLE), "R2(1,1)": ("flower", BLUE, SQUARE),
-        "R2(2,0)": ("flower", RED, HEXAGON), "R1(0,0)": ("flower", RED, CIRCLE)})
+    ascending = position(
+        stage="observation",
+        rooms={RED: R2},
+        board={
+            "R2(0,1)": ("flower", RED, TRIANGLE),
+            "R2(1,1)": ("flower", BLUE, SQUARE),
+            "R2(2,0)": ("flower", RED, HEXAGON),
+            "R1(0,0)": ("flower", RED, CIRCLE),
+        },
+    )
     ascending.apply_text("observe R2(0,1)")
     ascending.apply_text("observe R2(2,0)")
     ascending.apply_text("end observation")
@@ -80,9 +116,16 @@ def test_lt1_observation_offers_own_flowers_in_any_order() -> None:
 
 
 def test_lt2_adjacency_bonus_per_connected_group() -> None:
-    s = position(stage="observation", rooms={RED: R1}, board={
-        "R1(0,0)": ("flower", RED, CIRCLE), "R1(0,1)": ("flower", RED, CIRCLE),
-        "R1(2,1)": ("flower", RED, CIRCLE), "R1(2,2)": ("flower", RED, CIRCLE)})
+    s = position(
+        stage="observation",
+        rooms={RED: R1},
+        board={
+            "R1(0,0)": ("flower", RED, CIRCLE),
+            "R1(0,1)": ("flower", RED, CIRCLE),
+            "R1(2,1)": ("flower", RED, CIRCLE),
+            "R1(2,2)": ("flower", RED, CIRCLE),
+        },
+    )
     for name in ("R1(0,0)", "R1(0,1)", "R1(2,1)", "R1(2,2)"):
         s.apply_text(f"observe {name}")
     s.apply_text("end observation")
@@ -97,8 +140,9 @@ def test_lt3_a_single_flower_has_no_bonus() -> None:
 
 
 def test_lt3_kept_flowers_do_not_count_for_the_bonus() -> None:
-    s = position(stage="observation", rooms={RED: R1}, board={
-        "R1(0,0)": ("flower", RED, CIRCLE), "R1(0,1)": ("flower", RED, CIRCLE)})
+    s = position(
+        stage="observation", rooms={RED: R1}, board={"R1(0,0)": ("flower", RED, CIRCLE), "R1(0,1)": ("flower", RED, CIRCLE)}
+    )
     s.apply_text("observe R1(0,1)")
     s.apply_text("end observation")
     assert vp(s, RED) == 1
@@ -121,6 +165,7 @@ def test_lt3_five_or_more_flowers_give_ten(size: int, bonus: int) -> None:
 
 # --- LT4-LT5 development ----------------------------------------------------------------------
 
+
 def develop(hand: dict[str, int], **kwargs: object) -> games.State:
     return position(stage="development", hands={RED: hand}, **kwargs)  # type: ignore[arg-type]
 
@@ -137,12 +182,15 @@ def acquisitions(state: games.State) -> int:
     return n
 
 
-@pytest.mark.parametrize("plays, allowed", [
-    (["exp2", "exp3"], 2),                          # 5: the rulebook example
-    (["exp1", "exp3"], 1),                          # 4
-    (["exp1", "exp1", "exp1", "exp2", "exp3"], 3),  # 8
-    ([], 0),
-])
+@pytest.mark.parametrize(
+    "plays, allowed",
+    [
+        (["exp2", "exp3"], 2),  # 5: the rulebook example
+        (["exp1", "exp3"], 1),  # 4
+        (["exp1", "exp1", "exp1", "exp2", "exp3"], 3),  # 8
+        ([], 0),
+    ],
+)
 def test_lt4_experiment_total_sets_the_number_of_acquisitions(plays: list[str], allowed: int) -> None:
     s = develop({"exp1": 3, "exp2": 1, "exp3": 1}, extra={RED: {"exp3": 1}})
     for card in plays:  # experiments are played in non-decreasing kind order (LD6)
@@ -169,7 +217,7 @@ def test_lt5_budget_costs_add_up() -> None:
     assert "acquire diamond seed" in notations(s)
     after_seed1 = s.clone()
     after_seed1.apply_text("acquire circle seed")
-    assert "acquire hexagon seed" in notations(after_seed1)     # 1 + 4 <= 5
+    assert "acquire hexagon seed" in notations(after_seed1)  # 1 + 4 <= 5
     after_seed2 = s.clone()
     after_seed2.apply_text("acquire triangle seed")
     assert "acquire hexagon seed" not in notations(after_seed2)  # 2 + 4 > 5
@@ -187,10 +235,18 @@ def test_lt5_acquired_cards_go_to_the_discard_pile() -> None:
 
 # --- LT6 fertilizer ----------------------------------------------------------------------------
 
+
 def test_lt6_fertilizer_grows_every_matching_plant_of_the_room() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={
-        "R1(0,0)": ("leaf", BLUE, CIRCLE), "R1(0,2)": ("leaf", RED, TRIANGLE),
-        "R1(0,1)": ("prepared", RED, 0), "R1(2,2)": ("flower", BLUE, CIRCLE, 2)})
+    s = position(
+        rooms={RED: R1},
+        hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}},
+        board={
+            "R1(0,0)": ("leaf", BLUE, CIRCLE),
+            "R1(0,2)": ("leaf", RED, TRIANGLE),
+            "R1(0,1)": ("prepared", RED, 0),
+            "R1(2,2)": ("flower", BLUE, CIRCLE, 2),
+        },
+    )
     stock = plants_in_stock(s)
     s.apply_text("fertilize with circle-triangle fertilizer")
     assert s.current_player == RED
@@ -209,7 +265,9 @@ def test_lt6_fertilizer_grows_every_matching_plant_of_the_room() -> None:
 def test_lt6_a_fertilizer_that_grows_nothing_is_legal_but_not_in_playouts() -> None:
     """LP5: a fertilizer with nothing to grow may be played, for no effect; the playout policy
     leaves it out (keeping it is the same: both end in the discard pile)."""
-    s = position(rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={"R1(2,2)": ("flower", BLUE, CIRCLE)})
+    s = position(
+        rooms={RED: R1}, hands={RED: {"circle-triangle fertilizer": 1, "exp1": 4}}, board={"R1(2,2)": ("flower", BLUE, CIRCLE)}
+    )
     assert "fertilize with circle-triangle fertilizer" in notations(s)
     assert "fertilize with circle-triangle fertilizer" in search_notations(search_world(s))
     assert "fertilize with circle-triangle fertilizer" not in policy_proposals(s)
@@ -221,7 +279,11 @@ def test_lt6_a_fertilizer_that_grows_nothing_is_legal_but_not_in_playouts() -> N
 
 def test_lt6_seed_then_fertilizer_twice_in_one_turn() -> None:
     """LP4: prepare, sprout and bloom in one turn with one seed and two fertilizers."""
-    s = position(rooms={RED: R1}, extra={RED: {"circle-triangle fertilizer": 1}}, hands={RED: {"circle seed": 1, "circle-triangle fertilizer": 2, "exp1": 2}})
+    s = position(
+        rooms={RED: R1},
+        extra={RED: {"circle-triangle fertilizer": 1}},
+        hands={RED: {"circle seed": 1, "circle-triangle fertilizer": 2, "exp1": 2}},
+    )
     s.apply_text("prepare R1(0,0) with circle seed")
     s.apply_text("fertilize with circle-triangle fertilizer")  # a single candidate breed: sprouts at once
     assert core(s)["space_status"][space("R1(0,0)")] == lab.SPACE_LEAF
@@ -232,9 +294,11 @@ def test_lt6_seed_then_fertilizer_twice_in_one_turn() -> None:
 
 # --- LT7-LT8 plant death -------------------------------------------------------------------------
 
+
 def test_lt7_a_flower_on_the_bottom_step_dies_in_its_owners_phase_4() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "circle seed": 1}}, vp={RED: 5},
-                 board={"R2(1,1)": ("flower", RED, SQUARE, 3)})
+    s = position(
+        rooms={RED: R1}, hands={RED: {"exp1": 4, "circle seed": 1}}, vp={RED: 5}, board={"R2(1,1)": ("flower", RED, SQUARE, 3)}
+    )
     stock = plants_in_stock(s)
     s.apply_text("end cultivation")
     d = core(s)
@@ -244,19 +308,22 @@ def test_lt7_a_flower_on_the_bottom_step_dies_in_its_owners_phase_4() -> None:
 
 
 def test_lt7_a_flower_above_the_bottom_moves_down_one_step() -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"exp1": 4, "circle seed": 1}},
-                 board={"R2(1,1)": ("flower", RED, SQUARE, 2), "R3(0,0)": ("leaf", RED, SQUARE),
-                        "R3(2,2)": ("prepared", RED, 0)})
+    s = position(
+        rooms={RED: R1},
+        hands={RED: {"exp1": 4, "circle seed": 1}},
+        board={"R2(1,1)": ("flower", RED, SQUARE, 2), "R3(0,0)": ("leaf", RED, SQUARE), "R3(2,2)": ("prepared", RED, 0)},
+    )
     s.apply_text("end cultivation")
     d = core(s)
     assert d["space_step"][space("R2(1,1)")] == 3
-    assert d["space_status"][space("R3(0,0)")] == lab.SPACE_LEAF      # LX2: leaves never die
+    assert d["space_status"][space("R3(0,0)")] == lab.SPACE_LEAF  # LX2: leaves never die
     assert d["space_status"][space("R3(2,2)")] == lab.SPACE_PREPARED  # nor prepared spaces
 
 
 def test_lt8_only_the_owners_phase_4_ages_a_flower() -> None:
-    s = position(turn=BLUE, rooms={BLUE: R1}, hands={BLUE: {"exp1": 4, "circle seed": 1}},
-                 board={"R1(2,2)": ("flower", RED, CIRCLE, 1)})
+    s = position(
+        turn=BLUE, rooms={BLUE: R1}, hands={BLUE: {"exp1": 4, "circle seed": 1}}, board={"R1(2,2)": ("flower", RED, CIRCLE, 1)}
+    )
     end_turn(s, BLUE)
     assert s.current_player == RED
     assert core(s)["space_step"][space("R1(2,2)")] == 1
@@ -265,6 +332,7 @@ def test_lt8_only_the_owners_phase_4_ages_a_flower() -> None:
 
 
 # --- LT9-LT10 cultivation ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("status", ["prepared", "leaf", "flower"])
 def test_lt9_no_seed_on_a_space_with_a_marker(status: str) -> None:
@@ -288,10 +356,12 @@ def test_lt9_seeds_need_a_matching_space_and_a_marker() -> None:
 
 
 def test_lt10_rulebook_movement_example() -> None:
-    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1, "square-hexagon fertilizer": 1}},
-                 hands={RED: {"exp1": 2, "square seed": 1, "square-hexagon fertilizer": 1}},
-                 board={"R2(1,1)": ("leaf", BLUE, SQUARE), "R2(0,2)": ("prepared", RED, 0),
-                        "R2(1,2)": ("leaf", RED, HEXAGON)})
+    s = position(
+        rooms={RED: R1},
+        extra={RED: {"square seed": 1, "square-hexagon fertilizer": 1}},
+        hands={RED: {"exp1": 2, "square seed": 1, "square-hexagon fertilizer": 1}},
+        board={"R2(1,1)": ("leaf", BLUE, SQUARE), "R2(0,2)": ("prepared", RED, 0), "R2(1,2)": ("leaf", RED, HEXAGON)},
+    )
     s.apply_text("move to R3 with exp1")
     s.apply_text("prepare R3(0,0) with square seed")
     s.apply_text("move to R2 with exp1")
@@ -308,17 +378,33 @@ def test_lt10_rulebook_movement_example() -> None:
 
 
 def test_lt10_fuel_is_any_card_but_playouts_spend_experiment_cards_first() -> None:
-    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"exp1": 1, "square seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        rooms={RED: R1},
+        extra={RED: {"square seed": 1}},
+        hands={RED: {"exp1": 1, "square seed": 1, "circle-triangle fertilizer": 1}},
+    )
     assert {t for t in policy_proposals(s) if t.startswith("move")} <= {"move to R2 with exp1", "move to R3 with exp1"}
     assert sorted(t for t in notations(s) if t.startswith("move")) == [
-        "move to R2 with circle-triangle fertilizer", "move to R2 with exp1", "move to R2 with square seed",
-        "move to R3 with circle-triangle fertilizer", "move to R3 with exp1", "move to R3 with square seed"]
-    s = position(rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"square seed": 1, "circle-triangle fertilizer": 1}})
+        "move to R2 with circle-triangle fertilizer",
+        "move to R2 with exp1",
+        "move to R2 with square seed",
+        "move to R3 with circle-triangle fertilizer",
+        "move to R3 with exp1",
+        "move to R3 with square seed",
+    ]
+    s = position(
+        rooms={RED: R1}, extra={RED: {"square seed": 1}}, hands={RED: {"square seed": 1, "circle-triangle fertilizer": 1}}
+    )
     assert sorted(t for t in notations(s) if t.startswith("move")) == [
-        "move to R2 with circle-triangle fertilizer", "move to R2 with square seed", "move to R3 with circle-triangle fertilizer", "move to R3 with square seed"]
+        "move to R2 with circle-triangle fertilizer",
+        "move to R2 with square seed",
+        "move to R3 with circle-triangle fertilizer",
+        "move to R3 with square seed",
+    ]
 
 
 # --- LT11-LT12 seed sets ----------------------------------------------------------------------
+
 
 def test_lt11_rulebook_seed_set_example_is_4() -> None:
     s = position(extra={RED: {"circle seed": 1, "triangle seed": 1, "square seed": 2}}, vp={RED: 10})
@@ -348,6 +434,7 @@ def test_lt12_closed_form_is_the_best_partition() -> None:
 
 
 # --- LT13-LT14 end of the game ----------------------------------------------------------------
+
 
 def test_lt13_the_final_round_is_played_to_its_end() -> None:
     s = position(players=4, turn=1, start=0, vp={1: 36}, hands={1: {"exp1": 4, "circle seed": 1}})
@@ -379,26 +466,34 @@ def test_lt13_the_round_follows_the_start_player() -> None:
 
 
 def over(extra_a: dict[str, int], extra_b: dict[str, int]) -> games.State:
-    return position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40},
-                    extra={0: extra_a, 1: extra_b})
+    return position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40}, extra={0: extra_a, 1: extra_b})
 
 
 def test_lt14_tie_broken_by_research_documents() -> None:
-    a = {"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3}                       # 8 + 11 = 19 cards
-    b = {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6, "exp3": 2}                # 8 + 13 = 21 cards
+    a = {"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3}  # 8 + 11 = 19 cards
+    b = {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6, "exp3": 2}  # 8 + 13 = 21 cards
     s = over(a, b)
     assert s.is_terminal() and s.scores() == [40.0, 40.0]
     assert s.returns() == [0.0, 1.0]
-    s = over({"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3}, {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6})
+    s = over(
+        {"circle-square fertilizer": 4, "triangle-hexagon fertilizer": 4, "square-hexagon fertilizer": 3},
+        {"square-hexagon fertilizer": 1, "diamond fertilizer": 4, "exp2": 6},
+    )
     assert s.returns() == [0.5, 0.5]
 
 
 # --- LT15 documentation ---------------------------------------------------------------------------
 
+
 def test_lt15_draw_reshuffle_draw() -> None:
-    s = position(extra={RED: {"square seed": 1, "circle-square fertilizer": 1, "exp2": 1}}, rooms={RED: R1},
-                 hands={RED: {"exp1": 3, "square seed": 1}}, play={"circle seed": 1, "circle-triangle fertilizer": 1},
-                 draw_piles={RED: {"exp2": 2}}, discards={RED: {"exp1": 1, "triangle seed": 1, "circle-square fertilizer": 1}})
+    s = position(
+        extra={RED: {"square seed": 1, "circle-square fertilizer": 1, "exp2": 1}},
+        rooms={RED: R1},
+        hands={RED: {"exp1": 3, "square seed": 1}},
+        play={"circle seed": 1, "circle-triangle fertilizer": 1},
+        draw_piles={RED: {"exp2": 2}},
+        discards={RED: {"exp1": 1, "triangle seed": 1, "circle-square fertilizer": 1}},
+    )
     d = core(s)
     assert sum(d["draw"][RED]) == 2 and sum(d["discard"][RED]) + sum(d["hand"][RED]) + sum(d["play"][RED]) == 9
     s.apply_text("end cultivation")
@@ -417,8 +512,9 @@ def test_lt15_draw_reshuffle_draw() -> None:
 
 
 def test_lt15_a_skill_draw_reshuffles_the_discard_pile() -> None:
-    s = position(extra={RED: {"skill_general": 1}}, hands={RED: {"skill_general": 1, "exp1": 4}},
-                 draw_piles={RED: {"circle seed": 1}})
+    s = position(
+        extra={RED: {"skill_general": 1}}, hands={RED: {"skill_general": 1, "exp1": 4}}, draw_piles={RED: {"circle seed": 1}}
+    )
     assert sum(core(s)["discard"][RED]) == 3  # triangle seed, circle-triangle fertilizer, exp2
     s.apply_text("play skill_general")
     s.apply_text("draw circle seed")
@@ -441,10 +537,20 @@ def test_lt15_both_piles_empty_stops_short() -> None:
 
 # --- LT16 empty plant stock ------------------------------------------------------------------------
 
+
 def lt16(hand: dict[str, int]) -> games.State:
-    return position(rooms={RED: R3}, extra={RED: {"diamond fertilizer": 1, "square-hexagon fertilizer": 1}}, hands={RED: hand}, board={
-        "R3(0,1)": ("prepared", RED, 0), "R3(1,1)": ("prepared", BLUE, 0),
-        "R3(1,0)": ("flower", BLUE, DIAMOND), "R3(1,2)": ("flower", BLUE, DIAMOND), "R3(2,1)": ("flower", RED, DIAMOND)})
+    return position(
+        rooms={RED: R3},
+        extra={RED: {"diamond fertilizer": 1, "square-hexagon fertilizer": 1}},
+        hands={RED: hand},
+        board={
+            "R3(0,1)": ("prepared", RED, 0),
+            "R3(1,1)": ("prepared", BLUE, 0),
+            "R3(1,0)": ("flower", BLUE, DIAMOND),
+            "R3(1,2)": ("flower", BLUE, DIAMOND),
+            "R3(2,1)": ("flower", RED, DIAMOND),
+        },
+    )
 
 
 def test_lt16_no_plant_of_the_breed_no_growth() -> None:
@@ -462,9 +568,17 @@ def test_lt16_no_plant_of_the_breed_no_growth() -> None:
 
 def test_lt16_short_stock_the_fertilizer_player_chooses_who_grows() -> None:
     """A8 extended: one diamond left, two prepared diamond spaces: one grows, the player picks."""
-    s = position(rooms={RED: R3}, extra={RED: {"diamond fertilizer": 1}}, hands={RED: {"diamond fertilizer": 1, "exp1": 4}}, board={
-        "R3(1,1)": ("prepared", BLUE, 0), "R3(2,1)": ("prepared", RED, 0),
-        "R3(1,0)": ("flower", BLUE, DIAMOND), "R3(1,2)": ("flower", BLUE, DIAMOND)})
+    s = position(
+        rooms={RED: R3},
+        extra={RED: {"diamond fertilizer": 1}},
+        hands={RED: {"diamond fertilizer": 1, "exp1": 4}},
+        board={
+            "R3(1,1)": ("prepared", BLUE, 0),
+            "R3(2,1)": ("prepared", RED, 0),
+            "R3(1,0)": ("flower", BLUE, DIAMOND),
+            "R3(1,2)": ("flower", BLUE, DIAMOND),
+        },
+    )
     s.apply_text("fertilize with diamond fertilizer")
     assert notations(s) == ["sprout R3(1,1) as diamond", "leave R3(1,1) prepared"]
     s.apply_text("leave R3(1,1) prepared")
@@ -493,7 +607,12 @@ def test_lt16_short_stock_never_wastes_a_plant() -> None:
     R2(1,2) must take the square: the choices keep the number of plants grown maximal."""
     board = {"R2(1,2)": ("prepared", RED, 0), "R2(2,0)": ("prepared", BLUE, 0)}
     board.update(scarce_board())
-    s = position(rooms={RED: R2}, extra={RED: {"square-hexagon fertilizer": 1}}, hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}}, board=board)
+    s = position(
+        rooms={RED: R2},
+        extra={RED: {"square-hexagon fertilizer": 1}},
+        hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}},
+        board=board,
+    )
     assert plants_in_stock(s)[SQUARE - 1] == 1 and plants_in_stock(s)[HEXAGON - 1] == 1
     s.apply_text("fertilize with square-hexagon fertilizer")
     d = core(s)
@@ -502,8 +621,12 @@ def test_lt16_short_stock_never_wastes_a_plant() -> None:
 
 
 def test_lt16_multi_breed_space_chooses_when_the_stock_allows() -> None:
-    s = position(rooms={RED: R2}, extra={RED: {"square-hexagon fertilizer": 1}}, hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}},
-                 board={"R2(1,2)": ("prepared", RED, 0), "R2(2,0)": ("prepared", BLUE, 0)})
+    s = position(
+        rooms={RED: R2},
+        extra={RED: {"square-hexagon fertilizer": 1}},
+        hands={RED: {"square-hexagon fertilizer": 1, "exp1": 4}},
+        board={"R2(1,2)": ("prepared", RED, 0), "R2(2,0)": ("prepared", BLUE, 0)},
+    )
     s.apply_text("fertilize with square-hexagon fertilizer")
     assert notations(s) == ["sprout R2(1,2) as square", "sprout R2(1,2) as hexagon"]
     s.apply_text("sprout R2(1,2) as hexagon")
@@ -514,9 +637,14 @@ def test_lt16_multi_breed_space_chooses_when_the_stock_allows() -> None:
 
 # --- skills (LT2, A4) -------------------------------------------------------------------------
 
+
 def test_typed_skill_reveals_three_and_keeps_its_type() -> None:
-    s = position(stage="development", extra={RED: {"skill_seed": 1, "square seed": 1}},
-                 hands={RED: {"skill_seed": 1, "exp1": 4}}, draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        stage="development",
+        extra={RED: {"skill_seed": 1, "square seed": 1}},
+        hands={RED: {"skill_seed": 1, "exp1": 4}},
+        draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}},
+    )
     s.apply_text("play skill_seed")
     assert s.is_chance()
     for card in ("square seed", "exp2", "circle seed"):
@@ -538,6 +666,7 @@ def test_general_skill_draws_two_in_cultivation() -> None:
 
 # --- rule options (FLAGs) ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("mode", ["threshold", "budget"])
 def test_flag_acquire_mode(mode: str) -> None:
     s = develop({"exp1": 3, "exp2": 1}, options={"acquire_mode": mode})
@@ -552,12 +681,16 @@ def test_flag_acquire_mode(mode: str) -> None:
 
 @pytest.mark.parametrize("track", ["false", "true"])
 def test_flag_track_seed_breed(track: str) -> None:
-    s = position(rooms={RED: R1}, hands={RED: {"triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 3}}, options={"track_seed_breed": track})
+    s = position(
+        rooms={RED: R1},
+        hands={RED: {"triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 3}},
+        options={"track_seed_breed": track},
+    )
     s.apply_text("prepare R1(0,1) with triangle seed")
     assert core(s)["space_breed"][space("R1(0,1)")] == (TRIANGLE if track == "true" else 0)
     s.apply_text("fertilize with circle-triangle fertilizer")
     if track == "true":
-        assert core(s)["space_breed"][space("R1(0,1)")] == TRIANGLE   # recorded: no choice
+        assert core(s)["space_breed"][space("R1(0,1)")] == TRIANGLE  # recorded: no choice
         assert s.current_player == RED and core(s)["stage"] == lab.STAGE_CULTIVATE
     else:
         assert notations(s) == ["sprout R1(0,1) as circle", "sprout R1(0,1) as triangle"]
@@ -567,9 +700,16 @@ def test_flag_track_seed_breed(track: str) -> None:
 @pytest.mark.parametrize("scope, bonus", [("all_owned", 2), ("piles_only", 0)])
 def test_flag_seed_set_scope(scope: str, bonus: int) -> None:
     # Seat 0 holds square seed in hand and circle seed, triangle seed in its piles: a 3-breed set with all_owned.
-    s = position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40},
-                 extra={0: {"square seed": 1}}, hands={0: {"square seed": 1, "exp1": 4}},
-                 options={"seed_set_scope": scope})
+    s = position(
+        stage="over",
+        turn=1,
+        start=0,
+        final_round=1,
+        vp={0: 40, 1: 40},
+        extra={0: {"square seed": 1}},
+        hands={0: {"square seed": 1, "exp1": 4}},
+        options={"seed_set_scope": scope},
+    )
     assert s.scores() == [40.0 + bonus, 40.0]
     assert GAME.new_game(seed=1, options={"seed_set_scope": scope}).view(0)["options"]["seed_set_scope"] == scope
 
@@ -578,13 +718,21 @@ def test_flag_seed_set_scope(scope: str, bonus: int) -> None:
 def test_flag_seed_set_scope_tie_break_counts(scope: str) -> None:
     """Equal points; seat 1 owns one card more. At the end every hand holds 5 cards and play
     areas are empty, so both scopes rank the research documents alike."""
-    s = position(stage="over", turn=1, start=0, final_round=1, vp={0: 40, 1: 40},
-                 extra={1: {"circle-square fertilizer": 1}}, hands={0: {"exp1": 4, "exp2": 1}, 1: {"exp1": 4, "circle-square fertilizer": 1}},
-                 options={"seed_set_scope": scope})
+    s = position(
+        stage="over",
+        turn=1,
+        start=0,
+        final_round=1,
+        vp={0: 40, 1: 40},
+        extra={1: {"circle-square fertilizer": 1}},
+        hands={0: {"exp1": 4, "exp2": 1}, 1: {"exp1": 4, "circle-square fertilizer": 1}},
+        options={"seed_set_scope": scope},
+    )
     assert s.returns() == [0.0, 1.0]
 
 
 # --- turn flow, notation, errors -------------------------------------------------------------
+
 
 def test_setup_deals_five_cards_each_and_starts_in_room_1() -> None:
     s = GAME.new_game(players=3, seed=4)
@@ -629,6 +777,7 @@ def test_random_games_end_with_a_winner_above_the_trigger() -> None:
 
 # --- fairness of determinization on hands -----------------------------------------------------
 
+
 def test_determinize_resamples_only_hidden_hands() -> None:
     s = GAME.new_game(players=3, seed=8)
     seat = s.current_player
@@ -648,7 +797,13 @@ def test_determinize_never_reads_the_hidden_split() -> None:
     """Two positions that differ only in which of a seat's unseen cards are in its hand give the
     same worlds for the same seed."""
     a = position(turn=RED, hands={RED: {"exp1": 4, "circle seed": 1}, BLUE: {"exp1": 4, "exp2": 1}})
-    b = position(turn=RED, hands={RED: {"exp1": 4, "circle seed": 1}, BLUE: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 2}})
+    b = position(
+        turn=RED,
+        hands={
+            RED: {"exp1": 4, "circle seed": 1},
+            BLUE: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1, "exp1": 2},
+        },
+    )
     assert a.view(RED) == b.view(RED) and a.encode() != b.encode()
     for world_seed in range(10):
         wa, wb = a.clone(), b.clone()
@@ -671,6 +826,7 @@ def test_views_hide_other_hands() -> None:
 
 # --- component data -------------------------------------------------------------------------
 
+
 def test_default_components_have_the_rulebook_counts() -> None:
     c = lab.COMPONENTS
     assert c.total_cards(4) == 132
@@ -688,19 +844,22 @@ def load_default() -> dict[str, object]:
         return tomllib.load(f)
 
 
-@pytest.mark.parametrize("edit, entry", [
-    (lambda d: d["rooms"][1]["spaces"][0].__setitem__(2, [6]), "rooms[1] (R2).spaces[0][2][0]"),
-    (lambda d: d["rooms"][0]["spaces"][1].pop(), "rooms[0] (R1).spaces[1]"),
-    (lambda d: d["cards"][3].__setitem__("breeds", [3, 4]), "cards[3] (seed4).breeds"),
-    (lambda d: d["cards"][11].pop("cost"), "cards[11] (exp2).cost"),
-    (lambda d: d["cards"][13].__setitem__("effect", "DRAW two"), "cards[13] (skill_general).effect"),
-    (lambda d: d["cards"][14].__setitem__("effect", "REVEAL_TAKE 3 plant"), "cards[14] (skill_experiment).effect"),
-    (lambda d: d["breeds"][4].__setitem__("track", 0), "breeds[4] (diamond).track"),
-    (lambda d: d["breeds"].pop(), "breeds"),
-    (lambda d: d["constants"].__setitem__("seed_set_bonus", [0, 0, 0, 5, 6, 10]), "constants.seed_set_bonus"),
-    (lambda d: d["constants"].__setitem__("acquisition_tiers", [[1, 1], [5, 1]]), "constants.acquisition_tiers[1]"),
-    (lambda d: d["cards"][0].__setitem__("colour", "red"), "cards[0] (seed1)"),
-])
+@pytest.mark.parametrize(
+    "edit, entry",
+    [
+        (lambda d: d["rooms"][1]["spaces"][0].__setitem__(2, [6]), "rooms[1] (R2).spaces[0][2][0]"),
+        (lambda d: d["rooms"][0]["spaces"][1].pop(), "rooms[0] (R1).spaces[1]"),
+        (lambda d: d["cards"][3].__setitem__("breeds", [3, 4]), "cards[3] (seed4).breeds"),
+        (lambda d: d["cards"][11].pop("cost"), "cards[11] (exp2).cost"),
+        (lambda d: d["cards"][13].__setitem__("effect", "DRAW two"), "cards[13] (skill_general).effect"),
+        (lambda d: d["cards"][14].__setitem__("effect", "REVEAL_TAKE 3 plant"), "cards[14] (skill_experiment).effect"),
+        (lambda d: d["breeds"][4].__setitem__("track", 0), "breeds[4] (diamond).track"),
+        (lambda d: d["breeds"].pop(), "breeds"),
+        (lambda d: d["constants"].__setitem__("seed_set_bonus", [0, 0, 0, 5, 6, 10]), "constants.seed_set_bonus"),
+        (lambda d: d["constants"].__setitem__("acquisition_tiers", [[1, 1], [5, 1]]), "constants.acquisition_tiers[1]"),
+        (lambda d: d["cards"][0].__setitem__("colour", "red"), "cards[0] (seed1)"),
+    ],
+)
 def test_malformed_components_are_rejected_naming_the_entry(edit: object, entry: str) -> None:
     data = load_default()
     edit(data)  # type: ignore[operator]
@@ -722,9 +881,14 @@ def test_default_components_parse() -> None:
 
 # --- LD6 corrected: a skill after an acquisition that reshuffles it -------------------------------
 
+
 def test_ld6_late_skill_can_reveal_a_card_acquired_this_turn() -> None:
-    s = position(stage="development", extra={RED: {"skill_experiment": 1}},
-                 hands={RED: {"exp1": 4, "skill_experiment": 1}}, draw_piles={RED: {"triangle seed": 1}})
+    s = position(
+        stage="development",
+        extra={RED: {"skill_experiment": 1}},
+        hands={RED: {"exp1": 4, "skill_experiment": 1}},
+        draw_piles={RED: {"triangle seed": 1}},
+    )
     for _ in range(4):
         s.apply_text("play exp1")
     s.apply_text("acquire exp2")
@@ -742,8 +906,7 @@ def test_ld6_late_skill_can_reveal_a_card_acquired_this_turn() -> None:
 
 
 def test_ld6_skill_after_an_acquisition_is_not_offered_twice() -> None:
-    s = position(stage="development", extra={RED: {"skill_experiment": 1}},
-                 hands={RED: {"exp1": 4, "skill_experiment": 1}})
+    s = position(stage="development", extra={RED: {"skill_experiment": 1}}, hands={RED: {"exp1": 4, "skill_experiment": 1}})
     assert sum(core(s)["draw"][RED]) == 4
     world = search_world(s)
     for state in (s, world):
@@ -776,6 +939,7 @@ def test_views_rebuild_the_position_at_every_seat_count(players: int) -> None:
 
 
 # --- through the service and the command line ----------------------------------------------------
+
 
 def test_a_whole_game_through_the_service() -> None:
     from hortus.clients import AdvisorClient
@@ -821,6 +985,7 @@ def test_hortus_play_in_the_terminal(monkeypatch: pytest.MonkeyPatch, capsys: py
 
 # --- every rule-legal move, in any order ---------------------------------------
 
+
 def fresh(state: games.State) -> games.State:
     """The same position with no search memory (as a client sends it: encoded bytes)."""
     return GAME.decode(state.encode())
@@ -857,6 +1022,7 @@ def test_an_experiment_played_after_an_acquisition_raises_the_total() -> None:
 def test_space_0_0_can_be_prepared_after_space_2_1() -> None:
     def start() -> games.State:
         return position(rooms={RED: R1}, extra={RED: {"circle seed": 1}}, hands={RED: {"circle seed": 2, "exp1": 3}})
+
     s = start()
     world = search_world(s)
     s.apply_text("prepare R1(2,1) with circle seed")
@@ -892,7 +1058,7 @@ def within_turn(state: games.State, depth: int, search: bool, cap: int = 6000) -
         for s in frontier:
             if s.current_player != seat:
                 continue
-            for a in (s.search_actions() if search else s.legal_actions()):
+            for a in s.search_actions() if search else s.legal_actions():
                 child = s.clone()
                 child.apply(a)
                 key = child.encode()
@@ -954,8 +1120,11 @@ def commuting_walk(state: games.State, rng: random.Random) -> list[int]:
     """Up to 4 random legal moves of one commuting kind: experiments and acquisitions (phase
     1), seeds in the assistant's room (phase 2) or observations (phase 3)."""
     bases = lab.BASES
-    kinds = {lab.STAGE_DEVELOP: (bases["experiment"], bases["move"]), lab.STAGE_CULTIVATE: (bases["seed"], bases["fertilize"]),
-             lab.STAGE_OBSERVE: (bases["observe"], bases["start"])}
+    kinds = {
+        lab.STAGE_DEVELOP: (bases["experiment"], bases["move"]),
+        lab.STAGE_CULTIVATE: (bases["seed"], bases["fertilize"]),
+        lab.STAGE_OBSERVE: (bases["observe"], bases["start"]),
+    }
     lo, hi = kinds.get(core(state)["stage"], (0, 0))
     walk: list[int] = []
     s = state.clone()
@@ -992,7 +1161,9 @@ def test_every_allowed_permutation_of_commuting_moves_reaches_the_same_position(
             accepted += 1
         # The canonical order (ascending) is among them, and the search offers it step by step.
         t = search_world(s)
-        for a in sorted(walk, key=lambda a: (a - lab.BASES["seed"]) % lab.MAX_SPACES if lab.BASES["seed"] <= a < lab.BASES["fertilize"] else a):
+        for a in sorted(
+            walk, key=lambda a: (a - lab.BASES["seed"]) % lab.MAX_SPACES if lab.BASES["seed"] <= a < lab.BASES["fertilize"] else a
+        ):
             assert a in t.search_actions(), (walk, a)
             t.apply(a)
         assert t.view(s.current_player) == target.view(s.current_player)
@@ -1008,16 +1179,20 @@ def test_notation_round_trips_for_every_legal_action() -> None:
 
 # --- public knowledge -------------------------------------------------------
 
+
 def test_a_draw_pile_run_dry_into_the_new_hand_is_known_to_everybody() -> None:
     """Phase 5: the hand goes face up to the discard pile and the whole draw pile (3 cards) goes
     into the new hand: every seat knows those 3 are in it; only the 2 drawn after the reshuffle
     are re-dealt by determinization and from_view."""
-    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
-                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        turn=RED,
+        hands={RED: {"exp1": 4, "exp2": 1}},
+        draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}},
+    )
     end_turn(s, RED)
     while s.is_chance():
         s.apply(s.chance_outcomes()[0][0])
-    known = core(s)["known"][RED][:lab.N_KINDS]
+    known = core(s)["known"][RED][: lab.N_KINDS]
     assert sum(known) == 3 and known[kind("circle seed")] == known[kind("triangle seed")] == 1
     view = s.view(BLUE)
     assert view["seats"][RED]["hand_known"] == known
@@ -1031,9 +1206,12 @@ def test_a_draw_pile_run_dry_into_the_new_hand_is_known_to_everybody() -> None:
 
 
 def test_typed_skill_reveals_are_public_and_kept_cards_are_known() -> None:
-    s = position(stage="development", extra={RED: {"skill_seed": 1, "square seed": 1}},
-                 hands={RED: {"skill_seed": 1, "exp1": 4}},
-                 draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        stage="development",
+        extra={RED: {"skill_seed": 1, "square seed": 1}},
+        hands={RED: {"skill_seed": 1, "exp1": 4}},
+        draw_piles={RED: {"square seed": 1, "exp2": 1, "circle seed": 1, "circle-triangle fertilizer": 1}},
+    )
     s.apply_text("play skill_seed")
     assert s.hidden_chance_outcomes(BLUE) == frozenset()  # every revealed card is seen (A4)
     for card in ("square seed", "exp2", "circle seed"):
@@ -1052,8 +1230,11 @@ def test_fairness_holds_with_known_cards() -> None:
     """Analyses are identical across re-deals of what the seat cannot see, known cards kept."""
     from hortus.search import Limits, analyze
 
-    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
-                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        turn=RED,
+        hands={RED: {"exp1": 4, "exp2": 1}},
+        draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}},
+    )
     end_turn(s, RED)
     while s.is_chance():
         s.apply(s.chance_outcomes()[-1][0])
@@ -1070,13 +1251,22 @@ def test_fairness_holds_with_known_cards() -> None:
 
 # --- pictures ------------------------------------------------------------
 
+
 def test_piles_only_seed_sets_of_another_seat_do_not_leak_its_hand() -> None:
     """seed_set_scope=piles_only: another seat's seed-set points depend on which of its unseen
     cards are in its hand; its picture must not show that split."""
-    a = position(turn=RED, options={"seed_set_scope": "piles_only"}, extra={BLUE: {"square seed": 1}},
-                 hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"exp1": 4, "exp2": 1}})
-    b = position(turn=RED, options={"seed_set_scope": "piles_only"}, extra={BLUE: {"square seed": 1}},
-                 hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"circle seed": 1, "triangle seed": 1, "square seed": 1, "exp1": 2}})
+    a = position(
+        turn=RED,
+        options={"seed_set_scope": "piles_only"},
+        extra={BLUE: {"square seed": 1}},
+        hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"exp1": 4, "exp2": 1}},
+    )
+    b = position(
+        turn=RED,
+        options={"seed_set_scope": "piles_only"},
+        extra={BLUE: {"square seed": 1}},
+        hands={RED: {"exp1": 4, "exp2": 1}, BLUE: {"circle seed": 1, "triangle seed": 1, "square seed": 1, "exp1": 2}},
+    )
     assert a.view(RED) == b.view(RED) and a.scores() != b.scores()
     assert a.render(RED) == b.render(RED)
     assert a.render() == b.render()
@@ -1085,8 +1275,12 @@ def test_piles_only_seed_sets_of_another_seat_do_not_leak_its_hand() -> None:
 
 
 def test_pictures_name_breeds_by_one_word_with_labels_costs_plant_vp_and_experiment_total() -> None:
-    s = position(stage="development", rooms={RED: R2}, hands={RED: {"exp1": 3, "exp2": 1, "circle seed": 1}},
-                 board={"R2(1,0)": ("flower", RED, CIRCLE), "R2(0,1)": ("leaf", BLUE, SQUARE), "R1(0,1)": ("prepared", BLUE, 0)})
+    s = position(
+        stage="development",
+        rooms={RED: R2},
+        hands={RED: {"exp1": 3, "exp2": 1, "circle seed": 1}},
+        board={"R2(1,0)": ("flower", RED, CIRCLE), "R2(0,1)": ("leaf", BLUE, SQUARE), "R1(0,1)": ("prepared", BLUE, 0)},
+    )
     s.apply_text("play exp2")
     s.apply_text("play exp1")
     text = s.render(RED)
@@ -1102,22 +1296,38 @@ def test_pictures_name_breeds_by_one_word_with_labels_costs_plant_vp_and_experim
 
 # --- contradictory views are rejected, naming the field ------------------------
 
+
 def view_of(seed: int) -> tuple[games.State, dict[str, object]]:
     s = random_positions(1, seed)[0]
     seat = s.current_player
     return s, s.view(seat)
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda v, me, other: v["seats"][me].__setitem__("hand_count", v["seats"][me]["hand_count"] + 1), "seats[{me}].hand_count"),
-    (lambda v, me, other: v["seats"][me].__setitem__("draw_count", v["seats"][me]["draw_count"] + 1), "seats[{me}].draw_count"),
-    (lambda v, me, other: v["seats"][other].__setitem__("draw_count", v["seats"][other]["draw_count"] + 1), "seats[{other}].draw_count"),
-    (lambda v, me, other: v["seats"][other].__setitem__("hand_known", [99] * lab.N_KINDS), "seats[{other}].hand_known"),
-    (lambda v, me, other: v["seats"][me].__setitem__("hand_known", [h + 1 for h in v["seats"][me]["hand"]]), "seats[{me}].hand_known"),
-    (lambda v, me, other: v["seats"][other].__setitem__("hand", [1] * lab.N_KINDS), "seats[{other}].hand"),
-    (lambda v, me, other: v.__setitem__("kinds", ["seed1"] * lab.N_KINDS), "kinds"),
-    (lambda v, me, other: v["turn"].__setitem__("seed_floor", 999), "turn.seed_floor"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (
+            lambda v, me, other: v["seats"][me].__setitem__("hand_count", v["seats"][me]["hand_count"] + 1),
+            "seats[{me}].hand_count",
+        ),
+        (
+            lambda v, me, other: v["seats"][me].__setitem__("draw_count", v["seats"][me]["draw_count"] + 1),
+            "seats[{me}].draw_count",
+        ),
+        (
+            lambda v, me, other: v["seats"][other].__setitem__("draw_count", v["seats"][other]["draw_count"] + 1),
+            "seats[{other}].draw_count",
+        ),
+        (lambda v, me, other: v["seats"][other].__setitem__("hand_known", [99] * lab.N_KINDS), "seats[{other}].hand_known"),
+        (
+            lambda v, me, other: v["seats"][me].__setitem__("hand_known", [h + 1 for h in v["seats"][me]["hand"]]),
+            "seats[{me}].hand_known",
+        ),
+        (lambda v, me, other: v["seats"][other].__setitem__("hand", [1] * lab.N_KINDS), "seats[{other}].hand"),
+        (lambda v, me, other: v.__setitem__("kinds", ["seed1"] * lab.N_KINDS), "kinds"),
+        (lambda v, me, other: v["turn"].__setitem__("seed_floor", 999), "turn.seed_floor"),
+    ],
+)
 def test_contradictory_views_name_the_field(mutate: object, field: str) -> None:
     _, view = view_of(21)
     me = int(view["seat"])  # type: ignore[call-overload]
@@ -1136,8 +1346,13 @@ def test_property_contradictory_views_are_rejected() -> None:
     views = [s.view(s.current_player) for s in random_positions(12, 22)]
 
     @settings(max_examples=150, deadline=None, derandomize=True)
-    @given(st.integers(0, len(views) - 1), st.integers(0, 3), st.sampled_from(["hand_count", "draw_count", "hand_known"]),
-           st.integers(1, 9), st.booleans())
+    @given(
+        st.integers(0, len(views) - 1),
+        st.integers(0, 3),
+        st.sampled_from(["hand_count", "draw_count", "hand_known"]),
+        st.integers(1, 9),
+        st.booleans(),
+    )
     def check(index: int, who: int, key: str, delta: int, down: bool) -> None:
         view = copy.deepcopy(views[index])
         p = who % view["players"]
@@ -1161,8 +1376,11 @@ def test_property_contradictory_views_are_rejected() -> None:
 
 
 def test_pictures_show_the_cards_known_to_be_in_another_hand() -> None:
-    s = position(turn=RED, hands={RED: {"exp1": 4, "exp2": 1}},
-                 draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}})
+    s = position(
+        turn=RED,
+        hands={RED: {"exp1": 4, "exp2": 1}},
+        draw_piles={RED: {"circle seed": 1, "triangle seed": 1, "circle-triangle fertilizer": 1}},
+    )
     end_turn(s, RED)
     while s.is_chance():
         s.apply(s.chance_outcomes()[0][0])

@@ -27,20 +27,26 @@ def side_targets(state: games.State, tile_name: str) -> set[int]:
 
 
 def test_kt1_link_by_colour_or_type() -> None:
-    s = position(top=[t("yellow", "gear"), t("red", "loop"), t("blue", "open"), t("purple", "plant"), t("yellow", "veg")],
-                 arrival=[t("red", "gear2"), t("green", "loop")])
+    s = position(
+        top=[t("yellow", "gear"), t("red", "loop"), t("blue", "open"), t("purple", "plant"), t("yellow", "veg")],
+        arrival=[t("red", "gear2"), t("green", "loop")],
+    )
     assert side_targets(s, "red gear") == {1, 2}
 
 
 def test_kt2_link_by_type_only() -> None:
-    s = position(top=[t("yellow", "gear"), t("red", "loop"), t("blue", "open"), t("purple", "plant"), t("yellow", "veg")],
-                 arrival=[t("red", "gear2"), t("green", "loop")])
+    s = position(
+        top=[t("yellow", "gear"), t("red", "loop"), t("blue", "open"), t("purple", "plant"), t("yellow", "veg")],
+        arrival=[t("red", "gear2"), t("green", "loop")],
+    )
     assert side_targets(s, "green loop") == {2}
 
 
 def test_kt3_plant_and_vegetable_are_different_types() -> None:
-    s = position(top=[t("red", "plant"), t("yellow", "gear"), t("yellow", "gear2"), t("yellow", "loop"), t("yellow", "loop2")],
-                 arrival=[t("red", "veg"), t("blue", "veg")])
+    s = position(
+        top=[t("red", "plant"), t("yellow", "gear"), t("yellow", "gear2"), t("yellow", "loop"), t("yellow", "loop2")],
+        arrival=[t("red", "veg"), t("blue", "veg")],
+    )
     assert 1 in side_targets(s, "red vegetable")
     assert 1 not in side_targets(s, "blue vegetable")
 
@@ -57,8 +63,11 @@ def test_kt4_occupied_side_and_only_central_targets() -> None:
 
 
 def test_kt5_central_placement_frees_own_tile() -> None:
-    s = position(top=[t("blue", "gear"), *FILLER_TOPS, t("red", "open"), t("red", "plant")],
-                 side=([t("blue", "loop"), E, E, E, E], [E] * 5), arrival=[t("yellow", "cc")])
+    s = position(
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "open"), t("red", "plant")],
+        side=([t("blue", "loop"), E, E, E, E], [E] * 5),
+        arrival=[t("yellow", "cc")],
+    )
     s.apply_text("yellow covered-cross to stack 1")
     view = s.view(0)
     assert view["queue"][0] == [t("blue", "loop")] and view["side"][0][0] == E
@@ -67,8 +76,11 @@ def test_kt5_central_placement_frees_own_tile() -> None:
 
 
 def test_kt6_only_unlinked_tile_is_freed() -> None:
-    s = position(top=[t("blue", "loop"), *FILLER_TOPS, t("red", "open"), t("red", "plant")],
-                 side=([t("blue", "gear"), E, E, E, E], [t("red", "loop"), E, E, E, E]), arrival=[t("yellow", "loop2")])
+    s = position(
+        top=[t("blue", "loop"), *FILLER_TOPS, t("red", "open"), t("red", "plant")],
+        side=([t("blue", "gear"), E, E, E, E], [t("red", "loop"), E, E, E, E]),
+        arrival=[t("yellow", "loop2")],
+    )
     s.apply_text("yellow loop to stack 1")
     view = s.view(0)
     assert view["queue"] == [[t("blue", "gear")], []]
@@ -76,8 +88,11 @@ def test_kt6_only_unlinked_tile_is_freed() -> None:
 
 
 def test_kt7_both_tiles_freed() -> None:
-    s = position(top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 side=([t("blue", "loop"), E, E, E, E], [t("red", "gear"), E, E, E, E]), arrival=[t("yellow", "open")])
+    s = position(
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        side=([t("blue", "loop"), E, E, E, E], [t("red", "gear"), E, E, E, E]),
+        arrival=[t("yellow", "open")],
+    )
     s.apply_text("yellow open-cross to stack 1")
     view = s.view(0)
     assert view["queue"] == [[t("blue", "loop")], [t("red", "gear")]]
@@ -87,8 +102,11 @@ def test_kt7_both_tiles_freed() -> None:
 
 
 def test_kt8_linked_by_colour_stays() -> None:
-    s = position(top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 side=([t("yellow", "gear"), E, E, E, E], [E] * 5), arrival=[t("yellow", "loop"), t("purple", "loop")])
+    s = position(
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        side=([t("yellow", "gear"), E, E, E, E], [E] * 5),
+        arrival=[t("yellow", "loop"), t("purple", "loop")],
+    )
     s.apply_text("yellow loop to stack 1")
     view = s.view(0)
     assert view["queue"] == [[], []] and view["side"][0][0] == t("yellow", "gear")
@@ -96,9 +114,12 @@ def test_kt8_linked_by_colour_stays() -> None:
 
 
 def test_kt9_meca_exchange_after_the_turn_player_finishes() -> None:
-    s = position(me=0, top=[t("green", "gear"), t("purple", "gear"), t("red", "loop"), t("green", "cc"), t("purple", "cc")],
-                 side=([E, E, t("blue", "loop"), E, E], [E, E, t("red", "meca"), E, E]),
-                 arrival=[t("blue", "gear")])
+    s = position(
+        me=0,
+        top=[t("green", "gear"), t("purple", "gear"), t("red", "loop"), t("green", "cc"), t("purple", "cc")],
+        side=([E, E, t("blue", "loop"), E, E], [E, E, t("red", "meca"), E, E]),
+        arrival=[t("blue", "gear")],
+    )
     s.apply_text("blue gear to stack 3")
     # B's Meca is freed; A has nothing pending, so B exchanges now.
     assert s.current_player == 1
@@ -123,17 +144,29 @@ def kt11_machine() -> list[tuple[int, int, int, int]]:
     """The rulebook's scoring example with the A1 geometry (decisions.md KT11)."""
     return machine(
         0,
-        (t("yellow", "gear*"), 1, 0, 1), (t("yellow", "open"), 2, 0, 0), (t("yellow", "gear"), 3, 0, 1),
-        (t("yellow", "loop*"), 2, 1, 0), (t("green", "gear*"), -1, 0, 1), (t("green", "cc*"), -2, 0, 1),
-        (t("green", "loop"), -2, 1, 3), (t("green", "plant"), 0, -1, 0), (t("red", "gear"), 0, 1, 0),
-        (t("red", "veg"), 0, 2, 2), (t("yellow", "plant"), 1, 1, 0), (t("red", "gear2"), 3, -1, 1),
-        (t("red", "loop"), 4, -1, 3), (t("red", "gear*"), 4, -2, 0),
+        (t("yellow", "gear*"), 1, 0, 1),
+        (t("yellow", "open"), 2, 0, 0),
+        (t("yellow", "gear"), 3, 0, 1),
+        (t("yellow", "loop*"), 2, 1, 0),
+        (t("green", "gear*"), -1, 0, 1),
+        (t("green", "cc*"), -2, 0, 1),
+        (t("green", "loop"), -2, 1, 3),
+        (t("green", "plant"), 0, -1, 0),
+        (t("red", "gear"), 0, 1, 0),
+        (t("red", "veg"), 0, 2, 2),
+        (t("yellow", "plant"), 1, 1, 0),
+        (t("red", "gear2"), 3, -1, 1),
+        (t("red", "loop"), 4, -1, 3),
+        (t("red", "gear*"), 4, -2, 0),
     )
 
 
 def test_kt11_rulebook_scoring_example_is_14() -> None:
-    s = position(stage="over", top=[t("blue", "gear"), t("blue", "gear2"), t("blue", "loop"), t("blue", "loop2"), t("blue", "cc")],
-                 machines=(kt11_machine(), machine(1)))
+    s = position(
+        stage="over",
+        top=[t("blue", "gear"), t("blue", "gear2"), t("blue", "loop"), t("blue", "loop2"), t("blue", "cc")],
+        machines=(kt11_machine(), machine(1)),
+    )
     assert s.is_terminal()
     assert s.scores() == [14.0, 0.0]
     assert s.returns() == [1.0, 0.0]
@@ -142,24 +175,42 @@ def test_kt11_rulebook_scoring_example_is_14() -> None:
 def test_kt11_red_gear_flower_is_removed_with_its_island() -> None:
     # The flowered red Gear at (4,-2) is in the removed island: the 4 single flowers counted are
     # the yellow Gear*, yellow Loop*, green Gear* and green Covered-cross*.
-    s = position(stage="over", top=[t("blue", "gear"), t("blue", "gear2"), t("blue", "loop"), t("blue", "loop2"), t("blue", "cc")],
-                 machines=(kt11_machine()[:-1] + [(t("red", "gear*"), 4, -2, 0)], machine(1)))
+    s = position(
+        stage="over",
+        top=[t("blue", "gear"), t("blue", "gear2"), t("blue", "loop"), t("blue", "loop2"), t("blue", "cc")],
+        machines=(kt11_machine()[:-1] + [(t("red", "gear*"), 4, -2, 0)], machine(1)),
+    )
     assert s.scores()[0] == 14.0
 
 
 def test_kt12_first_placements_touch_the_source() -> None:
-    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "gear2")], []))
-    assert sorted(notations(s)) == sorted([
-        "build yellow gear at 1,0 pipes E,W", "build yellow gear at -1,0 pipes E,W",
-        "build yellow gear at 0,1 pipes N,S", "build yellow gear at 0,-1 pipes N,S",
-    ])
+    s = position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("yellow", "gear2")], []),
+    )
+    assert sorted(notations(s)) == sorted(
+        [
+            "build yellow gear at 1,0 pipes E,W",
+            "build yellow gear at -1,0 pipes E,W",
+            "build yellow gear at 0,1 pipes N,S",
+            "build yellow gear at 0,-1 pipes N,S",
+        ]
+    )
 
 
 def test_kt13_placement_may_not_close_the_network() -> None:
     plants = machine(0, (t("yellow", "plant"), 0, -1, 0), (t("red", "plant"), -1, 0, 3), (t("blue", "plant"), 0, 1, 2))
-    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
-                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("green", "plant")], []), machines=(plants, machine(1)))
+    s = position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("green", "plant")], []),
+        machines=(plants, machine(1)),
+    )
     texts = notations(s)
     assert "build green plant at 1,0 pipes W" not in texts  # its only pipe would close the last open end
     assert "build green plant at -1,-1 pipes N" in texts
@@ -169,11 +220,20 @@ def test_kt13_placement_may_not_close_the_network() -> None:
 def test_kt14_a_tile_with_no_placement_is_removed() -> None:
     # With no_cycles the Source may be sealed by four dead ends; a freed Open-cross then has no
     # legal placement anywhere (every free neighbour cell faces a blank side) and is removed.
-    sealed = machine(0, (t("yellow", "plant"), 0, -1, 0), (t("red", "plant"), -1, 0, 3),
-                     (t("blue", "plant"), 0, 1, 2), (t("green", "plant"), 1, 0, 1))
-    s = position(top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
-                 side=([t("blue", "open"), E, E, E, E], [E] * 5), arrival=[t("yellow", "loop"), t("purple", "loop")],
-                 machines=(sealed, machine(1)), options={"closure_rule": "no_cycles"})
+    sealed = machine(
+        0,
+        (t("yellow", "plant"), 0, -1, 0),
+        (t("red", "plant"), -1, 0, 3),
+        (t("blue", "plant"), 0, 1, 2),
+        (t("green", "plant"), 1, 0, 1),
+    )
+    s = position(
+        top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
+        side=([t("blue", "open"), E, E, E, E], [E] * 5),
+        arrival=[t("yellow", "loop"), t("purple", "loop")],
+        machines=(sealed, machine(1)),
+        options={"closure_rule": "no_cycles"},
+    )
     s.apply_text("yellow loop to stack 1")
     view = s.view(0)
     assert t("blue", "open") in view["removed"]
@@ -222,11 +282,18 @@ def test_kt16_tie_break_on_machine_tiles() -> None:
 
 # --- rule options (FLAGs) -------------------------------------------------------------------
 
+
 def cycle_position(rule: str) -> games.State:
     ring = machine(0, (t("yellow", "loop"), 1, 0, 2), (t("red", "loop"), 1, 1, 3))
-    return position(stage="resolve", placed=1, top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
-                    arrival=[t("red", "open"), t("purple", "open")], queue=([t("blue", "loop")], []),
-                    machines=(ring, machine(1)), options={"closure_rule": rule})
+    return position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("blue", "loop")], []),
+        machines=(ring, machine(1)),
+        options={"closure_rule": rule},
+    )
 
 
 @pytest.mark.parametrize("rule, closes_loop_allowed", [("open_end", True), ("no_cycles", False), ("both", False)])
@@ -237,16 +304,27 @@ def test_flag_closure_rule(rule: str, closes_loop_allowed: bool) -> None:
 
 def test_flag_closure_both_also_needs_an_open_end() -> None:
     plants = machine(0, (t("yellow", "plant"), 0, -1, 0), (t("red", "plant"), -1, 0, 3), (t("blue", "plant"), 0, 1, 2))
-    kwargs = dict(stage="resolve", placed=1, top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
-                  arrival=[t("red", "open"), t("purple", "open")], queue=([t("green", "plant")], []), machines=(plants, machine(1)))
+    kwargs = dict(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), t("green", "gear"), t("green", "loop"), t("red", "cc"), t("red", "gear")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("green", "plant")], []),
+        machines=(plants, machine(1)),
+    )
     assert "build green plant at 1,0 pipes W" in notations(position(**kwargs, options={"closure_rule": "no_cycles"}))
     assert "build green plant at 1,0 pipes W" not in notations(position(**kwargs, options={"closure_rule": "both"}))
 
 
 @pytest.mark.parametrize("adjacency, points", [("orthogonal", 3), ("pipe", 0)])
 def test_flag_group_adjacency(adjacency: str, points: int) -> None:
-    m = machine(0, (t("yellow", "gear"), 1, 0, 1), (t("yellow", "loop"), 2, 0, 2),
-                (t("blue", "loop"), 2, 1, 3), (t("yellow", "gear2"), 1, 1, 1))
+    m = machine(
+        0,
+        (t("yellow", "gear"), 1, 0, 1),
+        (t("yellow", "loop"), 2, 0, 2),
+        (t("blue", "loop"), 2, 1, 3),
+        (t("yellow", "gear2"), 1, 1, 1),
+    )
     tops = [t("blue", "gear"), t("blue", "gear2"), t("red", "loop"), t("red", "loop2"), t("red", "cc")]
     s = position(stage="over", top=tops, machines=(m, machine(1)), options={"group_adjacency": adjacency})
     assert s.scores()[0] == points
@@ -271,9 +349,8 @@ def test_plant_flowers_need_a_direct_same_colour_link() -> None:
 def test_order_choice_for_two_recovered_tiles() -> None:
     # K-MB5: the exchange recovers the stack top and frees my side tile: I choose the order.
     tops = [t("red", "loop"), t("purple", "gear"), t("green", "cc"), t("green", "gear"), t("purple", "cc")]
-    s = position(me=0, top=tops, side=([t("red", "meca"), t("purple", "loop"), E, E, E], [E] * 5),
-                 arrival=[t("blue", "gear")])
-    s.apply_text("blue gear to stack 1")          # frees my red Meca
+    s = position(me=0, top=tops, side=([t("red", "meca"), t("purple", "loop"), E, E, E], [E] * 5), arrival=[t("blue", "gear")])
+    s.apply_text("blue gear to stack 1")  # frees my red Meca
     s.apply_text("exchange red meca-botanist for purple gear on stack 2")  # Meca on top frees my purple loop
     assert sorted(notations(s)) == ["first purple gear", "first purple loop"]
     s.apply_text("first purple loop")
@@ -295,9 +372,14 @@ def test_illegal_actions_are_refused() -> None:
 def test_baseline_playout_policy_draws_placements_uniformly() -> None:
     """The frozen baseline's playout policy (baseline_rollout_action) samples machine
     placements by rejection: uniform over the legal ones."""
-    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "loop2")], []),
-                 machines=(machine(0, (t("green", "gear"), 1, 0, 1), (t("green", "loop"), 2, 0, 2)), machine(1)))
+    s = position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("yellow", "loop2")], []),
+        machines=(machine(0, (t("green", "gear"), 1, 0, 1), (t("green", "loop"), 2, 0, 2)), machine(1)),
+    )
     legal = s.legal_actions()
     assert len(legal) > 4
     draws = 12000
@@ -311,20 +393,26 @@ def test_baseline_playout_policy_draws_placements_uniformly() -> None:
 
 # --- every legal order, readable pictures, nothing hidden -------------------------
 
+
 def two_exchanges(identical: bool, stop_at_seat1_choice: bool = False) -> games.State:
     """Seat 0 places a blue Gear on stack 1 and frees both seats' Meca-Botanists. Seat 0
     exchanges its red Meca for stack 2's top, which frees a side tile of each seat; seat 1 then
     exchanges its yellow Meca for stack 3's top, which frees its side tile there: seat 1 has
     three pending items (with `identical`, the first two are identical purple Gears)."""
-    tops = [t("green", "meca"), t("purple", "loop*"), t("purple", "gear2") if identical else t("blue", "loop"),
-            t("green", "plant"), t("red", "veg")]
+    tops = [
+        t("green", "meca"),
+        t("purple", "loop*"),
+        t("purple", "gear2") if identical else t("blue", "loop"),
+        t("green", "plant"),
+        t("red", "veg"),
+    ]
     side0 = [t("red", "meca"), t("purple", "cc"), E, E, E]
     side1 = [t("yellow", "meca"), t("purple", "gear"), t("blue", "gear*") if identical else t("blue", "open"), E, E]
     s = position(me=0, top=tops, side=(side0, side1), arrival=[t("blue", "gear")])
     s.apply_text("blue gear to stack 1")
     s.apply_text("exchange red meca-botanist for purple loop* on stack 2")
     assert sorted(notations(s)) == ["first purple covered-cross", "first purple loop*"]
-    while s.current_player == 0:             # seat 0 builds its two tiles
+    while s.current_player == 0:  # seat 0 builds its two tiles
         s.apply(s.legal_actions()[0])
     assert sorted(notations(s)) == ["first purple gear", "first yellow meca-botanist"]
     if stop_at_seat1_choice:
@@ -360,14 +448,19 @@ def test_identical_first_items_do_not_hide_a_different_third() -> None:
 
 
 def test_rotations_are_named_by_their_pipes() -> None:
-    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "cc")], []))
+    s = position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("yellow", "cc")], []),
+    )
     texts = notations(s)
     # the T junction east of the Source must pipe West into it: three of its sides, W among them
     east = sorted(x.rsplit(" ", 1)[1] for x in texts if " at 1,0 " in x)
     assert east == sorted(["N,E,W", "N,S,W", "E,S,W"])
     assert all(" r0" not in x and " r1" not in x for x in texts)
-    for action in s.legal_actions():   # the named sides are the drawn exits
+    for action in s.legal_actions():  # the named sides are the drawn exits
         sides = s.action_to_string(action).rsplit(" ", 1)[1].split(",")
         exits = bk.kernel.tile_exits(t("yellow", "cc"), action & 3)
         assert sides == [bk.SIDES[d] for d in range(4) if exits >> d & 1]
@@ -376,8 +469,13 @@ def test_rotations_are_named_by_their_pipes() -> None:
 def test_svg_picture_offers_every_build_cell() -> None:
     # The SVG picture reads build targets from the notation: with pipes-named rotations each of
     # the four cells around the Source is still a clickable target.
-    s = position(stage="resolve", placed=1, top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
-                 arrival=[t("red", "open"), t("purple", "open")], queue=([t("yellow", "gear2")], []))
+    s = position(
+        stage="resolve",
+        placed=1,
+        top=[t("blue", "gear"), *FILLER_TOPS, t("red", "cc"), t("red", "plant")],
+        arrival=[t("red", "open"), t("purple", "open")],
+        queue=([t("yellow", "gear2")], []),
+    )
     svg = s.picture(0)
     for cell in ("1,0", "-1,0", "0,1", "0,-1"):
         assert f"build at {cell}" in svg
@@ -391,7 +489,7 @@ def test_every_orientation_has_its_own_name() -> None:
         rotations = bk.kernel.distinct_rotations(tile)
         names = [bk.pipes_name(tile, r) for r in rotations]
         assert len(set(names)) == len(names)
-        for r in range(4):   # a rotation not kept is named like the orientation it repeats
+        for r in range(4):  # a rotation not kept is named like the orientation it repeats
             assert bk.pipes_name(tile, r) in names
 
 
@@ -399,6 +497,7 @@ def test_bridge_conduits_are_named_apart() -> None:
     # Replacement data with two conduits per tile ("bridge" reading of A1) names each conduit.
     assert bk.pipes_name(t("red", "gear"), 1) == "pipes E,W"
     from hortus.games.botanik.components import TileType
+
     bridge = TileType("covered_cross", 3, ((0, 2), (1, 3)), (1, 0, 0), False, False)
     conduits = sorted(sorted((d + 1) % 4 for d in q) for q in bridge.conduits)
     assert "+".join(",".join(bk.SIDES[d] for d in q) for q in conduits) == "N,S+E,W"
@@ -420,8 +519,18 @@ def test_registry_cells_never_run_together() -> None:
     assert len(bk.tile_name(longest[0])) == len(bk.tile_name(longest[1])) == 21  # the longest names
     s = position(top=longest, arrival=[t("red", "gear")])
     row = next(line for line in s.render().splitlines() if line.startswith("central top"))
-    assert row.split()[2:] == ["purple", "covered-cross*", "yellow", "covered-cross*", "green", "covered-cross*",
-                               "red", "covered-cross*", "blue", "covered-cross*"]
+    assert row.split()[2:] == [
+        "purple",
+        "covered-cross*",
+        "yellow",
+        "covered-cross*",
+        "green",
+        "covered-cross*",
+        "red",
+        "covered-cross*",
+        "blue",
+        "covered-cross*",
+    ]
     assert "covered-cross*yellow" not in row
 
 
@@ -515,7 +624,7 @@ def resolve_in_order(state: games.State, seat: int, order: list[int], choice: di
                 return None
             s.apply(first)
             if pending(s, seat)[0] != tile:
-                return None     # an identical copy stands for it: another order of the same thing
+                return None  # an identical copy stands for it: another order of the same thing
         if choice[tile] not in s.legal_actions():
             return None
         s.apply(choice[tile])
@@ -525,10 +634,12 @@ def resolve_in_order(state: games.State, seat: int, order: list[int], choice: di
 def same_position(a: games.State, b: games.State) -> bool:
     """Equal as positions: the same view once each machine's tiles are sorted (the core lists
     a machine's tiles in build order, which no rule reads), and the same options to move."""
+
     def key(s: games.State) -> dict[str, object]:
         view = s.view(0)
         view["machines"] = [sorted(map(tuple, m)) for m in view["machines"]]
         return view
+
     return key(a) == key(b) and a.legal_actions() == b.legal_actions() and a.scores() == b.scores()
 
 
@@ -598,7 +709,7 @@ def test_a_meca_exchange_and_a_build_commute(identical: bool) -> None:
         orders = check_every_order(s, random.Random(seed))
         assert orders is not None
         total += orders
-    assert total > 6   # some references allow more than one order (the exchange before or after the build)
+    assert total > 6  # some references allow more than one order (the exchange before or after the build)
 
 
 def reachable(state: games.State, depth: int, search: bool) -> set[bytes]:
@@ -606,7 +717,7 @@ def reachable(state: games.State, depth: int, search: bool) -> set[bytes]:
     out = {state.encode()}
     if depth == 0 or state.current_player < 0:
         return out
-    for action in (state.search_actions() if search else state.legal_actions()):
+    for action in state.search_actions() if search else state.legal_actions():
         child = state.clone()
         child.apply(action)
         out |= reachable(child, depth - 1, search)
@@ -624,6 +735,7 @@ def test_search_subset_reaches_every_position() -> None:
 
 
 # --- a view that contradicts itself is refused, naming the field -------------
+
 
 def _place_of(view: dict, tile: int) -> str:
     """The view field that lists `tile`."""
@@ -655,19 +767,19 @@ def contradict(view: dict, kind: int, rng: random.Random) -> tuple[dict, set[str
 
     v = copy.deepcopy(view)
     top_tile = v["top"][rng.randrange(5)]
-    if kind == 0:       # a third side row, holding a tile also on top
+    if kind == 0:  # a third side row, holding a tile also on top
         v["side"].append([top_tile, E, E, E, E])
         return v, {"side"}
-    if kind == 1:       # a third queue
+    if kind == 1:  # a third queue
         v["queue"].append([top_tile])
         return v, {"queue"}
-    if kind == 2:       # a third machine
+    if kind == 2:  # a third machine
         v["machines"].append([[bk.SOURCE_ID, 0, 0, 0]])
         return v, {"machines"}
     if kind == 3:
         v["order_locked"] = [0, 0, 0]
         return v, {"order_locked"}
-    if kind == 4:       # a tile listed twice: somewhere else too
+    if kind == 4:  # a tile listed twice: somewhere else too
         field = rng.choice(["buried", "removed", "queue0", "queue1"])
         if field.startswith("queue"):
             p = int(field[-1])
@@ -677,9 +789,9 @@ def contradict(view: dict, kind: int, rng: random.Random) -> tuple[dict, set[str
             v[field].append(top_tile)
             where = f"{field}[{len(v[field]) - 1}]"
         return v, {where, _place_of(view, top_tile)}
-    if kind == 5:       # the undrawn count no longer fits the phase
+    if kind == 5:  # the undrawn count no longer fits the phase
         if v["buried"]:
-            v["buried"].pop()       # a buried tile listed nowhere (so taken as undrawn)
+            v["buried"].pop()  # a buried tile listed nowhere (so taken as undrawn)
         else:
             listed = {x for x in v["top"] + v["arrival"]} | {x for row in v["side"] for x in row}
             listed |= {x for q in v["queue"] for x in q} | {m[0] for ms in v["machines"] for m in ms}
@@ -697,11 +809,11 @@ def contradict(view: dict, kind: int, rng: random.Random) -> tuple[dict, set[str
     if kind == 9:
         v["options"] = dict(v["options"], ruleset="classic")
         return v, {"options.ruleset"}
-    if kind == 10:      # a Source in the middle of a machine
+    if kind == 10:  # a Source in the middle of a machine
         p = rng.randrange(2)
         v["machines"][p].append([bk.SOURCE_ID + 1 - p, 5, 5, 0])
         return v, {f"machines[{p}][{len(v['machines'][p]) - 1}]"}
-    v["side"] = v["side"][:1]   # kind 11: a seat's side row missing
+    v["side"] = v["side"][:1]  # kind 11: a seat's side row missing
     return v, {"side"}
 
 

@@ -21,20 +21,19 @@ def projected(d: dict, p: int) -> int:  # type: ignore[type-arg]
     score = d["score"][p]
     left = sum(d["leftover"][p])
     if p == d["cur"] and d["stage"] < ST_KEEP:
-        left += sum(d["collected"])            # a purchase's tiles not yet placed
+        left += sum(d["collected"])  # a purchase's tiles not yet placed
         if d["stage"] == ST_PLANT and left > 0:
-            left -= 1                          # P5: one of them is planted
+            left -= 1  # P5: one of them is planted
     down = sum(d["land_down"][p][: d["land_filled"][p]])
     personal = sum(1 for loc in d["order_loc"] if loc == ORDER_PERSONAL + p)
     r = d["round"]
     if d["stage"] not in (ST_KEEP, ST_CHOOSE_FIRST) and r < 3:
-        score += 5 * sum(1 for loc in d["order_loc"] if loc == ORDER_FULFILLED + p)   # SC1
-        score += -2 * left + (7 if left == 0 else 0)                                   # SC3, SC2
+        score += 5 * sum(1 for loc in d["order_loc"] if loc == ORDER_FULFILLED + p)  # SC1
+        score += -2 * left + (7 if left == 0 else 0)  # SC3, SC2
         column = range(5 * r, 5 * r + 5)
-        if d["land_filled"][p] >= 5 * r + 5 and all(
-                not d["land_down"][p][k] and d["land_colour"][p][k] < 5 for k in column):
-            score += [2, 3, 5][r]                                                      # SC4
-    return score - down * (down + 1) // 2 - 5 * personal                              # E1, E2
+        if d["land_filled"][p] >= 5 * r + 5 and all(not d["land_down"][p][k] and d["land_colour"][p][k] < 5 for k in column):
+            score += [2, 3, 5][r]  # SC4
+    return score - down * (down + 1) // 2 - 5 * personal  # E1, E2
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

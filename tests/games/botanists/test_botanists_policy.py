@@ -44,8 +44,15 @@ def test_purchase_collects_the_flower_the_next_space_asks_for() -> None:
     baseline moves anywhere."""
     market = full_market("Y")
     market[cell("d4")] = R
-    state = build(players=2, stage="action", boards=["red", "blue"], pawns=["c3", "a1"], market=market,
-                  hands=[["O/0", "I-h/0"], ["O/1", "O/2"]], open_orders=("GG", "PP", "RR"))
+    state = build(
+        players=2,
+        stage="action",
+        boards=["red", "blue"],
+        pawns=["c3", "a1"],
+        market=market,
+        hands=[["O/0", "I-h/0"], ["O/1", "O/2"]],
+        open_orders=("GG", "PP", "RR"),
+    )
     good_moves = set()
     for action in state.legal_actions():
         after = state.clone()
@@ -69,9 +76,20 @@ def test_a_personal_order_before_an_open_one_of_the_same_flowers() -> None:
     not both. An open order is worth 5 (SC1); the personal one is worth 5 and also saves the
     -5 an unfulfilled personal order costs at the end (E2). The policy passes on the open
     order to fulfil the personal one; the baseline mostly takes the open one."""
-    state = build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"], lands=[land("Bu")],
-                  own_action=1, planted=1, done_mask=1, leftovers=["RR"], open_orders=("RR", "GG", "PP"),
-                  personal=[["RR"]], hands=[["O/0", "O/1"], ["O/2", "O/3"]])
+    state = build(
+        players=2,
+        stage="fulfil_open",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        lands=[land("Bu")],
+        own_action=1,
+        planted=1,
+        done_mask=1,
+        leftovers=["RR"],
+        open_orders=("RR", "GG", "PP"),
+        personal=[["RR"]],
+        hands=[["O/0", "O/1"], ["O/2", "O/3"]],
+    )
     names = {state.action_to_string(a): a for a in state.legal_actions()}
     open_first = {a for text, a in names.items() if text.startswith("fulfil open")}
     assert open_first, names
@@ -92,8 +110,15 @@ def test_purchase_weighs_what_else_the_card_collects() -> None:
         market[cell(name)] = G
     market[cell("b4")] = R
     market[cell("d2")] = R
-    state = build(players=2, stage="action", boards=["red", "blue"], pawns=["c2", "e5"], market=market,
-                  hands=[["O/0", "O/1"], ["O/2", "O/3"]], open_orders=("GG", "PP", "BB"))
+    state = build(
+        players=2,
+        stage="action",
+        boards=["red", "blue"],
+        pawns=["c2", "e5"],
+        market=market,
+        hands=[["O/0", "O/1"], ["O/2", "O/3"]],
+        open_orders=("GG", "PP", "BB"),
+    )
     with_green, red_only = set(), set()
     for action in state.legal_actions():
         after = state.clone()

@@ -16,8 +16,22 @@ from hortus.games.botanists import game as bt
 from hortus.search import Limits, analyze
 
 from botanists_positions import (
-    B, E, G, P, R, Y, build, card, cell, end_of_round, full_market, land, matching_land, notations,
-    score_phase, state_dict,
+    B,
+    E,
+    G,
+    P,
+    R,
+    Y,
+    build,
+    card,
+    cell,
+    end_of_round,
+    full_market,
+    land,
+    matching_land,
+    notations,
+    score_phase,
+    state_dict,
 )
 
 GAME = games.get("botanists") if "botanists" in games.names() else bt.BotanistsGame()
@@ -45,8 +59,9 @@ def chance_until_decision(state: games.State) -> list[str]:
 # --- BT1-BT4, BT14, BT15, BT20: scoring ------------------------------------------------------
 @pytest.mark.parametrize("k, penalty", [(0, 0), (1, 1), (2, 3), (3, 6), (4, 10), (5, 15), (6, 21), (7, 28)])
 def test_bt1_withered_penalty_is_triangular(k: int, penalty: int) -> None:
-    s = end_of_round(players=2, round_=2, boards=["blue", "red"],
-                     lands=[matching_land("blue", 15, down=range(k)), matching_land("red", 15)])
+    s = end_of_round(
+        players=2, round_=2, boards=["blue", "red"], lands=[matching_land("blue", 15, down=range(k)), matching_land("red", 15)]
+    )
     score_phase(s)
     assert s.is_terminal()
     # +7 no leftovers, +5 column 2 all face up, -T(k).
@@ -55,9 +70,13 @@ def test_bt1_withered_penalty_is_triangular(k: int, penalty: int) -> None:
 
 
 def test_bt2_scoring_phase_one() -> None:
-    s = end_of_round(players=2, round_=0, boards=["blue", "red"],
-                     lands=[matching_land("blue", 5), matching_land("red", 5, down=[0])],
-                     fulfilled=[["YG", "BP"]])
+    s = end_of_round(
+        players=2,
+        round_=0,
+        boards=["blue", "red"],
+        lands=[matching_land("blue", 5), matching_land("red", 5, down=[0])],
+        fulfilled=[["YG", "BP"]],
+    )
     score_phase(s)
     assert s.scores() == [10 + 7 + 0 + 2, 7.0]
     d = state_dict(s)
@@ -65,9 +84,14 @@ def test_bt2_scoring_phase_one() -> None:
 
 
 def test_bt3_scoring_phase_two_and_keep() -> None:
-    s = end_of_round(players=2, round_=1, boards=["blue", "red"],
-                     lands=[matching_land("blue", 10, down=[7]), matching_land("red", 10, down=[6])],
-                     fulfilled=[["YG"]], leftovers=["RRY", ""])
+    s = end_of_round(
+        players=2,
+        round_=1,
+        boards=["blue", "red"],
+        lands=[matching_land("blue", 10, down=[7]), matching_land("red", 10, down=[6])],
+        fulfilled=[["YG"]],
+        leftovers=["RRY", ""],
+    )
     score_phase(s)
     assert s.scores()[0] == 5 - 6
     assert s.current_player == 0  # SC5: seat 0 decides what to keep
@@ -80,17 +104,21 @@ def test_bt3_scoring_phase_two_and_keep() -> None:
 
 
 def test_bt3_kept_tiles_are_penalised_again() -> None:
-    s = end_of_round(players=2, round_=2, boards=["blue", "red"],
-                     lands=[matching_land("blue", 15, down=[7]), matching_land("red", 15, down=[6])],
-                     leftovers=["RY", ""], scores=[-1, 0])
+    s = end_of_round(
+        players=2,
+        round_=2,
+        boards=["blue", "red"],
+        lands=[matching_land("blue", 15, down=[7]), matching_land("red", 15, down=[6])],
+        leftovers=["RY", ""],
+        scores=[-1, 0],
+    )
     score_phase(s)
     # -1 so far, -4 for the two kept leftovers, +5 column 2, -1 withered.
     assert s.scores()[0] == -1 - 4 + 5 - 1
 
 
 def test_bt4_scoring_phase_three_ends_the_game() -> None:
-    s = end_of_round(players=2, round_=2, boards=["blue", "red"],
-                     lands=[matching_land("blue", 15), matching_land("red", 15)])
+    s = end_of_round(players=2, round_=2, boards=["blue", "red"], lands=[matching_land("blue", 15), matching_land("red", 15)])
     score_phase(s)
     assert s.is_terminal()  # SC7 is not run after the last phase
     assert s.scores() == [12.0, 12.0]
@@ -109,21 +137,30 @@ def test_bt14_blue_board_second_personal_order() -> None:
 
 
 def test_bt14_unfulfilled_personal_costs_five_fulfilled_scores_five() -> None:
-    end = end_of_round(players=2, round_=2, boards=["blue", "red"],
-                       lands=[matching_land("blue", 15), matching_land("red", 15)], personal=[["RR"], []])
+    end = end_of_round(
+        players=2,
+        round_=2,
+        boards=["blue", "red"],
+        lands=[matching_land("blue", 15), matching_land("red", 15)],
+        personal=[["RR"], []],
+    )
     score_phase(end)
     assert end.scores() == [12 - 5, 12]
-    phase = end_of_round(players=2, round_=0, boards=["blue", "red"],
-                         lands=[matching_land("blue", 5), matching_land("red", 5)], fulfilled=[["RG"], []],
-                         personal=[["RR"], []])
+    phase = end_of_round(
+        players=2,
+        round_=0,
+        boards=["blue", "red"],
+        lands=[matching_land("blue", 5), matching_land("red", 5)],
+        fulfilled=[["RG"], []],
+        personal=[["RR"], []],
+    )
     score_phase(phase)
     assert phase.scores()[0] == 5 + 7 + 2
 
 
 def test_bt15_furthest_behind_chooses_next_first_player() -> None:
     lands = [land("Bd") + matching_land(b, 5)[1:] for b in ("blue", "red", "green", "purple")]
-    s = end_of_round(players=4, round_=0, boards=["blue", "red", "green", "purple"], lands=lands,
-                     scores=[13, 1, 1, 8])
+    s = end_of_round(players=4, round_=0, boards=["blue", "red", "green", "purple"], lands=lands, scores=[13, 1, 1, 8])
     score_phase(s)
     assert s.scores() == [20, 8, 8, 15]
     assert state_dict(s)["stage"] == bt.ST_CHOOSE_FIRST
@@ -136,9 +173,14 @@ def test_bt15_furthest_behind_chooses_next_first_player() -> None:
 
 
 def test_bt20_solo_withered_penalties_are_separate() -> None:
-    s = end_of_round(players=1, round_=2, boards=["blue"], helper_board="red",
-                     lands=[matching_land("blue", 15, down=[0, 10])],
-                     helper_land=matching_land("red", 15, down=[1, 2, 10]))
+    s = end_of_round(
+        players=1,
+        round_=2,
+        boards=["blue"],
+        helper_board="red",
+        lands=[matching_land("blue", 15, down=[0, 10])],
+        helper_land=matching_land("red", 15, down=[1, 2, 10]),
+    )
     score_phase(s)
     assert s.is_terminal()
     assert s.scores() == [7 - 3 - 6]
@@ -147,27 +189,44 @@ def test_bt20_solo_withered_penalties_are_separate() -> None:
 
 # --- BT5-BT10, BT16: movement, cards, collecting -----------------------------------------------
 def test_bt5_two_king_steps_around_a_pawn() -> None:
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "d3"],
-              hands=[ALL_O, ["I-h/0", "I-h/1"]])
+    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "d3"], hands=[ALL_O, ["I-h/0", "I-h/1"]])
     every = {bt.cell_name(c) for c in range(25)}
     assert move_targets(s) == every - {"c3", "d3"}
 
 
 def test_bt6_corner_escape() -> None:
-    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"],
-              pawns=["a1", "b1", "a2", "b2"], hands=[ALL_O, [], [], []])
+    s = build(
+        players=4,
+        stage="action",
+        boards=["blue", "red", "green", "purple"],
+        pawns=["a1", "b1", "a2", "b2"],
+        hands=[ALL_O, [], [], []],
+    )
     assert move_targets(s) == cells("d1", "e1", "d2", "e2", "a4", "b4", "d4", "e4", "a5", "b5", "d5", "e5")
 
 
 def test_bt7_card_may_not_hang_off_the_market() -> None:
-    s = build(players=2, stage="card", boards=["blue", "red"], pawns=["a1", "e5"], part=bt.PART_PURCHASE,
-              own_action=1, hands=[["I-h/1", "I-h/0"], ["O/0", "O/1"]])
+    s = build(
+        players=2,
+        stage="card",
+        boards=["blue", "red"],
+        pawns=["a1", "e5"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        hands=[["I-h/1", "I-h/0"], ["O/0", "O/1"]],
+    )
     assert notations(s) == ["card I-h/0"]
 
 
 def test_bt8_no_legal_purchase_redraws_the_hand() -> None:
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["e5", "a1"],
-              hands=[["I-h/0", "I-v/0"], ["O/0", "O/1"]], normalize=True)
+    s = build(
+        players=2,
+        stage="action",
+        boards=["blue", "red"],
+        pawns=["e5", "a1"],
+        hands=[["I-h/0", "I-v/0"], ["O/0", "O/1"]],
+        normalize=True,
+    )
     d = state_dict(s)
     assert d["card_loc"][card("I-h/0")] == bt.CARD_DISCARD and d["card_loc"][card("I-v/0")] == bt.CARD_DISCARD
     assert s.is_chance() and d["pend_cards"] == 2
@@ -178,8 +237,16 @@ def test_bt8_no_legal_purchase_redraws_the_hand() -> None:
 def test_bt9_other_pawns_block_their_tiles() -> None:
     market = full_market("R")
     market[cell("c3")], market[cell("d3")], market[cell("c4")], market[cell("d4")] = Y, G, B, P
-    s = build(players=2, stage="card", boards=["blue", "red"], pawns=["c3", "d4"], market=market,
-              part=bt.PART_PURCHASE, own_action=1, hands=[["O/0", "I-h/0"], ["O/1", "O/2"]])
+    s = build(
+        players=2,
+        stage="card",
+        boards=["blue", "red"],
+        pawns=["c3", "d4"],
+        market=market,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        hands=[["O/0", "I-h/0"], ["O/1", "O/2"]],
+    )
     s.apply_text("card O/0")
     d = state_dict(s)
     assert d["collected"] == [0, 1, 1, 1, 0]
@@ -191,9 +258,18 @@ def test_bt10_cards_are_read_from_the_seat() -> None:
     market = full_market("R")
     for name, colour in (("c3", Y), ("b3", G), ("c2", B), ("b2", P)):
         market[cell(name)] = colour
-    s = build(players=3, stage="card", boards=["blue", "red", "green"], cur=2, turns_done=2,
-              pawns=["a5", "e5", "c3"], market=market, part=bt.PART_PURCHASE, own_action=1,
-              hands=[["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"], ["O/0", "T-up/0"]])
+    s = build(
+        players=3,
+        stage="card",
+        boards=["blue", "red", "green"],
+        cur=2,
+        turns_done=2,
+        pawns=["a5", "e5", "c3"],
+        market=market,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        hands=[["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"], ["O/0", "T-up/0"]],
+    )
     s.apply_text("card O/0")
     d = state_dict(s)
     assert d["collected"] == [0, 1, 1, 1, 1]
@@ -203,9 +279,17 @@ def test_bt10_cards_are_read_from_the_seat() -> None:
 def test_bt16_refill_in_row_major_order() -> None:
     market = full_market("R")
     market[cell("c3")] = B
-    s = build(players=2, stage="card", boards=["blue", "red"], pawns=["c3", "a1"], market=market,
-              part=bt.PART_PURCHASE, own_action=1, hands=[["O/0", "I-h/0"], ["O/1", "O/2"]],
-              open_orders=["GG", "YY", "PP"])
+    s = build(
+        players=2,
+        stage="card",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        market=market,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        hands=[["O/0", "I-h/0"], ["O/1", "O/2"]],
+        open_orders=["GG", "YY", "PP"],
+    )
     s.apply_text("card O/0")
     assert sum(state_dict(s)["collected"]) == 4
     s.apply_text("plant blue face-up")
@@ -217,27 +301,42 @@ def test_bt16_refill_in_row_major_order() -> None:
 
 # --- BT11-BT13, BT17: planting, tending, bonuses -------------------------------------------------
 def test_bt11_plant_options() -> None:
-    s = build(players=2, stage="plant", boards=["red", "blue"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RYY", hands=[["O/0"], ["O/1", "O/2"]])
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["red", "blue"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RYY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+    )
     assert notations(s) == ["plant red face-up", "plant red face-down", "plant yellow face-down"]
 
 
 def test_bt12_no_tending_without_leftovers() -> None:
     s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"], hands=[ALL_O[:2], ["O/2", "O/3"]])
     assert not any(t.startswith("tend") for t in notations(s))
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"], leftovers=["RG"],
-              hands=[ALL_O[:2], ["O/2", "O/3"]])
+    s = build(
+        players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"], leftovers=["RG"], hands=[ALL_O[:2], ["O/2", "O/3"]]
+    )
     assert [t for t in notations(s) if t.startswith("tend")] == ["tend red", "tend green"]
 
 
 def test_bt13_tended_tile_lies_face_down_and_triggers_the_bonus() -> None:
-    s = build(players=2, stage="action", boards=["green", "red"], pawns=["c3", "a1"], leftovers=["G"],
-              hands=[ALL_O[:2], ["O/2", "O/3"]])
+    s = build(
+        players=2, stage="action", boards=["green", "red"], pawns=["c3", "a1"], leftovers=["G"], hands=[ALL_O[:2], ["O/2", "O/3"]]
+    )
     s.apply_text("tend green")
     d = state_dict(s)
     assert d["land_colour"][0][0] == G and d["land_down"][0][0] == 1
-    assert notations(s) == ["bonus: take open order 1", "bonus: take open order 2", "bonus: take open order 3",
-                            "bonus: take the top order of the deck", "bonus: skip"]
+    assert notations(s) == [
+        "bonus: take open order 1",
+        "bonus: take open order 2",
+        "bonus: take open order 3",
+        "bonus: take the top order of the deck",
+        "bonus: skip",
+    ]
     s.apply_text("bonus: skip")
     s.apply_text("keep the open orders")
     s.apply_text("do not draw")
@@ -248,9 +347,18 @@ def test_bt13_tended_tile_lies_face_down_and_triggers_the_bonus() -> None:
 def test_bt17_purple_swap_under_a_pawn() -> None:
     market = full_market("G")
     market[cell("b2")] = R
-    s = build(players=2, stage="plant", boards=["purple", "red"], pawns=["c3", "b2"], market=market,
-              part=bt.PART_PURCHASE, own_action=1, collected="GY", leftovers=["B"],
-              hands=[["O/0"], ["O/1", "O/2"]])
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["purple", "red"],
+        pawns=["c3", "b2"],
+        market=market,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="GY",
+        leftovers=["B"],
+        hands=[["O/0"], ["O/1", "O/2"]],
+    )
     s.apply_text("plant green face-down")
     assert "bonus: give my blue to the market" in notations(s)
     assert "bonus: give my yellow to the market" not in notations(s)  # A16: not yet leftovers
@@ -263,13 +371,28 @@ def test_bt17_purple_swap_under_a_pawn() -> None:
 
 # --- BT18, BT19: the Little Helper ---------------------------------------------------------------
 def test_bt18_helper_without_a_usable_card_redraws_three() -> None:
-    s = build(players=1, stage="helper_card", boards=["blue"], helper="a1", pawns=[None], solo_first=1,
-              hands=[["I-h/3", "I-v/3", "O/3"]], normalize=True)
+    s = build(
+        players=1,
+        stage="helper_card",
+        boards=["blue"],
+        helper="a1",
+        pawns=[None],
+        solo_first=1,
+        hands=[["I-h/3", "I-v/3", "O/3"]],
+        normalize=True,
+    )
     d = state_dict(s)
     assert all(d["card_loc"][card(c)] == bt.CARD_DISCARD for c in ("I-h/3", "I-v/3", "O/3"))
     assert s.is_chance() and d["pend_cards"] == 3
-    s = build(players=1, stage="helper_card", boards=["blue"], helper="a1", pawns=[None], solo_first=1,
-              hands=[["I-h/3", "I-v/3", "O/0"]])
+    s = build(
+        players=1,
+        stage="helper_card",
+        boards=["blue"],
+        helper="a1",
+        pawns=[None],
+        solo_first=1,
+        hands=[["I-h/3", "I-v/3", "O/0"]],
+    )
     assert notations(s) == ["helper card O/0"]
     s.apply_text("helper card O/0")
     targets = {t.split()[2] for t in notations(s)}
@@ -278,15 +401,33 @@ def test_bt18_helper_without_a_usable_card_redraws_three() -> None:
 
 def test_bt19_solo_red_bonus_swaps_with_a_face_up_helper_tile() -> None:
     helper_land = matching_land("purple", 2) + [(R, 0)]  # space 3 holds R face up (an earlier swap)
-    s = build(players=1, stage="plant", boards=["red"], helper_board="purple", turns_done=2, pawns=["e5"],
-              helper="a1", lands=[matching_land("red", 2)], helper_land=helper_land, solo_first=1,
-              done_mask=2, planted=2, part=bt.PART_PURCHASE, own_action=1, collected="GB", leftovers=["Y"],
-              hands=[["O/0", "O/1"]])
+    s = build(
+        players=1,
+        stage="plant",
+        boards=["red"],
+        helper_board="purple",
+        turns_done=2,
+        pawns=["e5"],
+        helper="a1",
+        lands=[matching_land("red", 2)],
+        helper_land=helper_land,
+        solo_first=1,
+        done_mask=2,
+        planted=2,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="GB",
+        leftovers=["Y"],
+        hands=[["O/0", "O/1"]],
+    )
     s.apply_text("plant green face-down")  # space 3's sign is red
     assert notations(s) == ["bonus: give my yellow to the helper", "bonus: skip"]
     s.apply_text("bonus: give my yellow to the helper")
-    assert notations(s) == ["bonus: take purple from helper space 1", "bonus: take red from helper space 2",
-                            "bonus: take red from helper space 3"]
+    assert notations(s) == [
+        "bonus: take purple from helper space 1",
+        "bonus: take red from helper space 2",
+        "bonus: take red from helper space 3",
+    ]
     s.apply_text("bonus: take red from helper space 3")
     d = state_dict(s)
     assert d["land_colour"][bt.HELPER][2] == Y and d["land_down"][bt.HELPER][2] == 0
@@ -296,8 +437,14 @@ def test_bt19_solo_red_bonus_swaps_with_a_face_up_helper_tile() -> None:
 def test_bt19_mismatched_face_up_helper_tile_counts_for_the_column_bonus() -> None:
     helper_land = matching_land("purple", 5)
     helper_land[2] = (Y, 0)
-    s = end_of_round(players=1, round_=0, boards=["red"], helper_board="purple",
-                     lands=[matching_land("red", 5, down=[0])], helper_land=helper_land)
+    s = end_of_round(
+        players=1,
+        round_=0,
+        boards=["red"],
+        helper_board="purple",
+        lands=[matching_land("red", 5, down=[0])],
+        helper_land=helper_land,
+    )
     score_phase(s)
     assert s.scores() == [7 + 2]
 
@@ -324,9 +471,17 @@ def test_solo_turn_order_discard_and_refill() -> None:
 # --- every FLAG ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("value", ["true", "false"])
 def test_flag_fulfil_after_purchase(value: str) -> None:
-    s = build(players=2, stage="plant", boards=["blue", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="BRY", hands=[["O/0"], ["O/1", "O/2"]],
-              options={"fulfil_after_purchase": value})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="BRY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": value},
+    )
     s.apply_text("plant blue face-up")
     if value == "true":
         assert notations(s) == ["fulfil open 1", "fulfil no open order"]
@@ -338,9 +493,17 @@ def test_flag_fulfil_after_purchase(value: str) -> None:
 
 @pytest.mark.parametrize("value", ["false", "true"])
 def test_flag_bonus_sees_new_leftovers(value: str) -> None:
-    s = build(players=2, stage="plant", boards=["purple", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="PR", hands=[["O/0"], ["O/1", "O/2"]],
-              options={"bonus_sees_new_leftovers": value, "fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["purple", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="PR",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"bonus_sees_new_leftovers": value, "fulfil_after_purchase": "false"},
+    )
     s.apply_text("plant purple face-down")
     if value == "false":
         # No leftover while the bonus resolves: nothing to give, so it is skipped at once.
@@ -353,20 +516,28 @@ def test_flag_bonus_sees_new_leftovers(value: str) -> None:
 
 @pytest.mark.parametrize("entry, centre", [("outer_start", True), ("outer_is_step1", False)])
 def test_flag_entry_mode(entry: str, centre: bool) -> None:
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=[None, None], hands=[ALL_O, []],
-              options={"entry_mode": entry, "move_mode": "straight2"})
+    s = build(
+        players=2,
+        stage="action",
+        boards=["blue", "red"],
+        pawns=[None, None],
+        hands=[ALL_O, []],
+        options={"entry_mode": entry, "move_mode": "straight2"},
+    )
     targets = move_targets(s)
     assert ("c3" in targets) == centre
     assert targets >= {bt.cell_name(c) for c in range(25) if c != 12}
-    king = build(players=2, stage="action", boards=["blue", "red"], pawns=[None, "c3"], hands=[ALL_O, []],
-                 options={"entry_mode": entry})
+    king = build(
+        players=2, stage="action", boards=["blue", "red"], pawns=[None, "c3"], hands=[ALL_O, []], options={"entry_mode": entry}
+    )
     assert move_targets(king) == {bt.cell_name(c) for c in range(25)} - {"c3"}
 
 
 @pytest.mark.parametrize("mode, count", [("king2", 24), ("straight2", 16)])
 def test_flag_move_mode(mode: str, count: int) -> None:
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", None], hands=[ALL_O, []],
-              options={"move_mode": mode})
+    s = build(
+        players=2, stage="action", boards=["blue", "red"], pawns=["c3", None], hands=[ALL_O, []], options={"move_mode": mode}
+    )
     targets = move_targets(s)
     assert len(targets) == count
     assert ("b1" in targets) == (mode == "king2")
@@ -374,9 +545,18 @@ def test_flag_move_mode(mode: str, count: int) -> None:
 
 @pytest.mark.parametrize("mode, expected", [("seat", ("c3", "b3", "c2", "b2")), ("absolute", ("c3", "d3", "c4", "d4"))])
 def test_flag_orientation_mode(mode: str, expected: tuple[str, ...]) -> None:
-    s = build(players=3, stage="card", boards=["blue", "red", "green"], cur=2, turns_done=2,
-              pawns=["a5", "e5", "c3"], part=bt.PART_PURCHASE, own_action=1,
-              hands=[["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"], ["O/0", "T-up/0"]], options={"orientation_mode": mode})
+    s = build(
+        players=3,
+        stage="card",
+        boards=["blue", "red", "green"],
+        cur=2,
+        turns_done=2,
+        pawns=["a5", "e5", "c3"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        hands=[["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"], ["O/0", "T-up/0"]],
+        options={"orientation_mode": mode},
+    )
     s.apply_text("card O/0")
     d = state_dict(s)
     assert {bt.cell_name(c) for c in range(25) if d["market"][c] == E} == set(expected)
@@ -412,7 +592,7 @@ def test_malformed_components_name_the_entry(tmp_path: Path) -> None:
     path.write_text(broken)
     with pytest.raises(components_module.ComponentDataError, match=r"boards\[2\] \(red\)\.signs\[1\]\[3\]"):
         components_module.load(path)
-    path.write_text(text.replace('cells = [[0, 0], [0, 1], [1, 0], [1, 1]]', 'cells = [[0, 0], [0, 1], [1, 0], [2, 1]]'))
+    path.write_text(text.replace("cells = [[0, 0], [0, 1], [1, 0], [1, 1]]", "cells = [[0, 0], [0, 1], [1, 0], [2, 1]]"))
     with pytest.raises(components_module.ComponentDataError, match=r"shapes\[2\] \(O\)\.cells"):
         components_module.load(path)
     path.write_text(text.replace('    "RYGBP",\n]', '    "R",\n]'))
@@ -478,10 +658,20 @@ def test_solo_returns_are_the_whole_share() -> None:
 
 # --- the five bonus actions (2.6) and their solo changes (L9) -----------------------------------
 def test_bonus_red_swaps_leftovers_with_another_player() -> None:
-    s = build(players=2, stage="plant", boards=["blue", "red"], turns_done=2, pawns=["c3", "a1"],
-              lands=[matching_land("blue", 1), matching_land("red", 1)], part=bt.PART_PURCHASE, own_action=1,
-              collected="GY", leftovers=["B", "RR"], hands=[["O/0"], ["O/1", "O/2"]],
-              options={"fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["blue", "red"],
+        turns_done=2,
+        pawns=["c3", "a1"],
+        lands=[matching_land("blue", 1), matching_land("red", 1)],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="GY",
+        leftovers=["B", "RR"],
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+    )
     s.apply_text("plant green face-down")  # space 2 of the blue board has a red sign
     assert notations(s) == ["bonus: swap with seat 1", "bonus: skip"]
     s.apply_text("bonus: swap with seat 1")
@@ -496,14 +686,35 @@ def test_bonus_red_swaps_leftovers_with_another_player() -> None:
 
 @pytest.mark.parametrize("players", [2, 1])
 def test_bonus_yellow_moves_a_pawn(players: int) -> None:
-    common = dict(stage="plant", turns_done=3 * players, part=bt.PART_PURCHASE, own_action=1, collected="GR",
-                  options={"fulfil_after_purchase": "false"})
+    common = dict(
+        stage="plant",
+        turns_done=3 * players,
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="GR",
+        options={"fulfil_after_purchase": "false"},
+    )
     if players == 2:
-        s = build(players=2, boards=["blue", "red"], pawns=["c3", "a1"], hands=[["O/0"], ["O/1", "O/2"]],
-                  lands=[matching_land("blue", 3), matching_land("red", 3)], **common)
+        s = build(
+            players=2,
+            boards=["blue", "red"],
+            pawns=["c3", "a1"],
+            hands=[["O/0"], ["O/1", "O/2"]],
+            lands=[matching_land("blue", 3), matching_land("red", 3)],
+            **common,
+        )
     else:
-        s = build(players=1, boards=["blue"], pawns=["c3"], helper="a1", hands=[["O/0", "O/1"]],
-                  lands=[matching_land("blue", 3)], helper_land=matching_land("red", 3), solo_first=0, **common)
+        s = build(
+            players=1,
+            boards=["blue"],
+            pawns=["c3"],
+            helper="a1",
+            hands=[["O/0", "O/1"]],
+            lands=[matching_land("blue", 3)],
+            helper_land=matching_land("red", 3),
+            solo_first=0,
+            **common,
+        )
     s.apply_text("plant green face-down")  # space 4 of the blue board has a yellow sign
     own = {t.split()[-1] for t in notations(s) if t.startswith("bonus: move my pawn")}
     helper = {t.split()[-1] for t in notations(s) if t.startswith("bonus: move the helper")}
@@ -518,8 +729,17 @@ def test_bonus_yellow_moves_a_pawn(players: int) -> None:
 
 
 def test_bonus_green_takes_an_open_order_and_the_row_is_refilled() -> None:
-    s = build(players=2, stage="plant", boards=["green", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RY", hands=[["O/0"], ["O/1", "O/2"]], options={"fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["green", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+    )
     s.apply_text("plant red face-down")  # space 1 of the green board has a green sign
     s.apply_text("bonus: take open order 2")
     d = state_dict(s)
@@ -532,8 +752,17 @@ def test_bonus_green_takes_an_open_order_and_the_row_is_refilled() -> None:
 
 
 def test_bonus_green_top_of_the_deck() -> None:
-    s = build(players=2, stage="plant", boards=["green", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RY", hands=[["O/0"], ["O/1", "O/2"]], options={"fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["green", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+    )
     s.apply_text("plant red face-down")
     s.apply_text("bonus: take the top order of the deck")
     assert s.action_to_string(s.chance_outcomes()[0][0]).startswith("seat 0 draws personal order ")
@@ -542,16 +771,32 @@ def test_bonus_green_top_of_the_deck() -> None:
 
 
 def test_bonus_blue_is_three_points_at_once() -> None:
-    s = build(players=2, stage="plant", boards=["blue", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RY", hands=[["O/0"], ["O/1", "O/2"]], options={"fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+    )
     s.apply_text("plant red face-down")  # space 1 of the blue board has a blue sign
     assert s.scores()[0] == 3
     assert state_dict(s)["stage"] == bt.ST_END_TURN
 
 
 def test_tend_discards_open_orders_and_draws_two() -> None:
-    s = build(players=2, stage="action", boards=["red", "blue"], pawns=["c3", "a1"], leftovers=["RRY"],
-              hands=[["O/0", "O/1"], ["O/2", "O/3"]], open_orders=["RR", "GB", "PP"])
+    s = build(
+        players=2,
+        stage="action",
+        boards=["red", "blue"],
+        pawns=["c3", "a1"],
+        leftovers=["RRY"],
+        hands=[["O/0", "O/1"], ["O/2", "O/3"]],
+        open_orders=["RR", "GB", "PP"],
+    )
     s.apply_text("tend yellow")  # a matching red would also go face down; the red bonus has no partner
     assert notations(s)[:2] == ["keep the open orders", "discard open orders 1"]
     s.apply_text("discard open orders 2,3")
@@ -593,8 +838,16 @@ def test_decoding_names_the_broken_field() -> None:
 # --- A10: exhaustion -----------------------------------------------------------------------------
 def test_a10_no_possible_purchase_and_nothing_to_tend_passes_the_turn() -> None:
     every_tile = "".join(letter * 29 for letter in "RYGBP")
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"], market=[E] * 25,
-              leftovers=["", every_tile], hands=[ALL_O[:2], ["O/2", "O/3"]], normalize=True)
+    s = build(
+        players=2,
+        stage="action",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        market=[E] * 25,
+        leftovers=["", every_tile],
+        hands=[ALL_O[:2], ["O/2", "O/3"]],
+        normalize=True,
+    )
     d = state_dict(s)
     assert s.current_player == 1 and d["turns_done"] == 1
     # G1: the passed turn still uses up its space, which stays empty (no tile, not withered).
@@ -605,14 +858,32 @@ def test_a10_no_possible_purchase_and_nothing_to_tend_passes_the_turn() -> None:
 
 def test_a10_empty_order_deck_reshuffles_the_discard_pile() -> None:
     order_loc = [bt.ORDER_DISCARD] * 82
-    s = build(players=2, stage="plant", boards=["green", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RY", hands=[["O/0"], ["O/1", "O/2"]], options={"fulfil_after_purchase": "false"})
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["green", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+    )
     d = state_dict(s)
     for o in d["open_orders"]:
         order_loc[o] = bt.ORDER_OPEN
-    s = build(players=2, stage="plant", boards=["green", "red"], pawns=["c3", "a1"], part=bt.PART_PURCHASE,
-              own_action=1, collected="RY", hands=[["O/0"], ["O/1", "O/2"]], options={"fulfil_after_purchase": "false"},
-              order_loc=order_loc)
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["green", "red"],
+        pawns=["c3", "a1"],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="RY",
+        hands=[["O/0"], ["O/1", "O/2"]],
+        options={"fulfil_after_purchase": "false"},
+        order_loc=order_loc,
+    )
     s.apply_text("plant red face-down")
     s.apply_text("bonus: take the top order of the deck")
     assert sum(p for _, p in s.chance_outcomes()) == pytest.approx(1.0)
@@ -679,9 +950,20 @@ def test_played_through_the_service(players: int, steps: int) -> None:
 # --- every rule-legal move in any order; public knowledge exact --------------------------
 def test_t5_personal_order_may_be_fulfilled_before_the_open_one() -> None:
     """T5/P8: "one order from the open market and/or one personal order", in either order."""
-    s = build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"], lands=[land("Bu")],
-              own_action=1, planted=1, done_mask=1, leftovers=["RYRR"], personal=[["RR"]],
-              hands=[["O/0", "O/1"], ["O/2", "O/3"]], open_orders=["RY", "GB", "PP"])
+    s = build(
+        players=2,
+        stage="fulfil_open",
+        boards=["blue", "red"],
+        pawns=["c3", "a1"],
+        lands=[land("Bu")],
+        own_action=1,
+        planted=1,
+        done_mask=1,
+        leftovers=["RYRR"],
+        personal=[["RR"]],
+        hands=[["O/0", "O/1"], ["O/2", "O/3"]],
+        open_orders=["RY", "GB", "PP"],
+    )
     assert notations(s) == ["fulfil open 1", "fulfil personal RR", "fulfil no open order"]
     # the search follows either order: after either first move the other stays reachable
     assert s.search_actions() == s.legal_actions()
@@ -713,17 +995,29 @@ def test_straight2_entry_may_be_diagonal() -> None:
     too, and the second step keeps its direction; b2 is reachable only through the corner a1
     (diagonal entry) or diagonally from c1/a3 when b1, a2 and c1 are taken."""
     options = {"entry_mode": "outer_is_step1", "move_mode": "straight2"}
-    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"],
-              pawns=[None, "b1", "a2", "c1"], hands=[ALL_O, [], [], []], options=options)
+    s = build(
+        players=4,
+        stage="action",
+        boards=["blue", "red", "green", "purple"],
+        pawns=[None, "b1", "a2", "c1"],
+        hands=[ALL_O, [], [], []],
+        options=options,
+    )
     targets = move_targets(s)
-    assert "b2" in targets                       # a1 (entered diagonally) then on to b2
-    assert "c3" not in targets                   # two steps from beside the market at most
+    assert "b2" in targets  # a1 (entered diagonally) then on to b2
+    assert "c3" not in targets  # two steps from beside the market at most
     outer = {bt.cell_name(c) for c in range(25) if c // 5 in (0, 4) or c % 5 in (0, 4)}
     inner = {bt.cell_name(c) for c in range(25)} - outer - {"c3"}
     assert targets == (outer - {"b1", "a2", "c1"}) | inner
     # from the edge tile b1 (free now) the diagonal entries continue to a2 and c2, not only b2
-    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"],
-              pawns=[None, "a1", "c1", "b2"], hands=[ALL_O, [], [], []], options=options)
+    s = build(
+        players=4,
+        stage="action",
+        boards=["blue", "red", "green", "purple"],
+        pawns=[None, "a1", "c1", "b2"],
+        hands=[ALL_O, [], [], []],
+        options=options,
+    )
     targets = move_targets(s)
     assert {"c2", "d2"} <= targets and "b2" not in targets
 
@@ -826,8 +1120,17 @@ def test_search_subset_reaches_every_end_of_turn_the_legal_moves_reach() -> None
     """search_actions prunes only equivalent orders: from random decisions late in a turn, the
     ends of the turn reachable through it are exactly those reachable through legal_actions."""
     compared = 0
-    late = {bt.ST_PLANT, bt.ST_BONUS, bt.ST_TEND_DISCARD, bt.ST_TEND_KEEP, bt.ST_FULFIL_OPEN,
-            bt.ST_FULFIL_PERSONAL, bt.ST_HELPER_DEST, bt.ST_SOLO_DISCARD, bt.ST_KEEP}
+    late = {
+        bt.ST_PLANT,
+        bt.ST_BONUS,
+        bt.ST_TEND_DISCARD,
+        bt.ST_TEND_KEEP,
+        bt.ST_FULFIL_OPEN,
+        bt.ST_FULFIL_PERSONAL,
+        bt.ST_HELPER_DEST,
+        bt.ST_SOLO_DISCARD,
+        bt.ST_KEEP,
+    }
     for s in random_turn_starts(60, late):
         assert set(s.search_actions()) <= set(s.legal_actions()) and s.search_actions()
         full = turn_ends(s, lambda x: x.legal_actions())
@@ -845,9 +1148,21 @@ def test_every_order_of_commuting_moves_is_accepted_and_reaches_one_position() -
     discard = set(range(bt.A["DISCARD_CARD"], bt.A["NO_DISCARD"]))
     groups = 0
     starts = list(random_turn_starts(40, {bt.ST_FULFIL_OPEN, bt.ST_TEND_KEEP}))
-    starts.append(build(players=2, stage="fulfil_open", boards=["blue", "red"], pawns=["c3", "a1"],
-                        lands=[land("Bu")], own_action=1, planted=1, done_mask=1, leftovers=["RYRRYB"],
-                        personal=[["RR", "YB"]], hands=[["O/0", "O/1"], ["O/2", "O/3"]]))
+    starts.append(
+        build(
+            players=2,
+            stage="fulfil_open",
+            boards=["blue", "red"],
+            pawns=["c3", "a1"],
+            lands=[land("Bu")],
+            own_action=1,
+            planted=1,
+            done_mask=1,
+            leftovers=["RYRRYB"],
+            personal=[["RR", "YB"]],
+            hands=[["O/0", "O/1"], ["O/2", "O/3"]],
+        )
+    )
     for s in starts:
         kind = fulfil if state_dict(s)["stage"] == bt.ST_FULFIL_OPEN else discard
         # every sequence of moves of that kind, by the seat to move, until the kind is done
@@ -874,14 +1189,18 @@ def test_every_order_of_commuting_moves_is_accepted_and_reaches_one_position() -
 
 # --- the text picture, for a person who knows the game -----------------------
 def test_render_draws_the_cards_in_hand_with_their_highlight() -> None:
-    s = build(players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"],
-              hands=[["L-b/2", "T-right/0"], ["O/2", "O/3"]])
+    s = build(
+        players=2, stage="action", boards=["blue", "red"], pawns=["c3", "a1"], hands=[["L-b/2", "T-right/0"], ["O/2", "O/3"]]
+    )
     text = s.render(0)
     picture = text.split("\n")
     at = next(i for i, line in enumerate(picture) if line.split() == ["T-right/0", "L-b/2"])
-    assert [line.split() for line in picture[at + 1:at + 4]] == [
-        ["@", ".", "#", "#", "@"], ["#", "#", "#", ".", "."], ["#", "."]]
-    assert "L-b/2" not in s.render(1) and "L-b/2" not in s.render()   # only the own hand
+    assert [line.split() for line in picture[at + 1 : at + 4]] == [
+        ["@", ".", "#", "#", "@"],
+        ["#", "#", "#", ".", "."],
+        ["#", "."],
+    ]
+    assert "L-b/2" not in s.render(1) and "L-b/2" not in s.render()  # only the own hand
 
 
 def test_render_draws_the_market_from_the_viewing_seats_side() -> None:
@@ -889,32 +1208,55 @@ def test_render_draws_the_market_from_the_viewing_seats_side() -> None:
     half way round (row 5 first, column e at the left), seat 1's a quarter (column e first)."""
     market = full_market("R")
     market[cell("a1")], market[cell("e1")], market[cell("a5")] = Y, G, B
-    s = build(players=4, stage="action", boards=["blue", "red", "green", "purple"], pawns=["c3", "a1", "e5", "b2"],
-              market=market, hands=[ALL_O[:2], ALL_O[2:], ["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"]])
+    s = build(
+        players=4,
+        stage="action",
+        boards=["blue", "red", "green", "purple"],
+        pawns=["c3", "a1", "e5", "b2"],
+        market=market,
+        hands=[ALL_O[:2], ALL_O[2:], ["I-h/0", "I-h/1"], ["I-v/0", "I-v/1"]],
+    )
 
     def grid(seat: int) -> list[list[str]]:
         lines = s.render(seat).split("\n")
         at = next(i for i, line in enumerate(lines) if line.startswith("Market seen from"))
-        return [line.split() for line in lines[at + 1:at + 7]]
+        return [line.split() for line in lines[at + 1 : at + 7]]
 
     assert grid(0)[0] == ["a", "b", "c", "d", "e"] and grid(0)[1][:2] == ["1", "Y1"] and grid(0)[5][1] == "B"
-    assert grid(2)[0] == ["e", "d", "c", "b", "a"] and grid(2)[1][:2] == ["5", "R2"] and grid(2)[5][1:] == ["G", "R", "R", "R", "Y1"]
-    assert grid(1)[0] == ["1", "2", "3", "4", "5"] and grid(1)[1][:2] == ["e", "G"] and grid(1)[5][1:] == ["Y1", "R", "R", "R", "B"] and grid(1)[4][2] == "R3"
+    assert (
+        grid(2)[0] == ["e", "d", "c", "b", "a"] and grid(2)[1][:2] == ["5", "R2"] and grid(2)[5][1:] == ["G", "R", "R", "R", "Y1"]
+    )
+    assert (
+        grid(1)[0] == ["1", "2", "3", "4", "5"]
+        and grid(1)[1][:2] == ["e", "G"]
+        and grid(1)[5][1:] == ["Y1", "R", "R", "R", "B"]
+        and grid(1)[4][2] == "R3"
+    )
     assert grid(3)[0] == ["5", "4", "3", "2", "1"] and grid(3)[1][:2] == ["a", "B"]
     assert "seen from seat 2's side (top edge" in s.render(2)
 
 
 def test_render_shows_collected_tiles_and_the_pending_choice() -> None:
-    s = build(players=2, stage="plant", boards=["blue", "red"], turns_done=2, pawns=["c3", "a1"],
-              lands=[matching_land("blue", 1), matching_land("red", 1)], part=bt.PART_PURCHASE, own_action=1,
-              collected="GYY", leftovers=["B", "RR"], hands=[["O/0"], ["O/1", "O/2"]])
+    s = build(
+        players=2,
+        stage="plant",
+        boards=["blue", "red"],
+        turns_done=2,
+        pawns=["c3", "a1"],
+        lands=[matching_land("blue", 1), matching_land("red", 1)],
+        part=bt.PART_PURCHASE,
+        own_action=1,
+        collected="GYY",
+        leftovers=["B", "RR"],
+        hands=[["O/0"], ["O/1", "O/2"]],
+    )
     text = s.render(1)
     assert "Collected this purchase (seat 0): 1 yellow, 2 green" not in text
     assert "Collected this purchase (seat 0): 2 yellow, 1 green" in text
     assert "Now: seat 0: plant one collected tile on space 2 (sign red)" in text
-    s.apply_text("plant green face-down")        # the red sign's bonus: swap with a player
+    s.apply_text("plant green face-down")  # the red sign's bonus: swap with a player
     s.apply_text("bonus: swap with seat 1")
     s.apply_text("bonus: give my blue to seat 1")
     text = s.render(0)
-    assert "Collected this purchase (seat 0): 2 yellow" in text      # still waiting (P6/A16)
+    assert "Collected this purchase (seat 0): 2 yellow" in text  # still waiting (P6/A16)
     assert "Now: seat 0 resolves the bonus: swap a leftover with another player's; swapping with seat 1; giving blue" in text

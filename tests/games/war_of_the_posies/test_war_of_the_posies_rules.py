@@ -32,18 +32,22 @@ def seat_garden(state: games.State, seat: int) -> list[dict[str, Any]]:
 
 # --- WT1 / WT11 / WT12: scoring --------------------------------------------------------------
 
+
 def test_wt1_rulebook_scoring_example_is_34() -> None:
     """21 in locked Flowers (a planted poison included), 6 in Expeditions in the deck, 7
     Reputation of completed GFs."""
     s = position(
         stage="over",
-        gardens={0: [
-            ("Glasshouse", ["Rose", "Golden Lily", "Blue Poppy", "Orchid"]),                # 20, Rep 3
-            ("Rose Arch", ["Geranium", "Ragwort", "Blue Starter"]),                       # 0, Rep 2
-            ("Stone Bench", ["Red Campion", "Blue Starter"]),                             # 1, Rep 1
-            ("Birdbath", ["Red Starter", "Red Starter"]),                                 # 0, Rep 1
-        ]},
-        discards={0: {"Amazon Expedition": 1}}, draws={0: {"Amazon Expedition": 1}},
+        gardens={
+            0: [
+                ("Glasshouse", ["Rose", "Golden Lily", "Blue Poppy", "Orchid"]),  # 20, Rep 3
+                ("Rose Arch", ["Geranium", "Ragwort", "Blue Starter"]),  # 0, Rep 2
+                ("Stone Bench", ["Red Campion", "Blue Starter"]),  # 1, Rep 1
+                ("Birdbath", ["Red Starter", "Red Starter"]),  # 0, Rep 1
+            ]
+        },
+        discards={0: {"Amazon Expedition": 1}},
+        draws={0: {"Amazon Expedition": 1}},
         end_trigger=0,
     )
     assert s.is_terminal()
@@ -52,12 +56,17 @@ def test_wt1_rulebook_scoring_example_is_34() -> None:
 
 
 def test_wt11_incomplete_garden_feature_scores_nothing() -> None:
-    s = position(stage="over", gardens={0: [("Glasshouse", ["Geranium", "Sunflower", "Blue Poppy", None])]},
-                 end_trigger=1, turn=0)
-    assert s.scores()[0] == 0.0            # 2 + 3 + 5 planted, not locked; Rep 3 not earned
-    s = position(stage="over", gardens={0: [("Glasshouse", ["Geranium", "Sunflower", "Blue Poppy", "Purple Starter"])]},
-                 end_trigger=1, turn=0)
-    assert s.scores()[0] == 2 + 3 + 5 + 0 + 3   # the same GF completed: locked Flowers + Rep
+    s = position(
+        stage="over", gardens={0: [("Glasshouse", ["Geranium", "Sunflower", "Blue Poppy", None])]}, end_trigger=1, turn=0
+    )
+    assert s.scores()[0] == 0.0  # 2 + 3 + 5 planted, not locked; Rep 3 not earned
+    s = position(
+        stage="over",
+        gardens={0: [("Glasshouse", ["Geranium", "Sunflower", "Blue Poppy", "Purple Starter"])]},
+        end_trigger=1,
+        turn=0,
+    )
+    assert s.scores()[0] == 2 + 3 + 5 + 0 + 3  # the same GF completed: locked Flowers + Rep
 
 
 def wt12_position(extra_unlocked_for_seat_1: bool, tiebreak: str = "all_planted") -> games.State:
@@ -69,16 +78,20 @@ def wt12_position(extra_unlocked_for_seat_1: bool, tiebreak: str = "all_planted"
     if extra_unlocked_for_seat_1:
         seat_1.append(("Sundial", ["Purple Starter", None]))
     return position(
-        stage="over", end_trigger=0, options={"tiebreak_count": tiebreak},
+        stage="over",
+        end_trigger=0,
+        options={"tiebreak_count": tiebreak},
         gardens={
             # 9 Flowers under seat 0's GFs (7 locked), 5 points.
-            0: [("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
+            0: [
+                ("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
                 ("Rose Arch", ["Red Starter", "Yellow Starter", "Blue Starter"]),
-                ("Orangery", ["Red Campion", None, "Buttercup", None])],
+                ("Orangery", ["Red Campion", None, "Buttercup", None]),
+            ],
             # 8 Flowers (all locked): 3 + 1 + 1 Rep + 1 point (Red Campion) = 6.
             1: seat_1,
         },
-        discards={0: {"Botanical Survey": 1}},   # seat 0: 5 Rep + 1 Expedition point = 6
+        discards={0: {"Botanical Survey": 1}},  # seat 0: 5 Rep + 1 Expedition point = 6
     )
 
 
@@ -86,7 +99,7 @@ def test_wt12_tie_broken_by_planted_flowers() -> None:
     s = wt12_position(extra_unlocked_for_seat_1=False)
     assert s.scores() == [6.0, 6.0]
     summary = kernel.seat_summary(s.kernel_state.core())
-    assert [row[1] for row in summary] == [9, 8]      # planted under own GFs
+    assert [row[1] for row in summary] == [9, 8]  # planted under own GFs
     assert s.returns() == [1.0, 0.0]
 
 
@@ -114,6 +127,7 @@ def test_flag_tiebreak_count_reaches_new_games(tiebreak: str) -> None:
 
 # --- WT2: the example turn ------------------------------------------------------------------
 
+
 def test_wt2_rulebook_example_turn() -> None:
     s = position(
         hands={0: {"Head Gardener": 1, "Red Starter": 1, "Yellow Starter": 1, "Blue Starter": 1, "Purple Starter": 1}},
@@ -126,7 +140,7 @@ def test_wt2_rulebook_example_turn() -> None:
     d = core(s)
     assert (d["coins"], d["buys"]) == (6, 2)
     s.apply_text("buy Mignonette")
-    assert s.is_chance()                           # WB3: the Market slot is refilled at once
+    assert s.is_chance()  # WB3: the Market slot is refilled at once
     assert "market reveals Geranium" in [s.action_to_string(a) for a, _ in s.chance_outcomes()]
     draw_named(s, "market reveals Geranium")
     s.apply_text(f"buy {FOUNTAIN}")
@@ -136,12 +150,18 @@ def test_wt2_rulebook_example_turn() -> None:
     assert named(d["discard"][0]) == {"Mignonette": 1}
     assert [gf["label"] for gf in seat_garden(s, 0)] == [FOUNTAIN]
     assert d["market_row_count"] == 5 and d["gf_row_count"] == 4
-    assert "buy Birdbath #2" not in notations(s)   # no purchase left
+    assert "buy Birdbath #2" not in notations(s)  # no purchase left
     s.apply_text("end turn")
     d = core(s)
-    assert d["coins"] == 0                         # the leftover coin is lost
-    assert named(d["discard"][0]) == {"Mignonette": 1, "Head Gardener": 1, "Red Starter": 1,
-                                      "Yellow Starter": 1, "Blue Starter": 1, "Purple Starter": 1}
+    assert d["coins"] == 0  # the leftover coin is lost
+    assert named(d["discard"][0]) == {
+        "Mignonette": 1,
+        "Head Gardener": 1,
+        "Red Starter": 1,
+        "Yellow Starter": 1,
+        "Blue Starter": 1,
+        "Purple Starter": 1,
+    }
     assert s.is_chance() and d["draws_pending"] == 5 and d["draw_seat"] == 0
     draw_first(s)
     d = core(s)
@@ -151,23 +171,25 @@ def test_wt2_rulebook_example_turn() -> None:
 
 # --- WT3 / WT4 / WT5 / WT6: planting and limits -----------------------------------------------
 
+
 def test_wt3_rulebook_planting_example() -> None:
-    s = position(hands={0: {"Strawflower": 1, "Sunflower": 1, "Red Starter": 1}},
-                 gardens={0: [("St. George's Fountain", [None, None])]})
+    s = position(
+        hands={0: {"Strawflower": 1, "Sunflower": 1, "Red Starter": 1}}, gardens={0: [("St. George's Fountain", [None, None])]}
+    )
     s.apply_text(f"plant Strawflower in {FOUNTAIN} of seat 0")
     d = core(s)
     # COIN 5; DRAW 1; PLANT 1 in printed order (WP3): the draw is a chance node, then +1 plant.
     assert (d["coins"], d["plants"], d["draws_pending"]) == (5, 0, 1)
     draw_first(s)
     assert core(s)["hand_count"][0] == 3 and core(s)["plants"] == 1
-    s.apply_text(f"plant Sunflower in {FOUNTAIN} of seat 0")          # legal thanks to +1 plant
-    draw_first(s)                                                      # Sunflower's Plant: draw 1
+    s.apply_text(f"plant Sunflower in {FOUNTAIN} of seat 0")  # legal thanks to +1 plant
+    draw_first(s)  # Sunflower's Plant: draw 1
     d = core(s)
     fountain = seat_garden(s, 0)[0]
     assert fountain["complete"] and fountain["slots"] == ["Strawflower", "Sunflower"]
-    assert d["coins"] == 7                                             # + the WC's 2 coins now
+    assert d["coins"] == 7  # + the WC's 2 coins now
     assert d["plants"] == 0 and d["hand_count"][0] == 3
-    assert s.scores()[0] == 1 + 1 + 3                                  # Rep 1 + locked 1 + 3
+    assert s.scores()[0] == 1 + 1 + 3  # Rep 1 + locked 1 + 3
 
 
 def test_wt4_no_second_planting_without_an_extra_plant() -> None:
@@ -187,28 +209,31 @@ def test_wt5_no_second_purchase_without_an_extra_buy() -> None:
 
 
 def test_wt6_matching_free_symbol_only() -> None:
-    s = position(hands={0: {"Marigold": 1, "Buttercup": 1, "Geranium": 1}}, plants=3,
-                 gardens={0: [("St. George's Fountain", ["Yellow Starter", None])]})
+    s = position(
+        hands={0: {"Marigold": 1, "Buttercup": 1, "Geranium": 1}},
+        plants=3,
+        gardens={0: [("St. George's Fountain", ["Yellow Starter", None])]},
+    )
     texts = notations(s)
     assert f"plant Marigold in {FOUNTAIN} of seat 0" in texts
-    assert not any(t.startswith("plant Geranium") for t in texts)     # no red slot
+    assert not any(t.startswith("plant Geranium") for t in texts)  # no red slot
     s.apply_text(f"plant Marigold in {FOUNTAIN} of seat 0")
     draw_first(s)
     assert seat_garden(s, 0)[0]["complete"]
-    assert not any(t.startswith("plant") for t in notations(s))       # complete: no free slot
+    assert not any(t.startswith("plant") for t in notations(s))  # complete: no free slot
 
 
 # --- WT7 / WT8: poisonous Flowers ----------------------------------------------------------------
 
+
 def test_wt7_poison_completes_an_opponents_feature() -> None:
-    s = position(hands={0: {"Ragwort": 1}},
-                 gardens={1: [("St. George's Fountain", ["Yellow Starter", None])]})
+    s = position(hands={0: {"Ragwort": 1}}, gardens={1: [("St. George's Fountain", ["Yellow Starter", None])]})
     s.apply_text(f"plant Ragwort in {FOUNTAIN} of seat 1")
     d = core(s)
-    assert (d["coins"], d["plants"]) == (2, 0)             # Ragwort's Plant: +2 coins to P1
+    assert (d["coins"], d["plants"]) == (2, 0)  # Ragwort's Plant: +2 coins to P1
     fountain = seat_garden(s, 1)[0]
-    assert fountain["complete"] and fountain["wc_pending"]   # locked at once, WC later
-    assert s.scores()[1] == 1 - 2                            # Rep 1, Ragwort -2 counts for P2
+    assert fountain["complete"] and fountain["wc_pending"]  # locked at once, WC later
+    assert s.scores()[1] == 1 - 2  # Rep 1, Ragwort -2 counts for P2
     s.apply_text("end turn")
     draw_first(s)
     # At the start of P2's turn, before any action, P2's WC (+2 coins) resolves.
@@ -218,16 +243,19 @@ def test_wt7_poison_completes_an_opponents_feature() -> None:
 
 
 def test_wt8_non_poisonous_flowers_never_go_to_an_opponent() -> None:
-    s = position(hands={0: {"Sunflower": 1, "Ragwort": 1}},
-                 gardens={1: [("St. George's Fountain", [None, None])], 0: [("Herb Spiral", [None, None])]})
+    s = position(
+        hands={0: {"Sunflower": 1, "Ragwort": 1}},
+        gardens={1: [("St. George's Fountain", [None, None])], 0: [("Herb Spiral", [None, None])]},
+    )
     texts = notations(s)
     assert f"plant Sunflower in {FOUNTAIN} of seat 1" not in texts
     assert f"plant Ragwort in {FOUNTAIN} of seat 1" in texts
     assert "plant Sunflower in Herb Spiral #9 of seat 0" in texts
-    assert "plant Ragwort in Herb Spiral #9 of seat 0" in texts       # WPl5: own GF too
+    assert "plant Ragwort in Herb Spiral #9 of seat 0" in texts  # WPl5: own GF too
 
 
 # --- WT9: Cultivate instead of Plant -------------------------------------------------------------
+
 
 def test_wt9_playing_a_flower_resolves_cultivate() -> None:
     s = position(hands={0: {"Strawflower": 1}}, gardens={0: [("St. George's Fountain", [None, None])]})
@@ -236,19 +264,22 @@ def test_wt9_playing_a_flower_resolves_cultivate() -> None:
     assert d["coins"] == 2 and d["plants"] == 1 and d["draws_pending"] == 0
     assert named(d["play"]) == {"Strawflower": 1}
     s.apply_text("end turn")
-    assert named(core(s)["discard"][0]) == {"Strawflower": 1}       # stays in the deck cycle
+    assert named(core(s)["discard"][0]) == {"Strawflower": 1}  # stays in the deck cycle
 
 
 # --- WT10: the end sequence ----------------------------------------------------------------------
 
+
 def test_wt10_end_trigger_gives_every_other_player_one_final_turn() -> None:
-    seven = [("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
-             ("Rose Arch", ["Red Starter", "Yellow Starter", "Blue Starter"]),
-             ("Trellis", ["Geranium", "Marigold"]),
-             ("Sundial", ["Purple Starter", "Violet"])]
+    seven = [
+        ("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
+        ("Rose Arch", ["Red Starter", "Yellow Starter", "Blue Starter"]),
+        ("Trellis", ["Geranium", "Marigold"]),
+        ("Sundial", ["Purple Starter", "Violet"]),
+    ]
     s = position(players=3, first=0, turn=1, gardens={1: seven})
     assert s.view(0)["end_trigger"] is None
-    s.apply_text("end turn")                       # P2 ends its turn with 7 Reputation
+    s.apply_text("end turn")  # P2 ends its turn with 7 Reputation
     draw_first(s)
     view = s.view(0)
     assert view["end_trigger"] == 1 and view["final_turns_left"] == 2
@@ -259,21 +290,27 @@ def test_wt10_end_trigger_gives_every_other_player_one_final_turn() -> None:
             continue
         order.append(s.current_player)
         s.apply_text("end turn")
-    assert order == [2, 0]                          # P3 then P1; P2 never again
-    assert s.scores()[1] == 7 + 2 + 2 + 1           # Rep 7 + Geranium, Marigold, Violet
+    assert order == [2, 0]  # P3 then P1; P2 never again
+    assert s.scores()[1] == 7 + 2 + 2 + 1  # Rep 7 + Geranium, Marigold, Violet
 
 
 def test_only_the_first_end_trigger_counts() -> None:
-    seven = [("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
-             ("Rose Arch", ["Red Starter", "Yellow Starter", "Blue Starter"]),
-             ("Trellis", ["Geranium", "Marigold"]), ("Sundial", ["Purple Starter", "Violet"])]
-    also_seven = [("Glasshouse", ["Amaryllis", "Strawflower", "Delphinium", "Clematis"]),
-                  ("Pergola", ["Tulip", "Daffodil", "Iris"]), ("Stone Bench", ["Dahlia", "Bluebell"]),
-                  ("Wishing Well", ["Hydrangea", "Aster"])]
+    seven = [
+        ("Glasshouse", ["Red Starter", "Yellow Starter", "Blue Starter", "Purple Starter"]),
+        ("Rose Arch", ["Red Starter", "Yellow Starter", "Blue Starter"]),
+        ("Trellis", ["Geranium", "Marigold"]),
+        ("Sundial", ["Purple Starter", "Violet"]),
+    ]
+    also_seven = [
+        ("Glasshouse", ["Amaryllis", "Strawflower", "Delphinium", "Clematis"]),
+        ("Pergola", ["Tulip", "Daffodil", "Iris"]),
+        ("Stone Bench", ["Dahlia", "Bluebell"]),
+        ("Wishing Well", ["Hydrangea", "Aster"]),
+    ]
     s = position(players=3, first=0, turn=1, gardens={1: seven, 2: also_seven})
     s.apply_text("end turn")
     draw_first(s)
-    s.apply_text("end turn")                       # P3 also has 7: A11, no new trigger
+    s.apply_text("end turn")  # P3 also has 7: A11, no new trigger
     draw_first(s)
     view = s.view(0)
     assert view["end_trigger"] == 1 and view["final_turns_left"] == 1 and s.current_player == 0
@@ -283,11 +320,14 @@ def test_only_the_first_end_trigger_counts() -> None:
 
 # --- WT13 / WT14: end of turn --------------------------------------------------------------------
 
+
 def test_wt13_draw_reshuffles_the_discard_when_the_pile_runs_out() -> None:
-    s = position(hands={0: {"Red Starter": 2, "Head Gardener": 1}},
-                 draws={0: {"Blue Starter": 1, "Purple Starter": 1}},
-                 discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
-                 play_area={"Blue Starter": 1, "Purple Starter": 1})
+    s = position(
+        hands={0: {"Red Starter": 2, "Head Gardener": 1}},
+        draws={0: {"Blue Starter": 1, "Purple Starter": 1}},
+        discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
+        play_area={"Blue Starter": 1, "Purple Starter": 1},
+    )
     s.apply_text("end turn")
     d = core(s)
     assert d["discard_count"][0] == 8 and d["draw_count"][0] == 2
@@ -300,10 +340,12 @@ def test_wt13_draw_reshuffles_the_discard_when_the_pile_runs_out() -> None:
 
 
 def test_wt13_draws_step_by_step() -> None:
-    s = position(hands={0: {"Red Starter": 2, "Head Gardener": 1}},
-                 draws={0: {"Blue Starter": 1, "Purple Starter": 1}},
-                 discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
-                 play_area={"Blue Starter": 1, "Purple Starter": 1})
+    s = position(
+        hands={0: {"Red Starter": 2, "Head Gardener": 1}},
+        draws={0: {"Blue Starter": 1, "Purple Starter": 1}},
+        discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
+        play_area={"Blue Starter": 1, "Purple Starter": 1},
+    )
     s.apply_text("end turn")
     s.apply_text("seat 0 draws Blue Starter")
     s.apply_text("seat 0 draws Purple Starter")
@@ -317,10 +359,9 @@ def test_wt13_draws_step_by_step() -> None:
 
 
 def test_draw_fewer_when_both_piles_are_empty() -> None:
-    s = position(hands={0: {"Red Starter": 1}}, draws={0: {}}, discards={}, plants=1,
-                 gardens={0: [("Birdbath", [None, None])]})
+    s = position(hands={0: {"Red Starter": 1}}, draws={0: {}}, discards={}, plants=1, gardens={0: [("Birdbath", [None, None])]})
     s.apply_text("plant Red Starter in Birdbath #2 of seat 0")
-    s.apply_text("end turn")                       # nothing left to draw: WE2 draw fewer
+    s.apply_text("end turn")  # nothing left to draw: WE2 draw fewer
     assert s.current_player == 1
     assert core(s)["hand_count"][0] == 0
 
@@ -337,6 +378,7 @@ def test_wt14_unspent_coins_are_lost() -> None:
 
 # --- WT15: composting ------------------------------------------------------------------------------
 
+
 def test_wt15_compost_heap_composts_two_starters() -> None:
     s = position(hands={0: {"Compost Heap": 1, "Red Starter": 2, "Amazon Expedition": 1}})
     before = s.scores()[0]
@@ -349,7 +391,7 @@ def test_wt15_compost_heap_composts_two_starters() -> None:
     assert named(d["compost"]).get("Red Starter") == 2
     s.apply_text("end turn")
     d = core(s)
-    assert "Red Starter" not in named(d["discard"][0])              # gone from every count
+    assert "Red Starter" not in named(d["discard"][0])  # gone from every count
     assert named(d["hand"][0]).get("Red Starter", 0) + named(d["draw"][0]).get("Red Starter", 0) == 0
     assert s.scores()[0] == before
 
@@ -365,13 +407,14 @@ def test_wt15_a_composted_expedition_no_longer_scores() -> None:
 def test_a_choice_with_nothing_left_to_pick_is_not_asked() -> None:
     """After a pick empties the hand, "stop" alone is not a decision."""
     s = position(hands={0: {"Compost Heap": 1, "Amazon Expedition": 1}})
-    s.apply_text("play Compost Heap")                      # COIN 1; COMPOST_HAND 2
-    s.apply_text("compost Amazon Expedition from hand")    # 1 pick left, the hand is empty
+    s.apply_text("play Compost Heap")  # COIN 1; COMPOST_HAND 2
+    s.apply_text("compost Amazon Expedition from hand")  # 1 pick left, the hand is empty
     assert core(s)["depth"] == 0 and core(s)["frame_left"] == [0, 0, 0]
     assert "stop" not in notations(s) and "end turn" in notations(s)
 
 
 # --- WT16: Basic Tools and a completed Birdbath ----------------------------------------------------
+
 
 def test_wt16_basic_tools_second_planting_completes_birdbath() -> None:
     s = position(hands={0: {"Red Starter": 2, "Basic Tools": 1}}, gardens={0: [("Birdbath", [None, None])]})
@@ -379,26 +422,33 @@ def test_wt16_basic_tools_second_planting_completes_birdbath() -> None:
     assert core(s)["plants"] == 2
     s.apply_text("plant Red Starter in Birdbath #2 of seat 0")
     s.apply_text("plant Red Starter in Birdbath #2 of seat 0")
-    assert s.is_chance()                            # the WC: draw 1, now
+    assert s.is_chance()  # the WC: draw 1, now
     draw_first(s)
     assert seat_garden(s, 0)[0]["complete"]
     assert core(s)["hand_count"][0] == 1
-    assert s.scores()[0] == 1                       # Rep 1, two 0-point Flowers
+    assert s.scores()[0] == 1  # Rep 1, two 0-point Flowers
 
 
 # --- the effect vocabulary ------------------------------------------------------------------------
 
+
 def test_uproot_composts_an_unlocked_flower_and_frees_the_slot() -> None:
-    s = position(hands={0: {"Night Raid": 1}},
-                 gardens={0: [("Birdbath", ["Oleander", None])], 1: [("Great Fountain", ["Golden Lily", None, "Orchid", None])],
-                          })
+    s = position(
+        hands={0: {"Night Raid": 1}},
+        gardens={
+            0: [("Birdbath", ["Oleander", None])],
+            1: [("Great Fountain", ["Golden Lily", None, "Orchid", None])],
+        },
+    )
     s.apply_text("play Night Raid")
-    assert sorted(notations(s)) == sorted([
-        "uproot Oleander from Birdbath #2 of seat 0",
-        "uproot Golden Lily from Great Fountain #28 of seat 1",
-        "uproot Orchid from Great Fountain #28 of seat 1",
-        "stop",
-    ])
+    assert sorted(notations(s)) == sorted(
+        [
+            "uproot Oleander from Birdbath #2 of seat 0",
+            "uproot Golden Lily from Great Fountain #28 of seat 1",
+            "uproot Orchid from Great Fountain #28 of seat 1",
+            "stop",
+        ]
+    )
     s.apply_text("uproot Golden Lily from Great Fountain #28 of seat 1")
     d = core(s)
     assert named(d["compost"]).get("Golden Lily") == 1 and d["depth"] == 0
@@ -408,7 +458,7 @@ def test_uproot_composts_an_unlocked_flower_and_frees_the_slot() -> None:
 def test_locked_flowers_cannot_be_uprooted() -> None:
     s = position(hands={0: {"Night Raid": 1}}, gardens={1: [("Birdbath", ["Oleander", "Red Starter"])]})
     s.apply_text("play Night Raid")
-    assert core(s)["depth"] == 0 and core(s)["coins"] == 1     # no target: the choice is skipped
+    assert core(s)["depth"] == 0 and core(s)["coins"] == 1  # no target: the choice is skipped
 
 
 def test_gain_basic_hand_takes_the_top_and_reveals_the_next() -> None:
@@ -422,8 +472,11 @@ def test_gain_basic_hand_takes_the_top_and_reveals_the_next() -> None:
 
 
 def test_start_of_turn_wc_with_a_choice_is_decided_by_its_owner() -> None:
-    s = position(hands={0: {"Foxglove": 1}, 1: {"Red Starter": 1}}, discards={1: {"Seed Hunting": 1}},
-                 gardens={1: [("Wishing Well", ["Blue Starter", None])]})
+    s = position(
+        hands={0: {"Foxglove": 1}, 1: {"Red Starter": 1}},
+        discards={1: {"Seed Hunting": 1}},
+        gardens={1: [("Wishing Well", ["Blue Starter", None])]},
+    )
     s.apply_text("plant Foxglove in Wishing Well #10 of seat 1")
     s.apply_text("end turn")
     draw_first(s)
@@ -449,7 +502,7 @@ def test_plant_into_a_garden_feature_bought_this_turn() -> None:
     s = position(hands={0: {"Yellow Starter": 1}}, coins=2, gf_row=["St. George's Fountain", "Birdbath", "Trellis", "Arbor"])
     s.apply_text(f"buy {FOUNTAIN}")
     draw_first(s)
-    assert f"plant Yellow Starter in {FOUNTAIN} of seat 0" in notations(s)   # WPl7
+    assert f"plant Yellow Starter in {FOUNTAIN} of seat 0" in notations(s)  # WPl7
 
 
 def test_coin_only_plays_are_legal_in_any_order() -> None:
@@ -464,9 +517,9 @@ def test_coin_only_plays_are_legal_in_any_order() -> None:
     t = position(hands={0: hand})
     t.apply_text("play Red Starter")
     t.apply_text("play Basic Tools")
-    assert s.encode() == t.encode()                            # the same position either way
+    assert s.encode() == t.encode()  # the same position either way
     assert core(s)["coins"] == 2 and core(s)["plants"] == 2
-    s.apply_text("play Field Notes")                           # and the game goes on
+    s.apply_text("play Field Notes")  # and the game goes on
     draw_first(s)
     assert s.current_player == 0 and "end turn" in notations(s)
 
@@ -474,8 +527,11 @@ def test_coin_only_plays_are_legal_in_any_order() -> None:
 def test_search_from_a_root_after_a_coin_only_play_offers_every_play() -> None:
     """The AI's own case: a search rooted after `play Basic Tools` must still consider the
     Red Starter (determinize, run at every iteration's root, clears the run's order)."""
-    s = position(hands={0: {"Red Starter": 1, "Basic Tools": 1}}, coins=2,
-                 market_row=["Mignonette", "Seed Hunting", "Field Notes", "Porters", "Geranium"])
+    s = position(
+        hands={0: {"Red Starter": 1, "Basic Tools": 1}},
+        coins=2,
+        market_row=["Mignonette", "Seed Hunting", "Field Notes", "Porters", "Geranium"],
+    )
     s.apply_text("play Basic Tools")
     world = s.clone()
     world.kernel_state.determinize(0, 1)
@@ -487,9 +543,12 @@ def test_search_from_a_root_after_a_coin_only_play_offers_every_play() -> None:
 def test_identical_garden_feature_copies_are_each_selectable() -> None:
     """Glasshouse #23 and #24 both in the row, two owned empty Topiary Walks: every
     copy is a legal target by its own number, for the search too."""
-    s = position(hands={0: {"Yellow Starter": 1}}, coins=6,
-                 gf_row=["Glasshouse", "Glasshouse", "Birdbath", "Trellis"],
-                 gardens={0: [("Topiary Walk", [None, None, None]), ("Topiary Walk", [None, None, None])]})
+    s = position(
+        hands={0: {"Yellow Starter": 1}},
+        coins=6,
+        gf_row=["Glasshouse", "Glasshouse", "Birdbath", "Trellis"],
+        gardens={0: [("Topiary Walk", [None, None, None]), ("Topiary Walk", [None, None, None])]},
+    )
     texts = notations(s)
     assert [t for t in texts if t.startswith("buy Glasshouse")] == ["buy Glasshouse #23", "buy Glasshouse #24"]
     plants = [t for t in texts if t.startswith("plant")]
@@ -505,33 +564,42 @@ def test_identical_garden_feature_copies_are_each_selectable() -> None:
 def test_owner_chooses_the_order_of_several_pending_when_completed_bonuses() -> None:
     """WG2 "during their next turn": two Features completed by an opponent's
     poison; at the start of its turn the owner picks which bonus resolves first."""
-    s = position(players=2, turn=1, hands={1: {"Red Starter": 1}}, discards={1: {"Seed Hunting": 1}},
-                 gardens={1: [("Birdbath", ["Red Starter", "Oleander"]), ("Wishing Well", ["Blue Starter", "Foxglove"])]},
-                 pending_wc=["Birdbath", "Wishing Well"])
+    s = position(
+        players=2,
+        turn=1,
+        hands={1: {"Red Starter": 1}},
+        discards={1: {"Seed Hunting": 1}},
+        gardens={1: [("Birdbath", ["Red Starter", "Oleander"]), ("Wishing Well", ["Blue Starter", "Foxglove"])]},
+        pending_wc=["Birdbath", "Wishing Well"],
+    )
     assert notations(s) == ["resolve Birdbath #2 when completed", "resolve Wishing Well #10 when completed"]
     assert s.search_actions() == s.legal_actions()
     first = s.clone()
-    first.apply_text("resolve Wishing Well #10 when completed")     # COMPOST_ANY 1 first
+    first.apply_text("resolve Wishing Well #10 when completed")  # COMPOST_ANY 1 first
     assert "compost Seed Hunting from discard" in notations(first)
     first.apply_text("compost Red Starter from hand")
-    assert first.is_chance()                                      # then Birdbath's DRAW 1
+    assert first.is_chance()  # then Birdbath's DRAW 1
     second = s.clone()
     second.apply_text("resolve Birdbath #2 when completed")
-    assert second.is_chance()                                     # DRAW 1 first
+    assert second.is_chance()  # DRAW 1 first
     for state in (s, first, second):
         for a in state.legal_actions() + [x for x, _ in state.chance_outcomes()]:
             assert state.parse_action(state.action_to_string(a)) == a
 
 
 def test_identical_pending_when_completed_bonuses_are_not_a_choice() -> None:
-    s = position(players=2, hands={0: {"Ragwort": 1, "Foxglove": 1}}, plants=2,
-                 gardens={1: [("St. George's Fountain", ["Yellow Starter", None]), ("Sundial", ["Purple Starter", None])]})
+    s = position(
+        players=2,
+        hands={0: {"Ragwort": 1, "Foxglove": 1}},
+        plants=2,
+        gardens={1: [("St. George's Fountain", ["Yellow Starter", None]), ("Sundial", ["Purple Starter", None])]},
+    )
     s.apply_text("plant Ragwort in St. George's Fountain #1 of seat 1")
     s.apply_text("plant Foxglove in Sundial #4 of seat 1")
     s.apply_text("end turn")
     draw_first(s)
     assert s.current_player == 1
-    assert core(s)["coins"] == 4 and "end turn" in notations(s)    # COIN 2 twice, no question
+    assert core(s)["coins"] == 4 and "end turn" in notations(s)  # COIN 2 twice, no question
 
 
 def test_search_orders_coin_only_runs_only_inside_a_sampled_world() -> None:
@@ -542,13 +610,14 @@ def test_search_orders_coin_only_runs_only_inside_a_sampled_world() -> None:
     assert s.search_actions() == s.legal_actions()
     world = s.clone()
     world.kernel_state.determinize(0, 3)
-    assert world.search_actions() == world.legal_actions()       # the root: every play
+    assert world.search_actions() == world.legal_actions()  # the root: every play
     world.apply_text("play Yellow Starter")
     searched = [world.action_to_string(a) for a in world.search_actions()]
     assert "play Red Starter" in notations(world) and "play Red Starter" not in searched  # in-tree order
 
 
 # --- any order: permutations, and what the search subset reaches ----------------------------------
+
 
 def _rules_key(state: games.State) -> tuple[Any, ...]:
     """The position up to what the rules ignore: the coin-only run memory (last_pure) and the
@@ -611,7 +680,7 @@ def test_every_allowed_permutation_of_a_turns_moves_reaches_the_same_position() 
         if t.is_chance() or len(run) < 2:
             continue
         if rng.random() < 0.5:
-            t2 = _play(s, sorted(run))            # at least the sorted order, often a new one
+            t2 = _play(s, sorted(run))  # at least the sorted order, often a new one
             if t2 is not None:
                 assert _rules_key(t2) == _rules_key(t)
         for order in itertools.permutations(run):
@@ -661,6 +730,7 @@ def test_search_subset_in_a_sampled_world_reaches_every_position_the_rules_allow
 
 # --- contradictory views are refused, naming the field -----------------------
 
+
 def _contradictions(view: dict[str, Any], rng: random.Random) -> list[tuple[str, Any]]:
     """(expected field prefix, mutator) pairs that make `view` contradict itself."""
     seat = view["seat"]
@@ -704,7 +774,7 @@ def test_contradictory_views_are_refused_naming_the_field() -> None:
     for s in _random_positions(25, 155):
         for seat in range(s.num_players):
             base = s.view(seat)
-            GAME.from_view(base)                                    # the view itself is fine
+            GAME.from_view(base)  # the view itself is fine
             for expected, mutate in _contradictions(base, rng):
                 view = copy.deepcopy(base)
                 mutate(view)
@@ -718,8 +788,11 @@ def test_contradictory_views_are_refused_naming_the_field() -> None:
 def test_render_describes_cards_and_bonuses_in_words() -> None:
     """The picture shows each Market and hand card's colour, points, cost and
     abilities, and Garden Feature bonuses in words, not the effect notation."""
-    s = position(hands={0: {"Mignonette": 1}}, market_row=["Sunflower", "Porters", "Ragwort", "Rose", "Field Notes"],
-                 gf_row=["Japanese Garden", "Birdbath", "Trellis", "Arbor"])
+    s = position(
+        hands={0: {"Mignonette": 1}},
+        market_row=["Sunflower", "Porters", "Ragwort", "Rose", "Field Notes"],
+        gf_row=["Japanese Garden", "Birdbath", "Trellis", "Arbor"],
+    )
     text = s.render(0)
     assert "Mignonette: purple Flower, 2 points, cost 3; play: +2 coins; plant: +1 coin" in text
     assert "Sunflower: yellow Flower, 3 points, cost 5; play: +1 coin, +1 purchase; plant: draw 1 card" in text
@@ -727,10 +800,11 @@ def test_render_describes_cards_and_bonuses_in_words() -> None:
     assert "Porters: Expedition, 0 points, cost 4; play: +1 coin, +1 purchase" in text
     assert "when completed: compost up to 2 cards from your hand or discard pile, +2 coins" in text
     assert "COMPOST_ANY" not in text and "WC " not in text
-    assert "Mignonette" not in s.render(1)                       # another seat's hand stays hidden
+    assert "Mignonette" not in s.render(1)  # another seat's hand stays hidden
 
 
 # --- game length, safety end, structure ------------------------------------------------------------
+
 
 def test_safety_end_after_the_round_limit() -> None:
     s = position(players=2, first=0, turn=1, round=wp.ROUND_LIMIT, hands={1: {"Red Starter": 1}})
@@ -786,6 +860,7 @@ def test_policy_and_random_games_end() -> None:
 
 # --- hidden information ------------------------------------------------------------------------------
 
+
 def midgame(players: int, seed: int, steps: int = 40) -> games.State:
     rng = random.Random(seed)
     s = GAME.new_game(players=players, seed=seed)
@@ -822,19 +897,21 @@ def test_determinize_resamples_only_hidden_hands() -> None:
         world = s.clone()
         world.kernel_state.determinize(seat, world_seed)
         assert world.view(seat) == s.view(seat)
-        GAME.decode(world.encode())                          # still a valid position
+        GAME.decode(world.encode())  # still a valid position
         d = core(world)
         hands.add(tuple(tuple(d["hand"][p]) for p in range(4) if p != seat))
-    assert len(hands) > 1                                    # something is actually resampled
+    assert len(hands) > 1  # something is actually resampled
 
 
 def test_cards_drawn_before_a_reshuffle_are_known_to_everyone() -> None:
     """WT13 seen by the opponent: the 2 cards of the old draw pile (known, since the discarded
     hand is public) are surely in the new hand; only the other 3 are resampled."""
-    s = position(hands={0: {"Red Starter": 2, "Head Gardener": 1}},
-                 draws={0: {"Rose": 1, "Orchid": 1}},
-                 discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
-                 play_area={"Blue Starter": 1, "Purple Starter": 1})
+    s = position(
+        hands={0: {"Red Starter": 2, "Head Gardener": 1}},
+        draws={0: {"Rose": 1, "Orchid": 1}},
+        discards={0: {"Yellow Starter": 2, "Basic Tools": 1}},
+        play_area={"Blue Starter": 1, "Purple Starter": 1},
+    )
     s.apply_text("end turn")
     draw_first(s)
     assert s.current_player == 1
@@ -907,10 +984,20 @@ def test_from_view_refuses_malformed_views() -> None:
 
 # --- positions and data --------------------------------------------------------------------------------
 
+
 def refused_field(d: dict[str, Any]) -> str:
     """Encode a hand-edited core (pile totals recomputed) and return the field decode names."""
-    for key in ("hand_count", "draw_count", "discard_count", "play_count", "market_row_count",
-                "market_deck_count", "basic_count", "gf_row_count", "gf_deck_count"):
+    for key in (
+        "hand_count",
+        "draw_count",
+        "discard_count",
+        "play_count",
+        "market_row_count",
+        "market_deck_count",
+        "basic_count",
+        "gf_row_count",
+        "gf_deck_count",
+    ):
         d.pop(key)
     with pytest.raises(games.InvalidPositionError) as info:
         decode_core(bytes(kernel.dict_to_core(d)), d["players"])
@@ -920,27 +1007,27 @@ def refused_field(d: dict[str, Any]) -> str:
 def test_malformed_positions_are_refused_naming_the_field() -> None:
     s = position(hands={0: {"Red Starter": 1}}, gardens={0: [("Birdbath", ["Red Starter", None])]})
     d = core(s)
-    d["market_deck"][k("Red Campion")] += 1                  # a Basic Flower in the Market deck
+    d["market_deck"][k("Red Campion")] += 1  # a Basic Flower in the Market deck
     d["basic_pile"][k("Red Campion")] -= 1
     assert refused_field(d) == "market_deck"
     d = core(s)
-    d["hand"][0][k("Rose")] += 1                              # a card out of nowhere
+    d["hand"][0][k("Rose")] += 1  # a card out of nowhere
     assert refused_field(d) == f"cards[{k('Rose')}]"
     d = core(s)
-    d["gf_slot"][1][1] = k("Buttercup") + 1                   # a yellow Flower under a red symbol
+    d["gf_slot"][1][1] = k("Buttercup") + 1  # a yellow Flower under a red symbol
     d["basic_pile"][k("Buttercup")] -= 1
     assert refused_field(d) == "gf_slot[1][1]"
     d = core(s)
     for name, n in (("Head Gardener", 1), ("Red Starter", 2), ("Blue Starter", 2), ("Purple Starter", 1)):
-        d["draw"][1][k(name)] -= n                            # a waiting seat holding 6 cards
+        d["draw"][1][k(name)] -= n  # a waiting seat holding 6 cards
         d["hand"][1][k(name)] += n
     assert refused_field(d) == "hand_count[1]"
     d = core(s)
-    d["depth"] = 1                                            # an effect frame at rest, not at a choice
+    d["depth"] = 1  # an effect frame at rest, not at a choice
     d["frame_effect"][0] = 2 * k("Seed Hunting")
     assert refused_field(d) == "stage"
     d = core(s)
-    d["end_trigger"] = 1                                      # triggered, but no final turn counted
+    d["end_trigger"] = 1  # triggered, but no final turn counted
     assert refused_field(d) == "final_turns_left"
 
 
@@ -949,19 +1036,28 @@ def load_default() -> dict[str, Any]:
         return tomllib.load(f)
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d["cards"][13].update(play="COINS 2"), "cards[13] (Mignonette).play: unknown effect 'COINS'"),
-    (lambda d: d["cards"][13].update(cost="three"), "cards[13] (Mignonette).cost"),
-    (lambda d: d["cards"][13].update(symbol="green"), "cards[13] (Mignonette).symbol: 'green' is not one of the symbols"),
-    (lambda d: d["cards"][36].update(plant="COIN 1"), "cards[36] (Field Notes).plant: only a Flower"),
-    (lambda d: d["cards"][4].update(cost=3), "cards[4] (Head Gardener).cost: starting cards are never bought"),
-    (lambda d: d["cards"][13].update(play="DRAW"), "cards[13] (Mignonette).play: DRAW needs a number"),
-    (lambda d: d["cards"][13].update(colour="red"), "cards[13] (Mignonette): unknown fields ['colour']"),
-    (lambda d: d["garden_features"][0].update(symbols=["yellow", "gold"]), "garden_features[0] (St. George's Fountain).symbols"),
-    (lambda d: d["garden_features"][0].update(when_completed="COIN 2; FLY 1"), "garden_features[0] (St. George's Fountain).when_completed: unknown effect 'FLY'"),
-    (lambda d: d["cards"].append(dict(d["cards"][13])), "cards[45] (Mignonette).name: duplicate"),
-    (lambda d: d["garden_features"][18].update(copies=7), "garden_features: 33 cards"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d["cards"][13].update(play="COINS 2"), "cards[13] (Mignonette).play: unknown effect 'COINS'"),
+        (lambda d: d["cards"][13].update(cost="three"), "cards[13] (Mignonette).cost"),
+        (lambda d: d["cards"][13].update(symbol="green"), "cards[13] (Mignonette).symbol: 'green' is not one of the symbols"),
+        (lambda d: d["cards"][36].update(plant="COIN 1"), "cards[36] (Field Notes).plant: only a Flower"),
+        (lambda d: d["cards"][4].update(cost=3), "cards[4] (Head Gardener).cost: starting cards are never bought"),
+        (lambda d: d["cards"][13].update(play="DRAW"), "cards[13] (Mignonette).play: DRAW needs a number"),
+        (lambda d: d["cards"][13].update(colour="red"), "cards[13] (Mignonette): unknown fields ['colour']"),
+        (
+            lambda d: d["garden_features"][0].update(symbols=["yellow", "gold"]),
+            "garden_features[0] (St. George's Fountain).symbols",
+        ),
+        (
+            lambda d: d["garden_features"][0].update(when_completed="COIN 2; FLY 1"),
+            "garden_features[0] (St. George's Fountain).when_completed: unknown effect 'FLY'",
+        ),
+        (lambda d: d["cards"].append(dict(d["cards"][13])), "cards[45] (Mignonette).name: duplicate"),
+        (lambda d: d["garden_features"][18].update(copies=7), "garden_features: 33 cards"),
+    ],
+)
 def test_malformed_card_file_is_rejected_naming_card_and_field(mutate: Any, message: str) -> None:
     data = load_default()
     mutate(data)
@@ -988,8 +1084,7 @@ def test_default_card_file_loads_and_round_trips_effects() -> None:
 
 
 def test_notation_is_readable_and_round_trips() -> None:
-    s = position(hands={0: {"Ragwort": 1, "Compost Heap": 1}}, coins=4,
-                 gardens={1: [("St. George's Fountain", [None, None])]})
+    s = position(hands={0: {"Ragwort": 1, "Compost Heap": 1}}, coins=4, gardens={1: [("St. George's Fountain", [None, None])]})
     for action in s.legal_actions():
         text = s.action_to_string(action)
         assert s.parse_action(text.upper()) == action
@@ -998,6 +1093,7 @@ def test_notation_is_readable_and_round_trips() -> None:
 
 
 # --- through the service and the command line ------------------------------------------------------
+
 
 def test_service_plays_war_of_the_posies() -> None:
     from hortus.clients import AdvisorClient
