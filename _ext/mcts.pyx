@@ -22,8 +22,8 @@ search writes while it runs (its fields, scratch buffers and node arena) sits on
 its own, so two threads never share a line (see _ext/memory.pxd).
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset, memcmp
 from libc.math cimport sqrt, log, tanh, pow, exp
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -735,3 +735,426 @@ cdef class Search:
 
     def root_visits(self):
         return self.nodes[0].visits
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact solving of small positions (the analysis's solved path, hortus.search.analysis).
+#
+# When what remains of a game is small and nothing is hidden from any seat, the value of each
+# root move is the expectimax value over the moves and the chance outcomes, found here by
+# alpha-beta with Star1 pruning at chance nodes (Ballard 1983: a chance node's unseen
+# outcomes are bounded by the value range, so it is cut once the outcomes seen decide it) and
+# a transposition table of bounds keyed by the position's core bytes. Seat 0's win share is
+# the value: one seat maximises it; of two seats (whose win shares sum to 1, the contract's
+# returns) seat 0 maximises and seat 1 minimises it. Three or more seats have no single value
+# (max^n depends on how ties are broken) and are not solved.
+#
+# Hidden information is learned from the contract alone: a position hides something from a
+# seat when determinize(seat) changes its core bytes. The solve starts from a world
+# determinized for the mover (so what it finds depends on the mover's information alone, even
+# where a check were fooled) and gives up at the first position below it where any seat's
+# determinize changes anything.
+
+cdef enum:
+    BOUND_EXACT = 0
+    BOUND_LOWER = 1
+    BOUND_UPPER = 2
+    SOLVE_MAX_DEPTH = 256     # plies (decisions and chance events) below the root
+    SOLVE_WORLDS = 3          # mover's worlds compared at the root
+
+cdef enum SolveStatus:
+    SOLVE_OK = 0
+    SOLVE_NODES = 1           # the node budget ran out
+    SOLVE_TIME = 2            # the deadline passed
+    SOLVE_HIDDEN = 3          # a seat cannot see everything
+    SOLVE_DEPTH = 4           # deeper than SOLVE_MAX_DEPTH
+    SOLVE_CANCELLED = 5
+
+SOLVE_STATUS = ("solved", "node budget", "deadline", "hidden information", "too deep", "cancelled")
+
+
+ctypedef struct Bound:
+    uint64_t key       # the core's first hash (the slot); 0 with check 0 = an empty slot
+    uint64_t check     # a second hash of the core, never 0 in a used slot
+    double value       # seat 0's win share: exact, a lower or an upper bound
+    int32_t flag
+    int32_t best       # the action that decided this decision node, -1 = none
+
+
+cdef inline uint64_t _mix(uint64_t h, uint64_t w, uint64_t mul) noexcept nogil:
+    h ^= w
+    h *= mul
+    return h ^ (h >> 29)
+
+
+cdef class Solver:
+    """Exact win shares of root moves for one and two seats, bounded by a node budget, a
+    deadline and cancel(). Deterministic: the same root, actions and budget give the same
+    answer (the clock only decides whether an answer comes)."""
+
+    cdef GameKernel* kernel
+    cdef object capsule
+    cdef uint8_t* stack          # SOLVE_MAX_DEPTH + 1 state buffers
+    cdef uint8_t* scratch        # the hidden-information check's buffer
+    cdef int32_t* actions        # per depth: max_legal_actions
+    cdef double* weights         # per depth: max_legal_actions
+    cdef Bound* table
+    cdef uint64_t table_mask
+    cdef Rng check_rng
+    cdef int players
+    cdef int mover
+    cdef long expanded
+    cdef long max_nodes
+    cdef double deadline
+    cdef int stop_reason
+    cdef int cancelled
+    cdef bint prepared
+    cdef bint hidden             # prepare() found something hidden at the root
+    cdef PolicyFn policy
+
+    def __cinit__(self, KernelState root, long table_entries=1 << 20):
+        cdef GameKernel* k = root.kernel
+        if k.current_player(root.buf) < 0:
+            raise ValueError("the root must be a decision node (not chance, not terminal)")
+        if table_entries < 1024:
+            raise ValueError("table_entries must be >= 1024")
+        self.kernel = k
+        self.capsule = root.capsule
+        self.players = k.num_players(root.buf)
+        self.mover = k.current_player(root.buf)
+        cdef uint64_t size = 1024
+        while size < <uint64_t>table_entries:
+            size <<= 1
+        self.table_mask = size - 1
+        self.stack = <uint8_t*>malloc((SOLVE_MAX_DEPTH + 1) * <size_t>k.state_bytes)
+        self.scratch = <uint8_t*>malloc(k.state_bytes)
+        self.actions = <int32_t*>malloc((SOLVE_MAX_DEPTH + 1) * <size_t>k.max_legal_actions * sizeof(int32_t))
+        self.weights = <double*>malloc((SOLVE_MAX_DEPTH + 1) * <size_t>k.max_legal_actions * sizeof(double))
+        # calloc: pages of an empty table are mapped only when a solve touches them
+        self.table = <Bound*>calloc(size, sizeof(Bound))
+        if self.stack == NULL or self.scratch == NULL or self.actions == NULL or self.weights == NULL or self.table == NULL:
+            raise MemoryError()
+        memcpy(self.stack, root.buf, k.state_bytes)
+        self.policy = k.rollout_action
+        self.prepared = False
+        self.hidden = False
+        self.stop_reason = SOLVE_OK
+        self.cancelled = 0
+        self.expanded = 0
+
+    def __dealloc__(self):
+        free(self.stack)
+        free(self.scratch)
+        free(self.actions)
+        free(self.weights)
+        free(self.table)
+
+    def cancel(self):
+        """Stop a running solve at its next node (safe from another thread)."""
+        self.cancelled = 1
+
+    @property
+    def nodes(self):
+        """Positions expanded by the solves so far (transposition hits not counted)."""
+        return self.expanded
+
+    cdef bint _hides(self, const uint8_t* s, int seat) noexcept nogil:
+        """Whether determinize(seat) changes `s`'s core: something is hidden from `seat`."""
+        cdef GameKernel* k = self.kernel
+        memcpy(self.scratch, s, k.state_bytes)
+        k.determinize(self.scratch, seat, &self.check_rng)
+        return memcmp(self.scratch, s, k.core_bytes) != 0
+
+    def prepare(self):
+        """Check the root and make it the mover's world: False (and nothing to solve) when
+        the mover's worlds differ or some seat cannot see everything in them. Uses only what
+        the mover can see (its determinized worlds), never the root's hidden parts."""
+        cdef GameKernel* k = self.kernel
+        cdef int w, seat
+        cdef bint same = True
+        if self.prepared:
+            return not self.hidden
+        self.prepared = True
+        with nogil:
+            # world 0 in stack[0], each further world in scratch, compared with world 0
+            rng_seed(&self.check_rng, 0x5EED)
+            k.determinize(self.stack, self.mover, &self.check_rng)
+            for w in range(1, SOLVE_WORLDS):
+                if self._hides(self.stack, self.mover):
+                    same = False
+                    break
+            if same:
+                for seat in range(self.players):
+                    if seat != self.mover and self._hides(self.stack, seat):
+                        same = False
+                        break
+        if not same:
+            self.stop_reason = SOLVE_HIDDEN
+            self.hidden = True
+        return same
+
+    def estimate(self, int probes, uint64_t seed):
+        """Knuth's estimate of the root's game tree (positions, every move and every chance
+        outcome, before pruning and transpositions), averaged over `probes` random descents:
+        cheap, for telling a position that cannot be solved in the budget at a glance."""
+        cdef GameKernel* k = self.kernel
+        cdef uint8_t* s = self.scratch
+        cdef int32_t* acts = self.actions
+        cdef double* ws = self.weights
+        cdef Rng rng
+        cdef double total = 0.0, product, size
+        cdef int i, n, p, steps
+        if not self.prepare():
+            return float("inf")
+        rng_seed(&rng, seed)
+        with nogil:
+            for i in range(probes):
+                memcpy(s, self.stack, k.state_bytes)
+                product = 1.0
+                size = 1.0
+                steps = 0
+                while steps < k.max_game_length:
+                    steps += 1
+                    p = k.current_player(s)
+                    if p == TERMINAL:
+                        break
+                    if p == CHANCE:
+                        n = k.chance_outcomes(s, acts, ws)
+                        if n <= 0:
+                            break
+                        product *= n
+                        size += product
+                        k.apply(s, sample_chance(k, s, acts, ws, &rng))
+                    else:
+                        n = searched_actions(k, s, acts)
+                        if n <= 0:
+                            break
+                        product *= n
+                        size += product
+                        k.apply(s, acts[rng_below(&rng, n)])
+                    if size > 1e300:
+                        break
+                total += size
+        return total / probes if probes > 0 else 0.0
+
+    def solve(self, actions, long max_nodes, double time_ms=0.0, bint policy_first=False):
+        """The best of `actions` (legal at the root) for the mover, exactly: a list of
+        (action, value, exact) in their order, where the best move's value (and that of any
+        move found better than the moves before it) is its exact win share for the mover, and
+        any other move's value is an upper bound that the best's value reaches (it is proved
+        no better, not valued: the bound is what is known). None, with the reason in
+        ``status``, when the budget (max_nodes positions more, `time_ms` if > 0), cancel() or
+        hidden information stops it. The table of bounds is kept between calls: a later solve
+        reuses what an earlier one found.
+
+        The moves are tried in their order (policy_first: the playout policy's choice
+        first): after the first, each move is searched with a null window at the best value so
+        far (proving it no better is far cheaper than valuing it) and valued only when it
+        turns out better, so of equally good moves the earliest is the best."""
+        cdef GameKernel* k = self.kernel
+        cdef int32_t a
+        cdef double v, best = -1.0
+        cdef bint first = True, valued
+        if self.players > 2:
+            raise ValueError("solving needs one or two seats")
+        if not self.prepare():
+            self.stop_reason = SOLVE_HIDDEN
+            return None
+        order = [int(x) for x in actions]
+        if policy_first and self.policy != NULL:
+            with nogil:
+                a = self.policy(self.stack, &self.check_rng)
+            if a in order:
+                order.remove(a)
+                order.insert(0, a)
+        found = {}
+        self.max_nodes = self.expanded + max_nodes
+        self.deadline = _now() + time_ms / 1000.0 if time_ms > 0.0 else 0.0
+        self.stop_reason = SOLVE_OK
+        for action in order:
+            a = action
+            valued = False
+            with nogil:
+                memcpy(self.stack + k.state_bytes, self.stack, k.state_bytes)
+                k.apply(self.stack + k.state_bytes, a)
+                if not first:
+                    # Better than `best`? Seat 0's window just above it (or, for seat 1, below).
+                    if self.mover == 0:
+                        v = self._value(1, best, best + 1e-9)
+                    else:
+                        v = 1.0 - self._value(1, 1.0 - best - 1e-9, 1.0 - best)
+                if first or (self.stop_reason == SOLVE_OK and v > best):
+                    # a window just outside [0, 1]: the value comes out exact
+                    v = self._value(1, -1.0, 2.0)
+                    if self.mover != 0:
+                        v = 1.0 - v
+                    best = v
+                    first = False
+                    valued = True
+            if self.stop_reason != SOLVE_OK:
+                return None
+            found[action] = (v, valued)
+        return [(x, found[x][0], found[x][1]) for x in actions]
+
+    @property
+    def status(self):
+        """Why the last solve stopped: "solved", "node budget", "deadline", "hidden
+        information", "too deep" or "cancelled"."""
+        return SOLVE_STATUS[self.stop_reason]
+
+    cdef Bound* _slot(self, const uint8_t* s, uint64_t* check) noexcept nogil:
+        cdef int n = self.kernel.core_bytes, i
+        cdef uint64_t h1 = 0x243F6A8885A308D3ULL, h2 = 0x13198A2E03707344ULL, w
+        i = 0
+        while i + 8 <= n:
+            memcpy(&w, s + i, 8)
+            h1 = _mix(h1, w, 0x9E3779B97F4A7C15ULL)
+            h2 = _mix(h2, w, 0xC2B2AE3D27D4EB4FULL)
+            i += 8
+        if i < n:
+            w = 0
+            memcpy(&w, s + i, n - i)
+            h1 = _mix(h1, w, 0x9E3779B97F4A7C15ULL)
+            h2 = _mix(h2, w, 0xC2B2AE3D27D4EB4FULL)
+        check[0] = h2 | 1
+        return &self.table[h1 & self.table_mask]
+
+    cdef bint _stop(self) noexcept nogil:
+        self.expanded += 1
+        if self.expanded > self.max_nodes:
+            self.stop_reason = SOLVE_NODES
+        elif self.cancelled:
+            self.stop_reason = SOLVE_CANCELLED
+        elif self.deadline > 0.0 and (self.expanded & 15) == 0 and _now() > self.deadline:
+            self.stop_reason = SOLVE_TIME
+        return self.stop_reason != SOLVE_OK
+
+    cdef double _value(self, int depth, double alpha, double beta) noexcept nogil:
+        """Seat 0's win share at stack[depth], fail-hard within (alpha, beta): a result <=
+        alpha is an upper bound, >= beta a lower bound, strictly inside the exact value."""
+        cdef GameKernel* k = self.kernel
+        cdef uint8_t* s = self.stack + depth * <size_t>k.state_bytes
+        cdef uint8_t* child = s + k.state_bytes
+        cdef int32_t* acts = self.actions + depth * <size_t>k.max_legal_actions
+        cdef double* ws = self.weights + depth * <size_t>k.max_legal_actions
+        cdef double r[MAX_PLAYERS]
+        cdef double a0 = alpha, b0 = beta, v, cv, total, p, seen, left, ca, cb
+        cdef uint64_t check
+        cdef Bound* slot
+        cdef int n, i, seat, player = k.current_player(s)
+        cdef int32_t best = -1, hint = -1
+        cdef bint maximise, cut
+        if player == TERMINAL:
+            k.returns(s, r)
+            return r[0]
+        slot = self._slot(s, &check)
+        if slot.check == check:
+            if (slot.flag == BOUND_EXACT or (slot.flag == BOUND_LOWER and slot.value >= beta)
+                    or (slot.flag == BOUND_UPPER and slot.value <= alpha)):
+                return slot.value
+            hint = slot.best
+        if self._stop():
+            return 0.0
+        if depth >= SOLVE_MAX_DEPTH:
+            self.stop_reason = SOLVE_DEPTH
+            return 0.0
+        if player == CHANCE:
+            n = k.chance_outcomes(s, acts, ws)
+            total = 0.0
+            for i in range(n):
+                total += ws[i]
+            seen = 0.0
+            left = 1.0
+            cut = False
+            v = 0.0
+            for i in range(n):
+                p = ws[i] / total
+                left -= p
+                if left < 0.0:
+                    left = 0.0
+                # Star1: the window this outcome must fall in for the node to land inside
+                # (alpha, beta), the unseen outcomes taken at the ends of [0, 1]
+                ca = (alpha - seen - left) / p
+                cb = (beta - seen) / p
+                if cb <= 0.0:
+                    v = seen              # the outcomes seen reach beta: a lower bound >= beta
+                    cut = True
+                    break
+                if ca >= 1.0:
+                    v = seen + p + left   # a win in every outcome left stays <= alpha
+                    cut = True
+                    break
+                # (an empty window would let a child's cut pass for a bound it is not)
+                if ca < 0.0:
+                    ca = 0.0
+                if cb > 1.0:
+                    cb = 1.0
+                memcpy(child, s, k.state_bytes)
+                k.apply(child, acts[i])
+                cv = self._value(depth + 1, ca, cb)
+                if self.stop_reason != SOLVE_OK:
+                    return 0.0
+                seen += p * cv
+                if cv <= ca and ca > 0.0:
+                    v = seen + left       # fails low: an upper bound <= alpha
+                    cut = True
+                    break
+                if cv >= cb and cb < 1.0:
+                    v = seen              # fails high: a lower bound >= beta
+                    cut = True
+                    break
+            if not cut:
+                v = seen
+        else:
+            # Nothing may be hidden from any seat below the root (the root was checked).
+            for seat in range(self.players):
+                if self._hides(s, seat):
+                    self.stop_reason = SOLVE_HIDDEN
+                    return 0.0
+            n = searched_actions(k, s, acts)
+            if n <= 0:
+                k.returns(s, r)   # contract violation guard: a decision with no action
+                return r[0]
+            # Move ordering: the move that decided this position before, else the playout
+            # policy's choice (cheap game knowledge), first.
+            if hint < 0 and self.policy != NULL:
+                hint = self.policy(s, &self.check_rng)
+            for i in range(n):
+                if acts[i] == hint:
+                    acts[i] = acts[0]
+                    acts[0] = hint
+                    break
+            maximise = player == 0
+            v = 0.0 if maximise else 1.0
+            for i in range(n):
+                memcpy(child, s, k.state_bytes)
+                k.apply(child, acts[i])
+                cv = self._value(depth + 1, alpha, beta)
+                if self.stop_reason != SOLVE_OK:
+                    return 0.0
+                if maximise:
+                    if cv > v or best < 0:
+                        v = cv
+                        best = acts[i]
+                    if v > alpha:
+                        alpha = v
+                else:
+                    if cv < v or best < 0:
+                        v = cv
+                        best = acts[i]
+                    if v < beta:
+                        beta = v
+                # a win share cannot pass 1 nor fall below 0: nothing better can follow
+                if alpha >= beta or (maximise and v >= 1.0) or (not maximise and v <= 0.0):
+                    break
+        slot.key = 1
+        slot.check = check
+        slot.value = v
+        slot.best = best
+        if v <= a0:
+            slot.flag = BOUND_UPPER
+        elif v >= b0:
+            slot.flag = BOUND_LOWER
+        else:
+            slot.flag = BOUND_EXACT
+        return v

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hortus._ext.engine import draw_dependence
-from hortus._ext.mcts import Search
+from hortus._ext.mcts import Search, Solver
 from hortus.games import CHANCE, TERMINAL, State
 from hortus.search.evaluation import load_model
 from hortus.search.settings import SearchSettings
@@ -25,6 +25,26 @@ it reaches without overflow. (At 136 bytes a node that is 146 GB: memory runs ou
 DRAW_PLAYOUTS = 3
 """Playouts per sampled world in the draw-dependence measurement (``analyze(draw_worlds=...)``): they
 separate the players' choices from luck; 3 was the only value ever used."""
+
+
+SOLVE_SHARE = 0.5
+"""Of a time budget, the share kept for solving the position exactly when it looks small
+enough (``SOLVE_ESTIMATE_LIMIT``); the search has the rest, and all of it otherwise."""
+SOLVE_NODES_PER_ITERATION = 1
+"""With an iteration budget, the solve may expand this many positions per iteration: a
+position costs about what an iteration near the end does (every move and outcome applied
+once against a few decisions played out), and a node budget keeps seeded analyses
+deterministic where a clock would not."""
+SOLVE_NODES_PER_MS = 200
+"""Positions a solve expands per millisecond at most (about 20-40 µs each were measured):
+sizes its table under a time budget, where the deadline is the bound."""
+SOLVE_ESTIMATE_RATIO = 1e5
+"""A position whose game tree Knuth's estimate (every move and chance outcome, no pruning)
+puts above this many times the solve's node budget is not tried: alpha-beta, Star1 and the
+table were measured to cut the estimated tree by 10^3 to 10^5, so one beyond would not finish,
+and trying would cost the search its share of the time."""
+SOLVE_PROBES = 16
+"""Random descents of that estimate (it costs about as many playouts)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +127,11 @@ class MoveInfo:
     """The same for the mover's final points: how many points ride on the draw."""
     reason: str = ""
     """A short explanation built from the measured statistics (and the move's visible effect)."""
+    exact: bool = False
+    """``win_probability`` is this move's exact win share with best play by every seat, every
+    chance outcome counted with its odds: the rest of the game was small enough to solve and
+    nothing in it is hidden from any seat (see docs/exact.md). The other statistics (visits,
+    expected scores, principal variation, spreads) are the search's, as for any move."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +142,9 @@ class Analysis:
     """The seat to move at the root; win probabilities are this seat's."""
     moves: tuple[MoveInfo, ...]
     """Every move the search considers at the root (``State.search_actions``: the legal moves
-    less equivalent orderings of commuting ones), most visited first; moves no iteration
-    reached have 0 visits (and the reason "not searched ...")."""
+    less equivalent orderings of commuting ones), most visited first (when the position was
+    solved, the exactly best move first); moves no iteration reached have 0 visits (and the
+    reason "not searched ..."), last."""
     iterations: int
     """Iterations performed (all threads)."""
     partial: bool
@@ -132,9 +158,13 @@ class Analysis:
     growing and later iterations only played out from its leaves (answers stay correct, only
     weaker; moves may be left with 0 visits)."""
 
+    solved: bool = False
+    """The position was solved: the first move is the best exactly (``MoveInfo.exact``) and
+    every other move was proved no better (exact too where it was valued)."""
+
     @property
     def best(self) -> MoveInfo:
-        """The most visited move."""
+        """The move to play: the exactly best one when solved, else the most visited."""
         return self.moves[0]
 
 
@@ -247,10 +277,10 @@ class SearchHandle:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._searches: list[Search] = []
+        self._searches: list[Search | Solver] = []
         self.cancelled = False
 
-    def _attach(self, searches: list[Search]) -> None:
+    def _attach(self, searches: list[Search | Solver]) -> None:
         with self._lock:
             self._searches = searches
             if self.cancelled:
@@ -295,22 +325,24 @@ def analyze(
     started = time.perf_counter()
     settings = settings_of(state, settings)
     searches, eval_plies = _searches(state, limits, settings)
+    solve = _plan_solve(state, limits, settings, started)
     if handle is not None:
-        handle._attach(searches)
+        handle._attach([*searches, *([solve.solver] if solve else [])])
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
     options = _search_options(settings)
     options["eval_plies"] = eval_plies
+    time_ms = _search_time_ms(limits, solve)
 
     def run(i: int) -> None:
-        searches[i].run(iterations=limits.iterations or 0, time_ms=limits.time_ms or 0.0, seed=seeds[i], **options)
+        searches[i].run(iterations=limits.iterations or 0, time_ms=time_ms, seed=seeds[i], **options)
 
     _in_parallel(run, limits.threads)
 
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves = _rank(state, searches, player, limits, detail)
+    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else solve)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline)
     return Analysis(
@@ -321,7 +353,69 @@ def analyze(
         elapsed_ms=(time.perf_counter() - started) * 1000.0,
         nodes=sum(int(s.node_count) for s in searches),
         tree_full=any(bool(s.truncated) for s in searches),
+        solved=solved,
     )
+
+
+@dataclass(frozen=True)
+class _Solve:
+    """A solve of the root planned after the search: the solver (root checked, nothing
+    hidden), its node budget and its deadline (``time.perf_counter()``; None = none)."""
+
+    solver: Solver
+    max_nodes: int
+    deadline: float | None
+
+
+def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
+    """The exact solve to try after the search, or None: not for the frozen baseline (it
+    plays as it was measured), not for three or more seats (max^n has no single value), not
+    where a seat cannot see everything (the solver's check, over the kernel's determinize),
+    not where the estimated tree is beyond the budget (``SOLVE_ESTIMATE_RATIO``)."""
+    if settings.baseline_playout or state.num_players > 2:
+        return None
+    if limits.iterations is not None:
+        max_nodes = limits.iterations * SOLVE_NODES_PER_ITERATION
+    else:
+        assert limits.time_ms is not None
+        max_nodes = max(1, int(limits.time_ms * SOLVE_SHARE * SOLVE_NODES_PER_MS))
+    solver = Solver(state.kernel_state, min(1 << 22, max(1024, 4 * max_nodes)))
+    if solver.estimate(SOLVE_PROBES, limits.seed) > SOLVE_ESTIMATE_RATIO * max_nodes:
+        return None
+    deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
+    return _Solve(solver, max_nodes, deadline)
+
+
+def _search_time_ms(limits: Limits, solve: _Solve | None) -> float:
+    """The search's time budget (0 = none): all of ``limits.time_ms``, less the solve's share."""
+    if limits.time_ms is None:
+        return 0.0
+    return limits.time_ms * (1.0 - SOLVE_SHARE) if solve is not None else limits.time_ms
+
+
+def _solved(solve: _Solve, moves: list[MoveInfo]) -> list[MoveInfo] | None:
+    """`moves` with the exact values of the solve, the exactly best first, or None when the
+    solve ran out of budget. The moves are tried in their ranking order, so of equally good
+    moves the search's favourite stays first. A move proved no better than the best without
+    being valued keeps the search's estimate, capped at the bound the proof gives."""
+    time_ms = 0.0
+    if solve.deadline is not None:
+        time_ms = (solve.deadline - time.perf_counter()) * 1000.0
+        if time_ms <= 0.0:
+            return None
+    values = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms)
+    if values is None:
+        return None
+    exact = {a: v for a, v, valued in values if valued}
+    bound = {a: v for a, v, valued in values if not valued}
+    best = max(exact, key=lambda a: exact[a])  # the later of two valued moves is strictly better
+    out = []
+    for m in moves:
+        if m.action in exact:
+            out.append(replace(m, win_probability=exact[m.action], exact=True))
+        else:
+            out.append(replace(m, win_probability=min(m.win_probability, bound[m.action])))
+    return sorted(out, key=lambda m: m.action != best)  # stable: the rest keep their order
 
 
 @dataclass
@@ -451,18 +545,20 @@ def analyze_stream(
     searches = trees.searches
     for search in searches:
         search.clear_cancel()  # kept trees: a cancel of the call that grew them is over
+    solve = _plan_solve(state, limits, trees.settings, started)
     if handle is not None:
-        handle._attach(searches)
+        handle._attach([*searches, *([solve.solver] if solve else [])])
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
-    deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
+    # the search's deadline: the solve (at the end) has the rest of the call's time
+    deadline = None if limits.time_ms is None else started + _search_time_ms(limits, solve) / 1000.0
     options = _search_options(trees.settings)
     options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
     # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    def snapshot(partial: bool, draws: bool = False) -> Analysis:
-        moves = _rank(state, searches, player, limits, detail)
+    def snapshot(partial: bool, draws: bool = False, solve: _Solve | None = None) -> Analysis:
+        moves, solved = _rank(state, searches, player, limits, detail, solve)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline) if draws else moves),
@@ -471,6 +567,7 @@ def analyze_stream(
             elapsed_ms=(time.perf_counter() - started) * 1000.0,
             nodes=sum(int(s.node_count) for s in searches),
             tree_full=any(bool(s.truncated) for s in searches),
+            solved=solved,
         )
 
     def left(i: int) -> int:
@@ -505,7 +602,7 @@ def analyze_stream(
 
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
-    yield snapshot(bool(cancelled or short), draws=not cancelled), True
+    yield snapshot(bool(cancelled or short), draws=not cancelled, solve=None if cancelled else solve), True
 
 
 @dataclass
@@ -517,9 +614,13 @@ class _Totals:
     reward: float = 0.0
 
 
-def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0) -> list[MoveInfo]:
-    """Root children merged over the threads' trees, most visited first; the first `detail`
-    moves (0 = all) with their principal variation and reason."""
+def _rank(
+    state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0, solve: _Solve | None = None
+) -> tuple[list[MoveInfo], bool]:
+    """Root children merged over the threads' trees, most visited first (with `solve` and
+    the position solved in its budget: with their exact values, the exactly best first);
+    the first `detail` moves (0 = all) with their principal variation and reason. Returns
+    them and whether the position was solved."""
     n = state.num_players
     merged: dict[int, _Totals] = {}
     for s in searches:
@@ -574,6 +675,9 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
+    solved = _solved(solve, moves + unsearched) if solve is not None else None
+    if solved is not None:
+        moves, unsearched = [m for m in solved if m.visits > 0 or m.exact], [m for m in solved if m.visits == 0 and not m.exact]
 
     def detailed(move: MoveInfo) -> MoveInfo:
         pv = _principal_variation(state, searches[0], move.action, seat)
@@ -591,7 +695,7 @@ def _rank(state: State, searches: list[Search], seat: int, limits: Limits, detai
 
     shown = len(moves) if detail <= 0 else detail
     moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
-    return moves + unsearched  # the unvisited ones last, in action order
+    return moves + unsearched, solved is not None  # the unvisited ones last, in action order
 
 
 def _unsearched_reason(searches: list[Search]) -> str:
@@ -645,8 +749,12 @@ _GAMBLE_SPREAD = 0.15  # ...and moves the win probability by this much (std) bet
 
 
 def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> str:
-    """A short, templated explanation from measured statistics only."""
+    """A short, templated explanation from measured statistics only (or solved values)."""
     parts: list[str] = []
+    if move.exact:
+        parts.append(_exact_words(move.win_probability))
+    elif any(m.exact for m in ranked) and move is not ranked[0]:
+        parts.append("proved no better than the best move")
     others = [m for m in ranked if m.action != move.action]
     if others:
         reference = others[0]  # the best alternative (the next best for the top move)
@@ -666,6 +774,16 @@ def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> 
         elif move.draw_points_spread is not None and move.draw_points_spread >= 1.0:
             parts.append(f"±{move.draw_points_spread:.1f} points ride on the draw")
     return "; ".join(parts) if parts else "as good as the alternatives"
+
+
+def _exact_words(value: float) -> str:
+    """What an exact win share says: every chance outcome to come was counted with its odds,
+    every seat playing its best."""
+    if value >= 1.0 - 1e-9:
+        return "wins in every draw (solved)"
+    if value <= 1e-9:
+        return "loses in every draw against best play (solved)"
+    return f"exactly {value * 100:.1f}% win chance with best play, every draw counted (solved)"
 
 
 def _principal_variation(state: State, search: Search, action: int, seat: int) -> list[int]:

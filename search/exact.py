@@ -177,8 +177,17 @@ def star1(
                 left -= p
                 # Star1: the window this outcome must fall in for the node to land in
                 # (alpha, beta), the other unseen outcomes taken at the extremes.
-                ca = max(lo, (alpha - seen - left * hi) / p)
-                cb = min(hi, (beta - seen - left * lo) / p)
+                ca = (alpha - seen - left * hi) / p
+                cb = (beta - seen - left * lo) / p
+                # Decided before this outcome is searched (an empty window would let a
+                # child's cut pass for a bound it is not).
+                if cb <= lo:
+                    cut = seen + (p + left) * lo  # fails high: a lower bound >= beta
+                    break
+                if ca >= hi:
+                    cut = seen + (p + left) * hi  # fails low: an upper bound <= alpha
+                    break
+                ca, cb = max(lo, ca), min(hi, cb)
                 child = s.clone()
                 child.apply(action)
                 cv = search(child, ca, cb)

@@ -77,6 +77,7 @@ def analysis_message(state: State, analysis: Analysis, partial: bool, max_moves:
                 draw_share=m.draw_share,
                 draw_spread=m.draw_spread,
                 draw_points_spread=m.draw_points_spread,
+                exact=m.exact,
             )
             for m in moves
         ],

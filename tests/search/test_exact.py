@@ -4,11 +4,14 @@ budgets give up cleanly, and the fairness check sees hidden hands."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from hortus import games
+from hortus._ext.mcts import Solver
 from hortus.games.base import State
+from hortus.search import BASELINE, Limits, analyze
 from hortus.search.exact import SolveBudgetError, expectimax, nothing_hidden, star1
 
 
@@ -68,3 +71,100 @@ def test_hidden_hands_are_seen() -> None:
     rng = random.Random(1)
     state.resolve_chance(rng)
     assert not nothing_hidden(state)
+
+
+# The compiled solver of the analysis (hortus._ext.mcts.Solver) and the solved path.
+
+
+def _compiled(state: State, actions: list[int], budget: int = 10_000_000) -> dict[int, tuple[float, bool]]:
+    solver = Solver(state.kernel_state)
+    result = solver.solve(actions, budget)
+    assert result is not None, solver.status
+    return {a: (v, valued) for a, v, valued in result}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("back", [1, 2, 3, 4])
+def test_compiled_solver_agrees_with_expectimax(seed: int, back: int) -> None:
+    state = _near_end("botanik", 2, seed, back)
+    plain = expectimax(state)
+    best = max(plain.values.values())
+    # each move alone: valued exactly
+    for action, v in plain.values.items():
+        assert _compiled(state, [action])[action] == (pytest.approx(v, abs=1e-9), True)
+    # all at once: the best exactly, the others proved no better
+    found = _compiled(state, sorted(plain.values))
+    valued = [a for a, (_, is_exact) in found.items() if is_exact]
+    top = max(valued, key=lambda a: found[a][0])
+    assert plain.values[top] == pytest.approx(best, abs=1e-9)
+    for action, (v, is_exact) in found.items():
+        if is_exact:
+            assert v == pytest.approx(plain.values[action], abs=1e-9)
+        else:
+            assert plain.values[action] <= v + 1e-9 and v <= best + 1e-9
+
+
+def test_compiled_solver_gives_up_on_its_budget_and_on_cancel() -> None:
+    state = _near_end("botanik", 2, 1, 4)
+    solver = Solver(state.kernel_state)
+    assert solver.solve(state.legal_actions(), 2) is None
+    assert solver.status == "node budget"
+    solver.cancel()
+    assert solver.solve(state.legal_actions(), 10_000_000) is None
+    assert solver.status == "cancelled"
+
+
+def test_compiled_solver_sees_hidden_hands() -> None:
+    state = games.get("war_of_the_posies").new_game(players=2, seed=1)
+    state.resolve_chance(random.Random(1))
+    while state.is_chance():
+        state.resolve_chance(random.Random(2))
+    solver = Solver(state.kernel_state)
+    assert not solver.prepare()
+    assert solver.estimate(4, 1) == float("inf")
+    assert solver.solve(state.legal_actions(), 1000) is None
+    assert solver.status == "hidden information"
+
+
+def test_analysis_is_exact_near_the_end() -> None:
+    state = _near_end("botanik", 2, 2, 2)
+    plain = expectimax(state)
+    analysis = analyze(state, Limits(iterations=2000, seed=3))
+    assert analysis.solved
+    best = analysis.best
+    assert best.exact
+    assert best.win_probability == pytest.approx(max(plain.values.values()), abs=1e-9)
+    assert "(solved)" in best.reason
+    for move in analysis.moves:
+        if move.exact:
+            assert move.win_probability == pytest.approx(plain.values[move.action], abs=1e-9)
+        else:
+            assert move.win_probability <= best.win_probability + 1e-9
+    # deterministic with an iteration budget
+    again = analyze(state, Limits(iterations=2000, seed=3))
+    assert replace(again, elapsed_ms=0.0) == replace(analysis, elapsed_ms=0.0)
+
+
+def test_the_frozen_baseline_and_large_positions_are_not_solved() -> None:
+    state = _near_end("botanik", 2, 2, 2)
+    assert not analyze(state, Limits(iterations=500, seed=1), settings=BASELINE).solved
+    # a few iterations give the solve too few positions: the search's answer stands
+    early = games.get("botanik").new_game(players=2, seed=5)
+    while early.is_chance():
+        early.resolve_chance(random.Random(5))
+    analysis = analyze(early, Limits(iterations=300, seed=1))
+    assert not analysis.solved and not any(m.exact for m in analysis.moves)
+
+
+def test_hidden_hands_are_searched_not_solved() -> None:
+    rng = random.Random(4)
+    state = games.get("war_of_the_posies").new_game(players=2, seed=4)
+    decisions: list[State] = []
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        decisions.append(state.clone())
+        state.apply(rng.choice(state.legal_actions()))
+    analysis = analyze(decisions[-2], Limits(iterations=300, seed=1))
+    assert not analysis.solved
