@@ -939,13 +939,14 @@ cdef class Solver:
 
     def solve(self, actions, long max_nodes, double time_ms=0.0, bint policy_first=False):
         """The best of `actions` (legal at the root) for the mover, exactly: a list of
-        (action, value, exact) in their order, where the best move's value (and that of any
-        move found better than the moves before it) is its exact win share for the mover, and
-        any other move's value is an upper bound that the best's value reaches (it is proved
-        no better, not valued: the bound is what is known). None, with the reason in
-        ``status``, when the budget (max_nodes positions more, `time_ms` if > 0), cancel() or
-        hidden information stops it. The table of bounds is kept between calls: a later solve
-        reuses what an earlier one found.
+        (action, value, exact) in the order the moves were tried, where the best move's value
+        (and that of any move found better than the moves before it) is its exact win share
+        for the mover, and any other move's value is an upper bound that the best's value
+        reaches (it is proved no better, not valued: the bound is what is known). When the
+        budget (max_nodes positions more, `time_ms` if > 0), cancel() or hidden information
+        stops it, the list holds the moves finished before, and ``status`` says why (it is
+        "solved" when every move is in the list). The table of bounds is kept between
+        calls: a later solve reuses what an earlier one found.
 
         The moves are tried in their order (policy_first: the playout policy's choice
         first): after the first, each move is searched with a null window at the best value so
@@ -959,7 +960,7 @@ cdef class Solver:
             raise ValueError("solving needs one or two seats")
         if not self.prepare():
             self.stop_reason = SOLVE_HIDDEN
-            return None
+            return []
         order = [int(x) for x in actions]
         if policy_first and self.policy != NULL:
             with nogil:
@@ -967,7 +968,7 @@ cdef class Solver:
             if a in order:
                 order.remove(a)
                 order.insert(0, a)
-        found = {}
+        found = []
         self.max_nodes = self.expanded + max_nodes
         self.deadline = _now() + time_ms / 1000.0 if time_ms > 0.0 else 0.0
         self.stop_reason = SOLVE_OK
@@ -992,9 +993,9 @@ cdef class Solver:
                     first = False
                     valued = True
             if self.stop_reason != SOLVE_OK:
-                return None
-            found[action] = (v, valued)
-        return [(x, found[x][0], found[x][1]) for x in actions]
+                break
+            found.append((action, v, valued))
+        return found
 
     @property
     def status(self):

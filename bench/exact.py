@@ -2,13 +2,17 @@
 
 ``python bench/exact.py make`` writes ``bench/data/exact_positions.jsonl``: positions up to
 ``--back`` decisions before the end of seeded level-4 and level-6 self-play games, each with
-every legal move's exact win probability (``hortus.search.exact.star1``; positions the solver
-cannot finish within its node budget are left out, and counted).
+every legal move's exact win probability (the compiled solver, ``hortus._ext.mcts.Solver``,
+each move solved on its own; the first ``--check`` positions that the pure-Python
+``hortus.search.exact.star1`` can solve in its budget are solved by it too and must agree;
+positions the solver cannot finish within its node budget are left out, and counted).
 
 ``python bench/exact.py`` (``run``) reports per engine: the share of positions where its move
 is exactly optimal (within 0.005 of the best exact value) with a Wilson interval, mean and
 p90 regret in exact win probability, and calibration (mean absolute error of the engine's
-own estimate of its move against that move's exact value). JSON + a table.
+own estimate of its move against that move's exact value), and the share of positions it
+solved. ``--no-solve``: every engine searches only (the engines as they were before the
+analysis solved positions). JSON + a table.
 """
 
 from __future__ import annotations
@@ -30,17 +34,33 @@ from hortus import games  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
 from hortus.search.arena import wilson_interval  # noqa: E402
 from hortus.search.settings import BASELINE, SearchSettings  # noqa: E402
+from hortus._ext.mcts import Solver  # noqa: E402
 from hortus.search.exact import SolveBudgetError, star1  # noqa: E402
 from hortus.search.levels import LevelBot, choose, get_level, level_limits  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "exact_positions.jsonl"
 OPTIMAL = 0.005
+CHECK_BUDGET = 300_000  # nodes of the pure-Python cross-check (positions beyond are not checked)
 
 
-def make(out: Path, games_per_level: int, back: int, budget: int, seed: int) -> None:
+def exact_values(position: Any, budget: int) -> dict[int, float] | None:
+    """Every legal move's exact win probability for the mover, each move solved on its own
+    (so each value is exact, not a bound) by the compiled solver, which shares its table of
+    bounds between them; None when the node budget runs out."""
+    solver = Solver(position.kernel_state, 1 << 22)
+    values: dict[int, float] = {}
+    for action in position.legal_actions():
+        result = solver.solve([action], budget)
+        if solver.status != "solved":
+            return None
+        values[action] = result[0][1]
+    return values
+
+
+def make(out: Path, games_per_level: int, back: int, budget: int, seed: int, check: int) -> None:
     game = games.get("botanik")
     rows: list[dict[str, Any]] = []
-    skipped = 0
+    skipped = checked = 0
     for level in (4, 6):
         for g in range(games_per_level):
             game_seed = seed * 1000 + level * 100 + g
@@ -59,52 +79,69 @@ def make(out: Path, games_per_level: int, back: int, budget: int, seed: int) -> 
                 if len(position.legal_actions()) < 2:
                     continue
                 start = time.monotonic()
-                try:
-                    solution = star1(position, budget=budget)
-                except SolveBudgetError:
+                values = exact_values(position, budget)
+                if values is None:
                     skipped += 1
                     continue
+                seconds = time.monotonic() - start
+                if checked < check:
+                    # the pure-Python solver (itself tested against plain expectimax) agrees
+                    try:
+                        reference = star1(position, budget=CHECK_BUDGET)
+                    except SolveBudgetError:
+                        pass
+                    else:
+                        checked += 1
+                        for action, v in values.items():
+                            if abs(reference.values[action] - v) > 1e-9:
+                                raise SystemExit(f"solvers disagree at {position.encode().hex()} move {action}")
                 rows.append(
                     {
                         "state": position.encode().hex(),
                         "level": level,
                         "game_seed": game_seed,
                         "back": k,
-                        "seat": solution.seat,
-                        "nodes": solution.nodes,
-                        "seconds": round(time.monotonic() - start, 3),
-                        "values": {str(a): v for a, v in solution.values.items()},
+                        "seat": position.current_player,
+                        "seconds": round(seconds, 3),
+                        "values": {str(a): v for a, v in values.items()},
                     }
                 )
-            print(f"level {level} game {g}: {len(rows)} positions, {skipped} over budget", file=sys.stderr)
+            print(
+                f"level {level} game {g}: {len(rows)} positions, {skipped} over budget, {checked} checked",
+                file=sys.stderr,
+            )
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as f:
         for row in rows:
             f.write(json.dumps(row, sort_keys=True) + "\n")
 
 
-Engine = Callable[[Any, int], tuple[int, float | None]]
+Engine = Callable[[Any, int], tuple[int, float | None, bool]]
+"""(state, seed) -> (its move, its own estimate of that move's win probability, solved)"""
+
+
+SOLVE = True  # False (--no-solve): every engine searches only, as before the solved path
 
 
 def _search(limits: Limits, settings: SearchSettings | None = None) -> Engine:
-    def run(state: Any, seed: int) -> tuple[int, float | None]:
-        analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=settings)
-        return analysis.best.action, analysis.best.win_probability
+    def run(state: Any, seed: int) -> tuple[int, float | None, bool]:
+        analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=settings, solve=SOLVE)
+        return analysis.best.action, analysis.best.win_probability, analysis.solved
 
     return run
 
 
 def _level(level: int) -> Engine:
-    def run(state: Any, seed: int) -> tuple[int, float | None]:
-        analysis = analyze(state, level_limits(level, seed))
+    def run(state: Any, seed: int) -> tuple[int, float | None, bool]:
+        analysis = analyze(state, level_limits(level, seed), solve=SOLVE)
         move = choose(analysis, get_level(level).temperature, random.Random(seed))
-        return move.action, move.win_probability
+        return move.action, move.win_probability, analysis.solved
 
     return run
 
 
-def _random(state: Any, seed: int) -> tuple[int, float | None]:
-    return random.Random(seed).choice(state.legal_actions()), None
+def _random(state: Any, seed: int) -> tuple[int, float | None, bool]:
+    return random.Random(seed).choice(state.legal_actions()), None, False
 
 
 ENGINES: dict[str, Engine] = {
@@ -124,13 +161,14 @@ def run(path: Path, names: list[str], limit: int | None) -> None:
     for name in names:
         engine = ENGINES[name]
         seed_base = int(name[-1]) if name.startswith("default-100ms-s") else 0
-        optimal = 0
+        optimal = solved = 0
         regrets: list[float] = []
         errors: list[float] = []
         for i, p in enumerate(positions):
             state = game.decode(bytes.fromhex(p["state"]))
             values = {int(a): v for a, v in p["values"].items()}
-            action, estimate = engine(state, seed_base * 100_000 + i)
+            action, estimate, exact = engine(state, seed_base * 100_000 + i)
+            solved += exact
             regret = max(values.values()) - values[action]
             regrets.append(regret)
             optimal += regret <= OPTIMAL
@@ -148,12 +186,13 @@ def run(path: Path, names: list[str], limit: int | None) -> None:
                 "mean_regret": statistics.fmean(regrets),
                 "p90_regret": regrets[min(len(regrets) - 1, int(0.9 * len(regrets)))],
                 "calibration_mae": statistics.fmean(errors) if errors else None,
+                "solved": solved / len(positions),
             }
         )
     report(
         "exact endgames (botanik, 2 seats)",
         rows,
-        ["engine", "positions", "optimal", "optimal_lo", "optimal_hi", "mean_regret", "p90_regret", "calibration_mae"],
+        ["engine", "positions", "optimal", "optimal_lo", "optimal_hi", "mean_regret", "p90_regret", "calibration_mae", "solved"],
     )
 
 
@@ -163,13 +202,17 @@ def main() -> None:
     parser.add_argument("--file", type=Path, default=DATA)
     parser.add_argument("--games", type=int, default=10, help="make: self-play games per level")
     parser.add_argument("--back", type=int, default=7, help="make: decisions before the end")
-    parser.add_argument("--budget", type=int, default=2_000_000, help="make: solver node budget")
+    parser.add_argument("--budget", type=int, default=5_000_000, help="make: solver node budget per move")
+    parser.add_argument("--check", type=int, default=40, help="make: positions checked by the pure-Python solver")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--limit", type=int, default=None, help="run: first N positions only")
+    parser.add_argument("--no-solve", action="store_true", help="run: search only (the engines before solving)")
     args = parser.parse_args()
+    global SOLVE
+    SOLVE = not args.no_solve
     if args.command == "make":
-        make(args.file, args.games, args.back, args.budget, args.seed)
+        make(args.file, args.games, args.back, args.budget, args.seed, args.check)
     else:
         run(args.file, args.engines.split(","), args.limit)
 

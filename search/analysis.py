@@ -27,7 +27,7 @@ DRAW_PLAYOUTS = 3
 separate the players' choices from luck; 3 was the only value ever used."""
 
 
-SOLVE_SHARE = 0.5
+SOLVE_SHARE = 0.8
 """Of a time budget, the share kept for solving the position exactly when it looks small
 enough (``SOLVE_ESTIMATE_LIMIT``); the search has the rest, and all of it otherwise."""
 SOLVE_NODES_PER_ITERATION = 1
@@ -160,7 +160,8 @@ class Analysis:
 
     solved: bool = False
     """The position was solved: the first move is the best exactly (``MoveInfo.exact``) and
-    every other move was proved no better (exact too where it was valued)."""
+    every other move was proved no better (exact too where it was valued). A solve cut short
+    by the budget leaves this False but keeps the exact values it found (``MoveInfo.exact``)."""
 
     @property
     def best(self) -> MoveInfo:
@@ -303,6 +304,7 @@ def analyze(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
+    solve: bool = True,
 ) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
 
@@ -315,6 +317,12 @@ def analyze(
     `detail` > 0: only the first `detail` moves get their principal variation and reason (the
     others have their statistics, a one-action variation and no reason), for callers that
     keep the top moves only. Raises ValueError at chance nodes and terminal states.
+
+    Near the end, where nothing is hidden from any seat and the rest of the game looks small
+    enough, the position is also solved exactly within the budget (``Analysis.solved``,
+    ``MoveInfo.exact``; docs/exact.md): with a time budget the search has half of it and the
+    solve the rest, with an iteration budget the solve expands at most as many positions as
+    the search has iterations. `solve` False: search only (to measure what solving is worth).
     """
     player = state.current_player
     if player == TERMINAL:
@@ -325,14 +333,14 @@ def analyze(
     started = time.perf_counter()
     settings = settings_of(state, settings)
     searches, eval_plies = _searches(state, limits, settings)
-    solve = _plan_solve(state, limits, settings, started)
+    plan = _plan_solve(state, limits, settings, started) if solve else None
     if handle is not None:
-        handle._attach([*searches, *([solve.solver] if solve else [])])
+        handle._attach([*searches, *([plan.solver] if plan else [])])
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
     options = _search_options(settings)
     options["eval_plies"] = eval_plies
-    time_ms = _search_time_ms(limits, solve)
+    time_ms = _search_time_ms(limits, plan)
 
     def run(i: int) -> None:
         searches[i].run(iterations=limits.iterations or 0, time_ms=time_ms, seed=seeds[i], **options)
@@ -342,7 +350,7 @@ def analyze(
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else solve)
+    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else plan)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline)
     return Analysis(
@@ -393,29 +401,34 @@ def _search_time_ms(limits: Limits, solve: _Solve | None) -> float:
     return limits.time_ms * (1.0 - SOLVE_SHARE) if solve is not None else limits.time_ms
 
 
-def _solved(solve: _Solve, moves: list[MoveInfo]) -> list[MoveInfo] | None:
-    """`moves` with the exact values of the solve, the exactly best first, or None when the
-    solve ran out of budget. The moves are tried in their ranking order, so of equally good
-    moves the search's favourite stays first. A move proved no better than the best without
-    being valued keeps the search's estimate, capped at the bound the proof gives."""
+def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]:
+    """`moves` with what the solve found, and whether it finished. The moves are tried in
+    their ranking order, so the search's favourite is valued first and stays first among
+    equally good moves; a move valued later is strictly better than the ones before it and
+    goes first. A move proved no better without being valued keeps the search's estimate,
+    capped at the bound the proof gives. A solve cut short by its budget keeps what it
+    finished (often the favourite's exact value, the costly part)."""
     time_ms = 0.0
     if solve.deadline is not None:
         time_ms = (solve.deadline - time.perf_counter()) * 1000.0
         if time_ms <= 0.0:
-            return None
-    values = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms)
-    if values is None:
-        return None
-    exact = {a: v for a, v, valued in values if valued}
-    bound = {a: v for a, v, valued in values if not valued}
-    best = max(exact, key=lambda a: exact[a])  # the later of two valued moves is strictly better
+            return moves, False
+    found = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms)
+    if not found:
+        return moves, False
+    exact = {a: v for a, v, valued in found if valued}
+    bound = {a: v for a, v, valued in found if not valued}
+    best = max(exact, key=lambda a: exact[a])  # each move valued after the first is better
     out = []
     for m in moves:
         if m.action in exact:
             out.append(replace(m, win_probability=exact[m.action], exact=True))
-        else:
+        elif m.action in bound:
             out.append(replace(m, win_probability=min(m.win_probability, bound[m.action])))
-    return sorted(out, key=lambda m: m.action != best)  # stable: the rest keep their order
+        else:
+            out.append(m)
+    out.sort(key=lambda m: m.action != best)  # stable: the rest keep their order
+    return out, solve.solver.status == "solved"
 
 
 @dataclass
@@ -516,6 +529,7 @@ def analyze_stream(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
+    solve: bool = True,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
@@ -526,8 +540,8 @@ def analyze_stream(
     whatever the slicing (with an iteration budget). The search is paused while the consumer
     holds a snapshot (bounded: nothing is buffered). Cancelling `handle` ends the current slice
     at its next iteration; the final analysis follows at once. `interval_ms` <= 0: only the
-    final result. `detail`, `settings`, `draw_worlds` (the final analysis only) and
-    `draw_deadline` as for :func:`analyze`.
+    final result. `detail`, `settings`, `draw_worlds` (the final analysis only),
+    `draw_deadline` and `solve` (the final analysis only) as for :func:`analyze`.
 
     `trees`: search these (``SearchTrees.start``, or kept from an earlier stream, which this
     one continues: ``trees.continues(state, limits, settings)`` must hold; ValueError otherwise). The
@@ -545,20 +559,20 @@ def analyze_stream(
     searches = trees.searches
     for search in searches:
         search.clear_cancel()  # kept trees: a cancel of the call that grew them is over
-    solve = _plan_solve(state, limits, trees.settings, started)
+    plan = _plan_solve(state, limits, trees.settings, started) if solve else None
     if handle is not None:
-        handle._attach([*searches, *([solve.solver] if solve else [])])
+        handle._attach([*searches, *([plan.solver] if plan else [])])
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
-    # the search's deadline: the solve (at the end) has the rest of the call's time
-    deadline = None if limits.time_ms is None else started + _search_time_ms(limits, solve) / 1000.0
+    # the search's deadline: the solve (at the end, the final analysis only) has the rest
+    deadline = None if limits.time_ms is None else started + _search_time_ms(limits, plan) / 1000.0
     options = _search_options(trees.settings)
     options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
     # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    def snapshot(partial: bool, draws: bool = False, solve: _Solve | None = None) -> Analysis:
-        moves, solved = _rank(state, searches, player, limits, detail, solve)
+    def snapshot(partial: bool, draws: bool = False, final_solve: _Solve | None = None) -> Analysis:
+        moves, solved = _rank(state, searches, player, limits, detail, final_solve)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline) if draws else moves),
@@ -602,7 +616,7 @@ def analyze_stream(
 
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
-    yield snapshot(bool(cancelled or short), draws=not cancelled, solve=None if cancelled else solve), True
+    yield snapshot(bool(cancelled or short), draws=not cancelled, final_solve=None if cancelled else plan), True
 
 
 @dataclass
@@ -675,9 +689,11 @@ def _rank(
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
-    solved = _solved(solve, moves + unsearched) if solve is not None else None
-    if solved is not None:
-        moves, unsearched = [m for m in solved if m.visits > 0 or m.exact], [m for m in solved if m.visits == 0 and not m.exact]
+    solved = False
+    if solve is not None:
+        ranked, solved = _solved(solve, moves + unsearched)
+        moves = [m for m in ranked if m.visits > 0 or m.exact]
+        unsearched = [m for m in ranked if m.visits == 0 and not m.exact]
 
     def detailed(move: MoveInfo) -> MoveInfo:
         pv = _principal_variation(state, searches[0], move.action, seat)
@@ -695,7 +711,7 @@ def _rank(
 
     shown = len(moves) if detail <= 0 else detail
     moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
-    return moves + unsearched, solved is not None  # the unvisited ones last, in action order
+    return moves + unsearched, solved  # the unvisited ones last, in action order
 
 
 def _unsearched_reason(searches: list[Search]) -> str:
