@@ -937,7 +937,7 @@ cdef class Solver:
                 total += size
         return total / probes if probes > 0 else 0.0
 
-    def solve(self, actions, long max_nodes, double time_ms=0.0, bint policy_first=False):
+    def solve(self, actions, long max_nodes, double time_ms=0.0, bint policy_first=False, bint value_all=False):
         """The best of `actions` (legal at the root) for the mover, exactly: a list of
         (action, value, exact) in the order the moves were tried, where the best move's value
         (and that of any move found better than the moves before it) is its exact win share
@@ -951,7 +951,8 @@ cdef class Solver:
         The moves are tried in their order (policy_first: the playout policy's choice
         first): after the first, each move is searched with a null window at the best value so
         far (proving it no better is far cheaper than valuing it) and valued only when it
-        turns out better, so of equally good moves the earliest is the best."""
+        turns out better, so of equally good moves the earliest is the best. value_all: every
+        move is valued (each exact), for comparing a few moves rather than finding the best."""
         cdef GameKernel* k = self.kernel
         cdef int32_t a
         cdef double v, best = -1.0
@@ -978,18 +979,19 @@ cdef class Solver:
             with nogil:
                 memcpy(self.stack + k.state_bytes, self.stack, k.state_bytes)
                 k.apply(self.stack + k.state_bytes, a)
-                if not first:
+                if not first and not value_all:
                     # Better than `best`? Seat 0's window just above it (or, for seat 1, below).
                     if self.mover == 0:
                         v = self._value(1, best, best + 1e-9)
                     else:
                         v = 1.0 - self._value(1, 1.0 - best - 1e-9, 1.0 - best)
-                if first or (self.stop_reason == SOLVE_OK and v > best):
+                if first or value_all or (self.stop_reason == SOLVE_OK and v > best):
                     # a window just outside [0, 1]: the value comes out exact
                     v = self._value(1, -1.0, 2.0)
                     if self.mover != 0:
                         v = 1.0 - v
-                    best = v
+                    if first or v > best:
+                        best = v
                     first = False
                     valued = True
             if self.stop_reason != SOLVE_OK:

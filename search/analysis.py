@@ -27,7 +27,7 @@ DRAW_PLAYOUTS = 3
 separate the players' choices from luck; 3 was the only value ever used."""
 
 
-SOLVE_SHARE = 0.8
+SOLVE_SHARE = 0.5
 """Of a time budget, the share kept for solving the position exactly when it looks small
 enough (``SOLVE_ESTIMATE_LIMIT``); the search has the rest, and all of it otherwise."""
 SOLVE_NODES_PER_ITERATION = 1
@@ -373,6 +373,9 @@ class _Solve:
     solver: Solver
     max_nodes: int
     deadline: float | None
+    value_all: bool
+    """Value every move exactly, not only the best: for what-if comparisons (allow_actions),
+    where each allowed move's value is the question (a review's loss of the move played)."""
 
 
 def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
@@ -391,7 +394,7 @@ def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started:
     if solver.estimate(SOLVE_PROBES, limits.seed) > SOLVE_ESTIMATE_RATIO * max_nodes:
         return None
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
-    return _Solve(solver, max_nodes, deadline)
+    return _Solve(solver, max_nodes, deadline, value_all=bool(limits.allow_actions))
 
 
 def _search_time_ms(limits: Limits, solve: _Solve | None) -> float:
@@ -413,12 +416,12 @@ def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]
         time_ms = (solve.deadline - time.perf_counter()) * 1000.0
         if time_ms <= 0.0:
             return moves, False
-    found = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms)
+    found = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms, value_all=solve.value_all)
     if not found:
         return moves, False
     exact = {a: v for a, v, valued in found if valued}
     bound = {a: v for a, v, valued in found if not valued}
-    best = max(exact, key=lambda a: exact[a])  # each move valued after the first is better
+    best = max(exact, key=lambda a: exact[a])  # the first of the best, in the ranking's order
     out = []
     for m in moves:
         if m.action in exact:

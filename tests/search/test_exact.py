@@ -169,3 +169,27 @@ def test_hidden_hands_are_searched_not_solved() -> None:
         state.apply(rng.choice(state.legal_actions()))
     analysis = analyze(decisions[-2], Limits(iterations=300, seed=1))
     assert not analysis.solved
+
+
+def test_a_what_if_comparison_values_every_allowed_move() -> None:
+    # A review compares the best move with the one played (allow_actions): both exact.
+    state = _near_end("botanik", 2, 2, 2)
+    plain = expectimax(state)
+    worst = min(plain.values, key=lambda a: (plain.values[a], a))
+    best = max(plain.values, key=lambda a: (plain.values[a], -a))
+    analysis = analyze(state, Limits(iterations=1000, seed=2, allow_actions=(best, worst)))
+    assert analysis.solved
+    assert {m.action for m in analysis.moves} == {best, worst}
+    for move in analysis.moves:
+        assert move.exact
+        assert move.win_probability == pytest.approx(plain.values[move.action], abs=1e-9)
+
+
+def test_the_exact_flag_is_on_the_wire() -> None:
+    from hortus.server.messages import analysis_message
+
+    state = _near_end("botanik", 2, 2, 2)
+    analysis = analyze(state, Limits(iterations=1000, seed=2))
+    message = analysis_message(state, analysis, partial=False)
+    assert [m.exact for m in message.moves] == [m.exact for m in analysis.moves]
+    assert message.moves[0].exact
