@@ -36,8 +36,9 @@ position costs about what an iteration near the end does (every move and outcome
 once against a few decisions played out), and a node budget keeps seeded analyses
 deterministic where a clock would not."""
 SOLVE_NODES_PER_MS = 200
-"""Positions a solve expands per millisecond at most (about 20-40 µs each were measured):
-sizes its table under a time budget, where the deadline is the bound."""
+"""Positions a solve expands per millisecond at most (20-40 µs each were measured on a busy
+machine): a time budget's node budget, which sizes the table and, with
+``SOLVE_ESTIMATE_RATIO``, decides which positions are tried (the deadline is the bound)."""
 SOLVE_ESTIMATE_RATIO = 1e5
 """A position whose game tree Knuth's estimate (every move and chance outcome, no pruning)
 puts above this many times the solve's node budget is not tried: alpha-beta, Star1 and the
@@ -390,7 +391,9 @@ def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started:
     else:
         assert limits.time_ms is not None
         max_nodes = max(1, int(limits.time_ms * SOLVE_SHARE * SOLVE_NODES_PER_MS))
-    solver = Solver(state.kernel_state, min(1 << 22, max(1024, 4 * max_nodes)))
+    # the table: 4 slots per position the budget allows, at most 2**20 (32 MB, its pages
+    # mapped only as a solve touches them)
+    solver = Solver(state.kernel_state, min(1 << 20, max(1024, 4 * max_nodes)))
     if solver.estimate(SOLVE_PROBES, limits.seed) > SOLVE_ESTIMATE_RATIO * max_nodes:
         return None
     deadline = None if limits.time_ms is None else started + limits.time_ms / 1000.0
