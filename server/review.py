@@ -115,6 +115,7 @@ class DecisionReview:
     label: str
     partial: bool
     iterations: int
+    exact: bool = False  # both win probabilities are exact (MoveInfo.exact)
 
     @property
     def win_probability_loss(self) -> float:
@@ -149,6 +150,7 @@ class DecisionReview:
             forced=d.forced,
             partial=self.partial,
             iterations=self.iterations,
+            exact=self.exact,
         )
 
 
@@ -189,10 +191,11 @@ def review_decision(
     iterations = main.iterations
     if best.action == decision.played:
         value = _value(best, seat)
-        return DecisionReview(decision, best, value, value, "best", partial, iterations), analyses
+        return DecisionReview(decision, best, value, value, "best", partial, iterations, best.exact), analyses
     best_value = _value(best, seat)
     played = _find(main, decision.played)
     played_value = _value(played, seat) if played is not None else None
+    exact = best.exact and played is not None and played.exact
     budget = comparison_limits() if comparison_limits is not None and not handle.cancelled else None
     if budget is not None:
         pair = replace(
@@ -208,12 +211,15 @@ def review_decision(
         if b is not None and p is not None:
             best_value, played_value = _value(b, seat), _value(p, seat)
             partial = partial or comparison.partial
+            exact = b.exact and p.exact
         else:
             partial = True
     if played_value is None:  # never searched and no comparison: no measure of the move
         return None, analyses
     loss = best_value[0] - played_value[0] if thresholds.unit != "points" else best_value[1] - played_value[1]
-    review = DecisionReview(decision, best, best_value, played_value, thresholds.label(max(0.0, loss)), partial, iterations)
+    review = DecisionReview(
+        decision, best, best_value, played_value, thresholds.label(max(0.0, loss)), partial, iterations, exact
+    )
     return review, analyses
 
 

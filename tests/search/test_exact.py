@@ -193,3 +193,22 @@ def test_the_exact_flag_is_on_the_wire() -> None:
     message = analysis_message(state, analysis, partial=False)
     assert [m.exact for m in message.moves] == [m.exact for m in analysis.moves]
     assert message.moves[0].exact
+
+
+def test_a_solved_decision_is_reviewed_on_exact_values() -> None:
+    from hortus.search import SearchHandle
+    from hortus.server.review import Decision, review_decision
+
+    state = _near_end("botanik", 2, 2, 2)
+    plain = expectimax(state)
+    worst = min(plain.values, key=lambda a: (plain.values[a], a))
+    assert max(plain.values.values()) > plain.values[worst]  # a move that loses something
+    decision = Decision(index=0, seat=state.current_player, state=state, played=worst, forced=False)
+    limits = Limits(iterations=1000, seed=4)
+    review, _ = review_decision(
+        decision, limits, state.game.review_thresholds(2), SearchHandle(), comparison_limits=lambda: limits
+    )
+    assert review is not None and review.exact
+    assert review.best_value[0] == pytest.approx(max(plain.values.values()), abs=1e-9)
+    assert review.played_value[0] == pytest.approx(plain.values[worst], abs=1e-9)
+    assert review.message().exact
