@@ -166,7 +166,8 @@ class Analysis:
 
     @property
     def best(self) -> MoveInfo:
-        """The move to play: the exactly best one when solved, else the most visited."""
+        """The move to play: the most visited, unless a solve proved another better (when
+        ``solved``, the exactly best one)."""
         return self.moves[0]
 
 
