@@ -297,3 +297,36 @@ def test_a_client_without_a_certificate_against_mutual_tls_fails_fast_saying_why
             assert client.get_version().protocol == "hortus.v1"
     finally:
         server.stop(0)
+
+
+def test_the_async_client_says_why_too(pki: dict[str, bytes]) -> None:
+    """The asyncio client runs the same calls: its refused handshake is named as well, with
+    and without wait-for-ready, and a good certificate gets through."""
+    import asyncio
+
+    from hortus.clients import AsyncAdvisorClient
+
+    tls = ServerTls(pki["server.pem"], pki["server.key"], client_ca=pki["ca.pem"])
+    server = build_server("127.0.0.1:0", ServerConfig(), tls=tls)
+    target = f"127.0.0.1:{server.port}"
+
+    async def refused(wait_for_ready: bool) -> AdvisorError:
+        async with AsyncAdvisorClient(target, timeout=60, tls=TlsConfig(pki["ca.pem"]), wait_for_ready=wait_for_ready) as client:
+            try:
+                await client.get_version()
+            except AdvisorError as error:
+                return error
+        raise AssertionError("a client without a certificate got through")
+
+    async def accepted() -> str:
+        good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
+        async with AsyncAdvisorClient(target, timeout=30, tls=good, wait_for_ready=True) as client:
+            return (await client.get_version()).protocol
+
+    try:
+        for wait_for_ready in (False, True):
+            error = asyncio.run(asyncio.wait_for(refused(wait_for_ready), 45))  # the deadline is 60 s
+            assert "requires a client certificate" in error.message and error.code.name == "UNAVAILABLE"
+        assert asyncio.run(accepted()) == "hortus.v1"
+    finally:
+        server.stop(0)
