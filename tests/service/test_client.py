@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import socket
 import subprocess
 import sys
@@ -309,6 +310,17 @@ def test_clients_import_stays_thin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_client_package_loads_nothing_of_hortus_but_the_messages_and_views() -> None:
+    """``hortus.clients`` imports grpc, protobuf, the ``hortus.v1`` messages and the neutral
+    ``hortus.views`` (pure protobuf), nothing else of hortus."""
+    code = "import json, sys, hortus.clients\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('hortus'))))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    loaded = json.loads(out.stdout)
+    allowed = ("hortus.clients", "hortus.v1")
+    others = [m for m in loaded if m not in ("hortus", "hortus.views") and not m.startswith(allowed)]
+    assert others == [] and "hortus.clients.client" in loaded
 
 
 def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:
