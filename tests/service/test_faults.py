@@ -110,14 +110,12 @@ def test_bulk_cancel_mid_search_frees_every_slot(server: RunningServer) -> None:
             with pytest.raises(grpc.RpcError) as info:  # full: one more is refused at once
                 stub.RankMoves(pb.RankMovesRequest(position=position, limits=LONG), timeout=10)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            cancelled_at = time.monotonic()
             analyze.cancel()
             unary.cancel()
             hint.cancel()
             batch.cancel()
             # every search stops (generous bound; a single cancel takes milliseconds)
             assert wait_until(lambda: server.servicer.searches_in_flight == 0, 10.0)
-            assert time.monotonic() - cancelled_at < 10.0
             assert wait_until(lambda: len(reports) >= slots + 1, 5.0)
             assert all(cancelled for _, cancelled in reports), reports
             assert Counter(method for method, _ in reports) == {
@@ -185,9 +183,8 @@ def test_deadlines_expiring_under_load(server: RunningServer) -> None:
             thread.join(30)
         assert not any(thread.is_alive() for thread in threads), "a call hung"
         assert len(results) == len(kinds)
-        for kind, code, elapsed, partial in results:
+        for kind, code, _, partial in results:
             assert code in ("OK", "RESOURCE_EXHAUSTED"), (kind, code)
-            assert elapsed < deadline_s + 1.0, (kind, elapsed)  # the client's deadline bounds it anyway
             if code == "OK":
                 assert partial, kind  # cut by the deadline, flagged so
         assert sum(code == "OK" for _, code, _, _ in results) >= server.servicer.config.max_concurrent_searches // 2
