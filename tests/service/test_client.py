@@ -36,18 +36,17 @@ from hortus.clients import (
     VersionInfo,
     error_from_rpc,
 )
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
 from hortus.server.errors import CapacityError, NoAnswerError, RequestError, status_for
 from hortus.v1 import advisor_pb2 as pb
+from servers import Servers
 
 GAME = "botanik"
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_iterations=10**6))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100, max_iterations=10**6)).port}"
 
 
 @pytest.fixture

@@ -21,17 +21,15 @@ from hortus.clients import (
     service_config,
 )
 from hortus.server import RunningServer, ServerConfig, build_server
+from servers import Servers
 
 GAME = "botanik"
 CONFIG = ServerConfig(default_iterations=50, max_iterations=10**9, max_concurrent_searches=2, max_threads=2)
 
 
 @pytest.fixture(scope="module")
-def servers() -> Iterator[list[RunningServer]]:
-    running = [build_server("127.0.0.1:0", CONFIG) for _ in range(2)]
-    yield running
-    for server in running:
-        server.stop(0)
+def servers(serve_module: Servers) -> list[RunningServer]:
+    return [serve_module(CONFIG) for _ in range(2)]
 
 
 @pytest.fixture(scope="module")

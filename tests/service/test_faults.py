@@ -24,18 +24,18 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.server import batch as batch_module
 from hortus.server import messages as messages_module
 from hortus.server import searching as searching_module
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 LONG = pb.SearchLimits(iterations=10**9, time_ms=20_000)  # a search that runs until stopped
@@ -70,7 +70,7 @@ def fill_slots(stub: Any, position: pb.Position, count: int) -> list[Any]:
 
 
 @pytest.fixture()
-def server() -> Iterator[RunningServer]:
+def server(serve: Servers) -> RunningServer:
     config = ServerConfig(
         max_iterations=10**9,
         max_time_ms=30_000,
@@ -80,9 +80,7 @@ def server() -> Iterator[RunningServer]:
         batch_window=2,
         deadline_margin_ms=400,  # generous: the suite shares 2 loaded cores (250 was seen to miss)
     )
-    running = build_server("127.0.0.1:0", config)
-    yield running
-    running.stop(0)
+    return serve(config)
 
 
 # --- bulk cancellation -------------------------------------------------------------------------

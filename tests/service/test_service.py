@@ -29,6 +29,7 @@ from hortus.server import requests as requests_module
 from hortus.server.errors import CapacityError, RequestError
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 CONFIG = ServerConfig(
@@ -43,10 +44,8 @@ CONFIG = ServerConfig(
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", CONFIG)
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(CONFIG)
 
 
 @pytest.fixture(scope="module")
