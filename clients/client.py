@@ -1024,6 +1024,7 @@ class AdvisorClient:
 
         self._make_channel: Callable[[bool], grpc.Channel] | None = None if channel is not None else make_channel
         self._channel = channel if channel is not None else make_channel(False)
+        self._unary_stubs: dict[str, grpc.UnaryUnaryMultiCallable[Any, Any]] = {}
 
     def _unary(self, call: Unary[Any, _T]) -> _T:
         deadline = self.timeout if call.timeout is None else call.timeout
@@ -1038,7 +1039,10 @@ class AdvisorClient:
                 if problem is not None:
                     raise problem from None
         method = call.method
-        stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+        stub = self._unary_stubs.get(method.path)
+        if stub is None:
+            stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+            self._unary_stubs[method.path] = stub
         try:
             response = stub(call.request, timeout=deadline)
         except grpc.RpcError as exc:
@@ -1132,6 +1136,7 @@ class AsyncAdvisorClient:
 
         self._make_channel: Callable[[bool], grpc.aio.Channel] | None = None if channel is not None else make_channel
         self._channel = channel if channel is not None else make_channel(False)
+        self._unary_stubs: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
 
     async def _unary(self, call: Unary[Any, _T]) -> _T:
         deadline = self.timeout if call.timeout is None else call.timeout
@@ -1146,7 +1151,10 @@ class AsyncAdvisorClient:
                 if problem is not None:
                     raise problem from None
         method = call.method
-        stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+        stub = self._unary_stubs.get(method.path)
+        if stub is None:
+            stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+            self._unary_stubs[method.path] = stub
         try:
             response = await stub(call.request, timeout=deadline)
         except grpc.aio.AioRpcError as exc:
