@@ -20,7 +20,7 @@ from hortus.clients import (
     channel_target,
     service_config,
 )
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from servers import Servers
 
 GAME = "botanik"
@@ -123,28 +123,25 @@ def test_async_analyze_and_evaluate(servers: list[RunningServer]) -> None:
     assert all(r.analysis is not None and r.analysis.iterations == 15 for r in results)
 
 
-def test_resource_exhausted_retry_delay() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1, retry_after_ms=300))
-    try:
-        with AdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
-            position = client.new_game(GAME, seed=1).position
-            stream = client.analyze(position, time_ms=10_000, interval_ms=50)
-            next(stream)
-            with pytest.raises(ResourceExhaustedError) as info:
-                client.rank_moves(position, iterations=5)
-            assert info.value.retry_delay == pytest.approx(0.3)
-            assert info.value.violations[0].subject == "max_concurrent_searches"
-            stream.close()
-    finally:
-        server.stop(0)
+def test_resource_exhausted_retry_delay(serve: Servers) -> None:
+    server = serve(ServerConfig(max_concurrent_searches=1, max_threads=1, retry_after_ms=300))
+    with AdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
+        position = client.new_game(GAME, seed=1).position
+        stream = client.analyze(position, time_ms=10_000, interval_ms=50)
+        next(stream)
+        with pytest.raises(ResourceExhaustedError) as info:
+            client.rank_moves(position, iterations=5)
+        assert info.value.retry_delay == pytest.approx(0.3)
+        assert info.value.violations[0].subject == "max_concurrent_searches"
+        stream.close()
 
 
-def test_batch_survives_a_draining_server() -> None:
+def test_batch_survives_a_draining_server(serve: Servers) -> None:
     """One of two servers shuts down gracefully mid-batch: it answers what it accepted, ends
     the call UNAVAILABLE, and the client sends the rest to the other; each id exactly once."""
     import threading
 
-    servers = [build_server("127.0.0.1:0", CONFIG) for _ in range(2)]
+    servers = [serve(CONFIG) for _ in range(2)]
     stopper = None
     try:
         with AdvisorClient([f"127.0.0.1:{s.port}" for s in servers], timeout=60, wait_for_ready=True) as client:
@@ -161,35 +158,27 @@ def test_batch_survives_a_draining_server() -> None:
     finally:
         if stopper is not None:
             stopper.join(30)
-        servers[0].stop(0)
-        servers[1].stop(0)
 
 
-def test_batch_longer_than_the_server_cap_continues_on_new_calls() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(max_batch_size=5, default_iterations=10))
-    try:
-        with AdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
-            position = client.new_game(GAME, seed=1).position
-            results = list(client.evaluate(((str(i), position) for i in range(13)), window=3))
-        assert sorted(int(r.id) for r in results) == list(range(13))
-        assert all(r.ok for r in results)
-    finally:
-        server.stop(0)
+def test_batch_longer_than_the_server_cap_continues_on_new_calls(serve: Servers) -> None:
+    server = serve(ServerConfig(max_batch_size=5, default_iterations=10))
+    with AdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
+        position = client.new_game(GAME, seed=1).position
+        results = list(client.evaluate(((str(i), position) for i in range(13)), window=3))
+    assert sorted(int(r.id) for r in results) == list(range(13))
+    assert all(r.ok for r in results)
 
 
-def test_async_evaluate_continues_past_the_server_cap() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(max_batch_size=4, default_iterations=10))
+def test_async_evaluate_continues_past_the_server_cap(serve: Servers) -> None:
+    server = serve(ServerConfig(max_batch_size=4, default_iterations=10))
 
     async def scenario() -> list[EvaluationResult]:
         async with AsyncAdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
             position = (await client.new_game(GAME, seed=1)).position
             return [r async for r in client.evaluate([(str(i), position) for i in range(11)], window=3, timeout=30)]
 
-    try:
-        results = asyncio.run(scenario())
-        assert sorted(int(r.id) for r in results) == list(range(11)) and all(r.ok for r in results)
-    finally:
-        server.stop(0)
+    results = asyncio.run(scenario())
+    assert sorted(int(r.id) for r in results) == list(range(11)) and all(r.ok for r in results)
 
 
 # --- one description, two shells --------------------------------------------------------------
@@ -258,10 +247,10 @@ def test_async_evaluate_over_several_streams_answers_each_position_once(servers:
     assert broken is not None and broken.code == "INVALID_ARGUMENT"
 
 
-def test_leaving_an_async_analysis_early_frees_the_search() -> None:
+def test_leaving_an_async_analysis_early_frees_the_search(serve: Servers) -> None:
     """Breaking out of the async iterator cancels the call, which stops the search: the
     server's only search slot is free again for the next call."""
-    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1, retry_after_ms=20))
+    server = serve(ServerConfig(max_concurrent_searches=1, max_threads=1, retry_after_ms=20))
 
     async def scenario() -> int:
         async with AsyncAdvisorClient(f"127.0.0.1:{server.port}", timeout=30) as client:
@@ -277,7 +266,4 @@ def test_leaving_an_async_analysis_early_frees_the_search() -> None:
                 except ResourceExhaustedError as busy:
                     await asyncio.sleep(busy.retry_delay or 0.02)
 
-    try:
-        assert asyncio.run(asyncio.wait_for(scenario(), 45)) == 5
-    finally:
-        server.stop(0)
+    assert asyncio.run(asyncio.wait_for(scenario(), 45)) == 5
