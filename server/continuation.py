@@ -61,12 +61,19 @@ class _Kept:
 class KeptAnalyses:
     """The kept trees of one server process (thread-safe)."""
 
-    def __init__(self, max_trees: int, max_bytes: int, idle_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        max_trees: int,
+        max_bytes: int,
+        idle_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        prefix: str = "",
+    ) -> None:
         self.max_trees = max_trees
         self.max_bytes = max_bytes
         self.idle_s = idle_s
         self._clock = clock
-        self._instance = secrets.token_hex(4)
+        self._instance = prefix + secrets.token_hex(4)  # prefix: the worker's (hortus.server.routing)
         self._entries: OrderedDict[str, _Kept] = OrderedDict()
         self._changed = threading.Condition(threading.Lock())
         self.bytes = 0
