@@ -194,3 +194,38 @@ def test_suggest_move_continuations_reach_their_worker(group: tuple[int, int]) -
                 break
     assert codes.count("OK") > 12, codes  # some calls continued a turn
     assert set(codes) == {"OK"}, codes
+
+
+class _Context:
+    def __init__(self, peer: str, metadata: tuple[tuple[str, str], ...]) -> None:
+        self._peer, self._metadata = peer, metadata
+
+    def peer(self) -> str:
+        return self._peer
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self._metadata
+
+
+def test_a_forwarded_identity_is_believed_only_from_the_private_socket() -> None:
+    from hortus.server.cache_scope import client_identity
+    from hortus.server.routing import FORWARDED_CLIENT
+
+    forged = ((FORWARDED_CLIENT, "ip:6.6.6.6"),)
+    assert client_identity(_Context("ipv4:127.0.0.1:5000", forged)) == "ip:127.0.0.1"
+    assert client_identity(_Context("web:127.0.0.1:5000", forged)) == "ip:127.0.0.1"
+    assert client_identity(_Context("unix:/tmp/hortus-workers-x/0.sock", forged)) == "ip:6.6.6.6"
+
+
+def test_the_private_sockets_are_reachable_by_the_servers_user_only(group: tuple[int, int]) -> None:
+    """The workers' unix sockets (no TLS, no client certificate) sit in a folder of mode 0700."""
+    try:
+        with open("/proc/net/unix") as table:
+            paths = [line.split()[-1] for line in table if "/hortus-workers-" in line]
+    except OSError:
+        pytest.skip("no /proc/net/unix")
+    assert paths
+    for path in paths:
+        folder = os.path.dirname(path)
+        if os.path.isdir(folder):
+            assert os.stat(folder).st_mode & 0o777 == 0o700, folder
