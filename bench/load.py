@@ -767,6 +767,7 @@ async def sweep(server: "Server", pool: list[Sample], connections: int, seed: in
                     await client.step(once, op, sample)
                     for method, codes in once.codes.items():
                         stats.codes[method].update(codes)
+                    stats.error_samples.update(once.error_samples)
                     if not any(codes["RESOURCE_EXHAUSTED"] for codes in once.codes.values()):
                         break
 
@@ -1154,6 +1155,8 @@ def main() -> int:
     all_codes = Counter(total["codes"])
     internal = total["internal_or_unknown"]
     growth = memory_end["rss_kb"] / memory_warm["rss_kb"] - 1.0
+    warm_codes: Counter[str] = sum(warm.codes.values(), Counter())
+    warm_internal = warm_codes["INTERNAL"] + warm_codes["UNKNOWN"]
     summary = {
         "clients": args.clients,
         "transport": args.transport,
@@ -1177,6 +1180,8 @@ def main() -> int:
         "analyze_final_counts": {str(k): v for k, v in stats.analyze_finals.items()},
         "per_transport": per_transport,
         "warmup_sweep_codes": {m: dict(sorted(c.items())) for m, c in sorted(warm.codes.items())},
+        "warmup_internal_or_unknown": warm_internal,
+        "warmup_unexpected_answers": dict(warm.error_samples),
         "rss_start_mb": memory_start["rss_kb"] / 1024,
         "rss_after_warmup_mb": memory_warm["rss_kb"] / 1024,
         "rss_end_mb": memory_end["rss_kb"] / 1024,
@@ -1190,6 +1195,7 @@ def main() -> int:
         "attack_verdict": attack_verdict(attack) if attack is not None else None,
         "target_met": total["ok"]
         and not internal
+        and not warm_internal
         and growth <= 0.10
         and alive
         and exit_code == 0
@@ -1277,6 +1283,10 @@ def main() -> int:
             ],
             ["what", "value"],
         )
+    if warm.error_samples:
+        print("unexpected answers in the warm-up sweep (first kinds):")
+        for line, count in warm.error_samples.most_common():
+            print(f"  {count} x {line}")
     if stats.error_samples:
         print("unexpected answers (first kinds):")
         for line, count in stats.error_samples.most_common():
