@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -79,11 +79,8 @@ class _Status(grpc.Status):
 
 def _status(error: grpc.RpcError) -> grpc.Status:
     """The gRPC status of a failed forwarded call, details and all."""
-    return _Status(
-        error.code(),  # type: ignore[attr-defined]
-        error.details() or "",  # type: ignore[attr-defined]
-        tuple(error.trailing_metadata() or ()),  # type: ignore[attr-defined]
-    )
+    call: Any = error  # a failed call is also a grpc.Call: its code, details and trailers
+    return _Status(call.code(), call.details() or "", tuple(call.trailing_metadata() or ()))
 
 
 def _cancelled() -> grpc.Status:
@@ -139,7 +136,7 @@ class WorkerRoutes:
     def unary(self, index: int, method: str, request: Any, response_type: Any, context: Any, identity: str) -> Any:
         """Forward a unary call to worker `index`: its answer, or ``ForwardedError`` with its
         status."""
-        call: Callable[..., Any] = self._channel(index).unary_unary(
+        call: Any = self._channel(index).unary_unary(
             f"/hortus.v1.Advisor/{method}",
             request_serializer=type(request).SerializeToString,
             response_deserializer=response_type.FromString,
@@ -157,7 +154,7 @@ class WorkerRoutes:
     def stream(self, index: int, method: str, request: Any, response_type: Any, context: Any, identity: str) -> Iterator[Any]:
         """Forward a server-streaming call to worker `index`: its answers as they come, then
         ``ForwardedError`` with its status if it failed."""
-        call: Callable[..., Any] = self._channel(index).unary_stream(
+        call: Any = self._channel(index).unary_stream(
             f"/hortus.v1.Advisor/{method}",
             request_serializer=type(request).SerializeToString,
             response_deserializer=response_type.FromString,
