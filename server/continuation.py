@@ -9,8 +9,9 @@ are kept under that token. A later ``Analyze`` with ``continue_from`` = the toke
 (a token continues once: the continuing call's updates carry a new token). The token stands in
 for "the same connection": it is unguessable (128 random bits), so only a caller that received
 the analysis can continue it; it is known only to the server process that issued it (the tree
-lives there), whose instance id it starts with, so that another process of a ``--workers N``
-server or a restarted one can say so.
+lives there), whose instance id it starts with: in a ``--workers N`` group the id names the
+worker (``w<index>-``), and another worker routes the call to it (``hortus.server.routing``);
+a process that restarted, or another server, says the tree is not here.
 
 Bounded: at most ``max_trees`` trees and ``max_bytes`` of them (the least recently kept are
 dropped first), each dropped after ``idle_s`` seconds unused: by a timer (a thread started when
@@ -150,8 +151,8 @@ class KeptAnalyses:
                     if instance != self._instance:
                         raise TokenError(
                             "other_process",
-                            "the analysis it continues is kept by another server process (or one that "
-                            "restarted): continue on the connection (channel) that made it, or start afresh",
+                            "the analysis it continues was kept by another server, or by a server process "
+                            "that has restarted since: start afresh without continue_from",
                         )
                     raise TokenError(
                         "unknown",
