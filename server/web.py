@@ -702,6 +702,9 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     `admission`: the gRPC port's admission control, so that both ports share one budget of
     calls (None: one of this port's own, as the servicer's config sets it)."""
     logging.getLogger("uvicorn.error").setLevel(max(logging.WARNING, logging.getLogger().level))
+    from hortus.server.guard import limit_third_party_logs
+
+    limit_third_party_logs()  # a client's garbage is not one log line per connection
     if admission is None:
         admission = AdmissionControl(servicer.config.rpc_limit, servicer.draining, servicer.config.retry_after_ms / 1000.0)
     # a thread for every call admitted, as on the gRPC port: an admitted call never queues

@@ -151,8 +151,10 @@ def test_metrics_endpoint(serve: Servers) -> None:
 
 
 def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> None:
+    import http.client
     import os
     import signal
+    import ssl
     import sys
 
     for name, data in pki.items():
@@ -192,6 +194,31 @@ def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> 
         with AdvisorClient(target, timeout=5, tls=TlsConfig(pki["ca.pem"])) as client:
             with pytest.raises(AdvisorError):
                 client.get_version()
+        # the web port (on by default) says it is HTTPS and keeps the same client-certificate
+        # rule: plaintext gets no position, a client without a certificate no call
+        web = next(line for line in proc.stdout if "hortus web" in line)
+        assert " on https://" in web, web
+        host, port = web.rsplit("//", 1)[1].strip().rsplit(":", 1)
+        new_game = ("POST", "/hortus.v1.Advisor/NewGame", '{"game":"botanik","seed":1}', {"Content-Type": "application/json"})
+        context = ssl.create_default_context(cadata=pki["ca.pem"].decode())
+        context.check_hostname = False
+        plain = http.client.HTTPConnection(host, int(port), timeout=10)
+        bare = http.client.HTTPSConnection(host, int(port), timeout=10, context=context)
+        for refused in (plain, bare):
+            try:
+                refused.request(*new_game)
+                status: int | None = refused.getresponse().status
+            except (OSError, http.client.HTTPException):
+                status = None  # no answer at all
+            finally:
+                refused.close()
+            assert status != 200
+        context.load_cert_chain(str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
+        good_web = http.client.HTTPSConnection(host, int(port), timeout=10, context=context)
+        good_web.request(*new_game)
+        answer = good_web.getresponse()
+        assert answer.status == 200 and b"position" in answer.read()
+        good_web.close()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
