@@ -104,6 +104,8 @@ cdef int N_EXP_KINDS = 0
 cdef uint8_t EXP_KINDS[MAX_KINDS]       # the experiment kinds, ascending (LD1 total)
 cdef uint32_t COST_AT_MOST[256]         # LD3: acquirable kinds costing at most the index
 cdef uint32_t SEED_SPACES[MAX_KINDS][N_ROOMS]  # LP2: spaces of a room a seed of the kind fits
+cdef uint32_t ROOM_BITS[N_ROOMS]        # the in-room bits of each room's spaces
+cdef uint64_t SPACE_BITS = 0            # bit s: space s exists (s < N_SPACES)
 
 
 def load_components(list cards, list breeds, list rooms, int hand_size, int end_vp, int markers,
@@ -148,6 +150,10 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
             S_NEIGHBOUR[sid + i][3] = sid + i - 1 if col > 0 else NO_SPACE
         sid += rows * cols
     N_SPACES = sid
+    global SPACE_BITS
+    for r in range(N_ROOMS):
+        ROOM_BITS[r] = (<uint32_t>1 << ROOM_SIZE[r]) - 1
+    SPACE_BITS = (<uint64_t>1 << N_SPACES) - 1 if N_SPACES < 64 else ~(<uint64_t>0)
     HAND_SIZE = hand_size
     END_VP = end_vp
     MARKERS = markers
@@ -201,6 +207,50 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
 # --- small helpers ----------------------------------------------------------------------------
 cdef extern from *:
     int __builtin_ctz(unsigned int x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+# Byte compares over 16 consecutive space bytes (a room has at most 16 spaces; MAX_SPACES is a
+# multiple of 16, so a load from a room's first space or from 0, 16, 32 stays inside the array it
+# starts in or the space array after it): the rules loop over the few matching spaces only.
+# SSE2 on every x86-64, a plain loop elsewhere; both give the same masks.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline uint32_t lab_eq16(const uint8_t* p, uint8_t v) {
+        return (uint32_t)(uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), _mm_set1_epi8((char)v)));
+    }
+    #else
+    static inline uint32_t lab_eq16(const uint8_t* p, uint8_t v) {
+        uint32_t m = 0; int i;
+        for (i = 0; i < 16; i++) m |= (uint32_t)(p[i] == v) << i;
+        return m;
+    }
+    #endif
+    """
+    uint32_t lab_eq16(const uint8_t* p, uint8_t v) noexcept nogil   # bit i: p[i] == v (16 bytes)
+
+
+cdef inline uint32_t room_status(const LabCore* c, int room, int status) noexcept nogil:
+    """The in-room bits of a room's spaces with space_status `status`."""
+    return lab_eq16(c.space_status + ROOM_FIRST[room], status) & ROOM_BITS[room]
+
+
+cdef inline uint32_t room_owned(const LabCore* c, int room, int p) noexcept nogil:
+    """The in-room bits of a room's spaces whose marker is p's (space_owner; meaningful only
+    where a marker or flower is)."""
+    return lab_eq16(c.space_owner + ROOM_FIRST[room], p) & ROOM_BITS[room]
+
+
+cdef inline uint64_t spaces_with(const LabCore* c, int status, int p) noexcept nogil:
+    """Bit s: space s (of every room) has `status` and p's marker."""
+    cdef uint64_t m = 0
+    cdef int i
+    for i in range(0, MAX_SPACES, 16):
+        m |= <uint64_t>(lab_eq16(c.space_status + i, status) & lab_eq16(c.space_owner + i, p)) << i
+    return m & SPACE_BITS
 
 
 cdef inline int popcount8(uint32_t x) noexcept nogil:
@@ -443,12 +493,13 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
 
 cdef uint32_t empty_spaces(const LabCore* c, int room, int floor) noexcept nogil:
     """The empty spaces (in-room bits) of a room with a space id >= floor."""
-    cdef int s, first = ROOM_FIRST[room]
-    cdef uint32_t m = 0
-    for s in range(first if first > floor else floor, first + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_EMPTY:
-            m |= <uint32_t>1 << (s - first)
-    return m
+    cdef int below = floor - ROOM_FIRST[room]
+    cdef uint32_t m = room_status(c, room, SPACE_EMPTY)
+    if below <= 0:
+        return m
+    if below >= ROOM_SIZE[room]:
+        return 0
+    return m & ~((<uint32_t>1 << below) - 1)
 
 
 cdef int growable_breeds(const LabCore* c, int room) noexcept nogil:
@@ -456,27 +507,32 @@ cdef int growable_breeds(const LabCore* c, int room) noexcept nogil:
     those a prepared space lists (or records, with track_seed_breed) that the plant stock still
     holds. A fertilizer is offered only if it grows at least one plant (playing it for no effect
     is the same as keeping it: both end in the discard pile in Phase 5)."""
-    cdef int s, b, listed, leaves = 0, prepared = 0, stocked = 0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_LEAF:
-            leaves |= 1 << (c.space_breed[s] - 1)
-        elif c.space_status[s] == SPACE_PREPARED:
-            listed = S_BREEDS[s]
-            if c.track_seed_breed and c.space_breed[s]:
-                listed = 1 << (c.space_breed[s] - 1)
-            prepared |= listed
+    cdef int s, b, listed, leaves = 0, prepared = 0, stocked = 0, first = ROOM_FIRST[room]
+    cdef uint32_t m = room_status(c, room, SPACE_LEAF)
+    while m:
+        leaves |= 1 << (c.space_breed[first + lowest_bit(m)] - 1)
+        m &= m - 1
+    m = room_status(c, room, SPACE_PREPARED)
+    while m:
+        s = first + lowest_bit(m)
+        m &= m - 1
+        listed = S_BREEDS[s]
+        if c.track_seed_breed and c.space_breed[s]:
+            listed = 1 << (c.space_breed[s] - 1)
+        prepared |= listed
     for b in range(N_BREEDS):
         if c.plant_stock[b] > 0:
             stocked |= 1 << b
     return leaves | (prepared & stocked)
 
 
+cdef inline uint32_t own_flowers(const LabCore* c, int p, int room) noexcept nogil:
+    """The in-room bits of p's flowers in a room."""
+    return room_status(c, room, SPACE_FLOWER) & room_owned(c, room, p)
+
+
 cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
-    cdef int s
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            return True
-    return False
+    return own_flowers(c, p, room) != 0
 
 
 # --- legal actions per stage ------------------------------------------------------------------
@@ -606,16 +662,13 @@ cdef int observe_actions(const LabCore* c, int32_t* out, int mode) noexcept nogi
     END)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
-    cdef int n = 0, s, floor = ROOM_FIRST[r]
-    out[n] = ACT_END
-    n += 1
-    if mode != LIST_LEGAL and cached(c).ordered and cached(c).observe_floor > floor:
-        floor = cached(c).observe_floor
-    for s in range(floor, ROOM_FIRST[r] + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            out[n] = ACT_OBSERVE + s
-            n += 1
-    return n
+    cdef int first = ROOM_FIRST[r], below
+    cdef uint32_t m = own_flowers(c, p, r)
+    out[0] = ACT_END
+    if mode != LIST_LEGAL and cached(c).ordered and cached(c).observe_floor > first:
+        below = cached(c).observe_floor - first
+        m = 0 if below >= ROOM_SIZE[r] else m & ~((<uint32_t>1 << below) - 1)
+    return append_bits(out, 1, m, ACT_OBSERVE + first)
 
 
 cdef int stage_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
@@ -713,18 +766,20 @@ cdef void plant_death(LabCore* c, int p) noexcept nogil:
     """LX1: every flower carrying p's marker ages one step; one already on the bottom step dies
     (plant card to the stock, marker to p's supply). LX2: prepared spaces and leaves never die."""
     cdef int s, b
-    for s in range(N_SPACES):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            b = c.space_breed[s] - 1
-            if c.space_step[s] >= B_TRACK[b]:
-                c.plant_stock[b] += 1
-                c.markers_free[p] += 1
-                c.space_status[s] = SPACE_EMPTY
-                c.space_owner[s] = 0
-                c.space_breed[s] = 0
-                c.space_step[s] = 0
-            else:
-                c.space_step[s] += 1
+    cdef uint64_t m = spaces_with(c, SPACE_FLOWER, p)
+    while m:
+        s = __builtin_ctzll(m)
+        m &= m - 1
+        b = c.space_breed[s] - 1
+        if c.space_step[s] >= B_TRACK[b]:
+            c.plant_stock[b] += 1
+            c.markers_free[p] += 1
+            c.space_status[s] = SPACE_EMPTY
+            c.space_owner[s] = 0
+            c.space_breed[s] = 0
+            c.space_step[s] = 0
+        else:
+            c.space_step[s] += 1
 
 
 cdef void end_turn(LabCore* c) noexcept nogil:
@@ -808,19 +863,25 @@ cdef void fertilize(LabCore* c, int k) noexcept nogil:
     first, so a space sprouted by this card does not also bloom."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
-    cdef int s, first = ROOM_FIRST[r]
-    cdef uint32_t pending = 0
+    cdef int s, i, first = ROOM_FIRST[r]
+    cdef uint32_t pending = 0, m
     hand_take(c, p, k)
     c.play[p][k] += 1
     c.growth_breeds = K_BREEDS[k]
-    for s in range(first, first + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_LEAF and (K_BREEDS[k] >> (c.space_breed[s] - 1)) & 1:
+    m = room_status(c, r, SPACE_LEAF)
+    while m:
+        s = first + lowest_bit(m)
+        m &= m - 1
+        if (K_BREEDS[k] >> (c.space_breed[s] - 1)) & 1:
             c.space_status[s] = SPACE_FLOWER
             c.space_step[s] = 1
             add_vp(c, p, 1)
-    for s in range(first, first + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_PREPARED and candidate_breeds(c, s):
-            pending |= <uint32_t>1 << (s - first)
+    m = room_status(c, r, SPACE_PREPARED)
+    while m:
+        i = lowest_bit(m)
+        m &= m - 1
+        if candidate_breeds(c, first + i):
+            pending |= <uint32_t>1 << i
     set_pending_mask(c, pending)
     c.stage = STAGE_SPROUT
 
@@ -1306,9 +1367,12 @@ cdef double fertilize_gain(const LabCore* c, int p, int room, int breeds, int st
     that blooms is a flower to observe this turn (its printed VP, LO2); an own prepared space
     that sprouts is progress, another seat's is theirs. Another seat's leaf that blooms counts
     its 1 VP only: charging its flower to the fertilizer lost policy against policy."""
-    cdef int s, listed, b
+    cdef int s, listed, b, first = ROOM_FIRST[room]
     cdef double v = 0.0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+    cdef uint32_t m = room_status(c, room, SPACE_LEAF) | room_status(c, room, SPACE_PREPARED)
+    while m:                                 # ascending spaces: the sum adds up in the same order
+        s = first + lowest_bit(m)
+        m &= m - 1
         if c.space_status[s] == SPACE_LEAF:
             b = c.space_breed[s] - 1
             if (breeds >> b) & 1:
@@ -1342,10 +1406,11 @@ cdef double best_fertilize(const LabCore* c, int p, int room, uint32_t ferts, in
 cdef int own_flower_vp(const LabCore* c, int p, int room) noexcept nogil:
     """LO2: the printed VP of p's flowers in a room (what observing there brings, before the
     adjacency bonus)."""
-    cdef int s, v = 0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            v += B_VP[c.space_breed[s] - 1]
+    cdef int v = 0, first = ROOM_FIRST[room]
+    cdef uint32_t m = own_flowers(c, p, room)
+    while m:
+        v += B_VP[c.space_breed[first + lowest_bit(m)] - 1]
+        m &= m - 1
     return v
 
 
