@@ -1257,6 +1257,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int values[MAX_LEGAL]
     cdef int n, i, best = -1, best_value = -100000, value
     cdef uint32_t pending
+    cdef Rng local
     # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
     # check): inside an "up to n" choice, or a turn decision.
     if c.depth > 0:
@@ -1268,11 +1269,15 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     n = turn_actions(c, acts, values, True)
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
+    # The noise draws on a local copy of the generator, written back once: the build does not
+    # assume strict aliasing, so through the pointer every draw would store and reload its state.
+    local = rng[0]
     for i in range(n):
-        value = values[i] + rng_below(rng, 4)
+        value = values[i] + rng_below(&local, 4)
         if value > best_value:
             best_value = value
             best = acts[i]
+    rng[0] = local
     return best
 
 
