@@ -106,6 +106,8 @@ cdef uint32_t COST_AT_MOST[256]         # LD3: acquirable kinds costing at most 
 cdef uint32_t SEED_SPACES[MAX_KINDS][N_ROOMS]  # LP2: spaces of a room a seed of the kind fits
 cdef uint32_t ROOM_BITS[N_ROOMS]        # the in-room bits of each room's spaces
 cdef uint64_t SPACE_BITS = 0            # bit s: space s exists (s < N_SPACES)
+cdef uint32_t NEIGHBOUR_BITS[MAX_SPACES]  # in-room bits of S_NEIGHBOUR[s]
+cdef uint8_t BEST_VP[1 << N_BREEDS]     # [breed mask]: the dearest B_VP among its breeds (0 if none)
 
 
 def load_components(list cards, list breeds, list rooms, int hand_size, int end_vp, int markers,
@@ -153,6 +155,16 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
     global SPACE_BITS
     for r in range(N_ROOMS):
         ROOM_BITS[r] = (<uint32_t>1 << ROOM_SIZE[r]) - 1
+        for i in range(ROOM_SIZE[r]):
+            NEIGHBOUR_BITS[ROOM_FIRST[r] + i] = 0
+            for b in range(4):
+                if S_NEIGHBOUR[ROOM_FIRST[r] + i][b] != NO_SPACE:
+                    NEIGHBOUR_BITS[ROOM_FIRST[r] + i] |= <uint32_t>1 << (S_NEIGHBOUR[ROOM_FIRST[r] + i][b] - ROOM_FIRST[r])
+    for i in range(1 << N_BREEDS):
+        BEST_VP[i] = 0
+        for b in range(N_BREEDS):
+            if (i >> b) & 1 and B_VP[b] > BEST_VP[i]:
+                BEST_VP[i] = B_VP[b]
     SPACE_BITS = (<uint64_t>1 << N_SPACES) - 1 if N_SPACES < 64 else ~(<uint64_t>0)
     HAND_SIZE = hand_size
     END_VP = end_vp
@@ -1414,28 +1426,25 @@ cdef int own_flower_vp(const LabCore* c, int p, int room) noexcept nogil:
     return v
 
 
-cdef double seed_value(const LabCore* c, int p, int k, int s, uint32_t ferts, int stocked) noexcept nogil:
+cdef double seed_value(int k, int s, int fert_breeds, int stocked, uint32_t own_plants,
+                       bint track_seed_breed) noexcept nogil:
     """LP2 one ply ahead: a prepared space is worth most where a fertilizer in hand sprouts it
-    this turn (LP3), beside an own plant (LO3 adjacency) and on a space of a dear flower."""
-    cdef int listed = S_BREEDS[s], grown = 0, b, d, u, best_vp = 0
+    this turn (LP3), beside an own plant (LO3 adjacency) and on a space of a dear flower.
+    fert_breeds: the breeds of the fertilizers in hand; own_plants: the in-room bits of the
+    room's non-empty spaces carrying the seat's marker."""
+    cdef int listed = S_BREEDS[s], grown
+    cdef uint32_t neighbours = NEIGHBOUR_BITS[s] & own_plants
     cdef double v = 1.0
-    if c.track_seed_breed:
+    if track_seed_breed:
         listed = K_BREEDS[k]
-    while ferts:
-        grown |= K_BREEDS[lowest_bit(ferts)]
-        ferts &= ferts - 1
-    grown &= listed & stocked
+    grown = fert_breeds & listed & stocked
     if grown:
         v += W_SEED_GROWN
         listed = grown
-    for b in range(N_BREEDS):
-        if (listed >> b) & 1 and B_VP[b] > best_vp:
-            best_vp = B_VP[b]
-    v += W_SEED_VP * best_vp
-    for d in range(4):
-        u = S_NEIGHBOUR[s][d]
-        if u != NO_SPACE and c.space_status[u] != SPACE_EMPTY and c.space_owner[u] == p:
-            v += W_SEED_NEIGHBOUR
+    v += W_SEED_VP * BEST_VP[listed & ((1 << N_BREEDS) - 1)]
+    while neighbours:                        # one addition per neighbour, as the sum always went
+        v += W_SEED_NEIGHBOUR
+        neighbours &= neighbours - 1
     return v
 
 
@@ -1500,7 +1509,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int32_t legal[MAX_LEGAL]
     cdef int n = stage_actions(c, legal, LIST_POLICY)
     cdef int i, a, k, s, q, p = c.turn_player, room, stocked, ties = 0
-    cdef int end, start, fert_start, b, owner
+    cdef int end, start, fert_start, b, owner, fert_breeds = 0
+    cdef uint32_t own_plants = 0
     cdef int32_t choice = -1
     cdef double best, value, here
     cdef uint32_t held, ferts, rest
@@ -1533,11 +1543,18 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         while start > 1 and legal[start - 1] >= ACT_SEED:
             start -= 1
         best = -1e9
+        if end > start:
+            fert_breeds = 0
+            rest = ferts
+            while rest:
+                fert_breeds |= K_BREEDS[lowest_bit(rest)]
+                rest &= rest - 1
+            own_plants = ~room_status(c, room, SPACE_EMPTY) & room_owned(c, room, p)
         for i in range(start, end):          # seeds (LP2)
             a = legal[i] - ACT_SEED
             k = a // MAX_SPACES
             s = a % MAX_SPACES
-            value = seed_value(c, p, k, s, ferts, stocked)
+            value = seed_value(k, s, fert_breeds, stocked, own_plants, c.track_seed_breed)
             if take_best(value, -1e300, &best, &ties, rng):
                 choice = legal[i]
         if choice >= 0:
