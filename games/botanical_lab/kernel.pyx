@@ -447,8 +447,6 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
     cdef int best_total, best_rest, best_with[N_BREEDS], best_without[N_BREEDS]
     for b in range(N_BREEDS):
         need[b] = (cand >> b) & 1
-    for t in range(1 << N_BREEDS):
-        inside[t] = 0
     m = rest
     while m:
         j = lowest_bit(m)
@@ -456,7 +454,6 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
         cj = candidate_breeds(c, first + j)
         if cj == 0:
             plentiful = 0
-        inside[cj] += 1
         n_rest += 1
         for b in range(N_BREEDS):
             need[b] += (cj >> b) & 1
@@ -468,6 +465,12 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
         # of them sprout whatever is chosen: each candidate is an option, staying prepared not.
         skip_ok[0] = 0
         return cand
+    for t in range(1 << N_BREEDS):
+        inside[t] = 0
+    m = rest
+    while m:
+        inside[candidate_breeds(c, first + lowest_bit(m))] += 1
+        m &= m - 1
     # Subset sums: inside[T] = spaces with candidates in T, stock_of[T] = stock of T.
     for b in range(N_BREEDS):
         for t in range(1 << N_BREEDS):
