@@ -618,7 +618,9 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     if c.stage == STAGE_OVER:
         return TERMINAL
     # At rest a pending draw always has cards to draw (advance reshuffled or cancelled it).
-    if c.first_player == EMPTY or refill_pending(c) or c.draws_pending:
+    # Pending draws are asked first: a playout is mostly draws or decisions, and during the draws
+    # that one compare answers (the conditions have no side effects, so their order is free).
+    if c.draws_pending or c.first_player == EMPTY or refill_pending(c):
         return CHANCE
     return c.turn_player
 
