@@ -1033,32 +1033,26 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             # The draw pile ran dry into the hand: hand + draw pile was public (owned cards
             # minus the public discard pile and play area), so now the whole hand is (LY2).
             memcpy(c.known[q], c.hand[q], MAX_KINDS)
-        advance(c)
-        return
-    if action >= ACT_START:
+        elif c.draws_pending:
+            # The next card is drawn by chance again: advance would stop at once (a DRAW stage
+            # with draws pending and a pile that holds cards).
+            return
+    elif action >= ACT_START:
         c.start_player = action - ACT_START
         c.turn_player = c.start_player
         start_draws(c, 0, HAND_SIZE, MODE_TO_HAND, RESUME_SETUP)
-        advance(c)
-        return
-    if action >= ACT_OBSERVE:
+    elif action >= ACT_OBSERVE:
         c.space_status[action - ACT_OBSERVE] = SPACE_PICKED
         cache_of(c).observe_floor = action - ACT_OBSERVE + 1
-        advance(c)
-        return
-    if action == ACT_NO_SPROUT or action >= ACT_SPROUT:
+    elif action == ACT_NO_SPROUT or action >= ACT_SPROUT:
         s = lowest_bit(pending_mask(c))
         if action != ACT_NO_SPROUT:
             sprout(c, ROOM_FIRST[c.room[p]] + s, action - ACT_SPROUT)
         set_pending_mask(c, pending_mask(c) & ~(<uint32_t>1 << s))
-        advance(c)
-        return
-    if action >= ACT_FERTILIZE:
+    elif action >= ACT_FERTILIZE:
         cache_of(c).seed_floor = 0
         fertilize(c, action - ACT_FERTILIZE)
-        advance(c)
-        return
-    if action >= ACT_SEED:
+    elif action >= ACT_SEED:
         k = (action - ACT_SEED) // MAX_SPACES
         s = (action - ACT_SEED) % MAX_SPACES
         hand_take(c, p, k)
@@ -1069,17 +1063,13 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.space_breed[s] = (lowest_bit(K_BREEDS[k]) + 1) if c.track_seed_breed else 0
         c.space_step[s] = 0
         cache_of(c).seed_floor = s + 1
-        advance(c)
-        return
-    if action >= ACT_MOVE:
+    elif action >= ACT_MOVE:
         k = (action - ACT_MOVE) // N_ROOMS
         hand_take(c, p, k)
         c.play[p][k] += 1
         c.room[p] = (action - ACT_MOVE) % N_ROOMS
         cache_of(c).seed_floor = 0
-        advance(c)
-        return
-    if action >= ACT_ACQUIRE:
+    elif action >= ACT_ACQUIRE:
         k = action - ACT_ACQUIRE
         c.stock[k] -= 1
         c.discard[p][k] += 1                 # LD4
@@ -1087,9 +1077,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.spent += K_COST[k]
         cache_of(c).acquire_floor = k
         cache_of(c).acquired_seen = 1
-        advance(c)
-        return
-    if action >= ACT_SKILL:
+    elif action >= ACT_SKILL:
         k = action - ACT_SKILL
         hand_take(c, p, k)
         c.play[p][k] += 1
@@ -1101,24 +1089,19 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         start_draws(c, p, K_SKILL_COUNT[k],
                     MODE_TO_HAND if K_SKILL_OP[k] == SKILL_DRAW else 1 + K_SKILL_TYPE[k],
                     RESUME_DEVELOP if c.stage == STAGE_DEVELOP else RESUME_CULTIVATE)
-        advance(c)
-        return
-    if action >= ACT_EXPERIMENT:
+    elif action >= ACT_EXPERIMENT:
         k = action - ACT_EXPERIMENT
         hand_take(c, p, k)
         c.play[p][k] += 1
         cache_of(c).experiment_floor = k
-        advance(c)
-        return
-    # ACT_END
-    if c.stage == STAGE_DEVELOP:
+    elif c.stage == STAGE_DEVELOP:          # ACT_END
         enter_cultivation(c)
     elif c.stage == STAGE_CULTIVATE:
         c.stage = STAGE_OBSERVE if has_own_flower(c, p, c.room[p]) else STAGE_TURN_END
     else:
         finish_observation(c)
         c.stage = STAGE_TURN_END
-    advance(c)
+    advance(c)                               # every action ends here: the one call site
 
 
 cdef int seed_set_points(const LabCore* c, int p) noexcept nogil:
