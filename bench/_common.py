@@ -41,7 +41,14 @@ def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> pathli
     """Print a table for people, then one JSON document for programs, and write that document
     to ``bench/results/<script>-<UTC time of the run>-<title>.json``; returns that path."""
     table(title, rows, columns)
-    document = {"benchmark": title, "script": _script_name(), "run": _RUN_STAMP, "argv": sys.argv[1:], "machine": machine(), "results": rows}
+    document = {
+        "benchmark": title,
+        "script": _script_name(),
+        "run": _RUN_STAMP,
+        "argv": sys.argv[1:],
+        "machine": machine(),
+        "results": rows,
+    }
     print(json.dumps(document, indent=None))
     return write_result(title, document)
 
