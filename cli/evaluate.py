@@ -42,13 +42,13 @@ def _answered_ids(path: Path) -> set[str]:
 
 
 @contextlib.contextmanager
-def _exclusive(output: Path) -> Iterator[None]:
-    """One ``hortus evaluate`` at a time on `output` (hortus.distributed.resumable's lock)."""
+def _exclusive(output: Path, writer: str = "hortus evaluate") -> Iterator[None]:
+    """One `writer` at a time on `output` (hortus.distributed.resumable's lock)."""
     from hortus.distributed.resumable import OutputBusy, OutputLockError, exclusive
 
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(exclusive(output, "hortus evaluate"))
+            stack.enter_context(exclusive(output, writer))
         except OutputBusy as exc:
             raise CliError(f"{exc}; wait for it or choose another -o") from None
         except OutputLockError as exc:
@@ -199,7 +199,7 @@ def _run_sharded(args: argparse.Namespace, kind: str) -> int:
     progress = Progress(total, 0, not args.no_progress)
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        with _exclusive(folder / "run"):  # run.lock: one driver per folder
+        with _exclusive(folder / "run", f"hortus {kind}"):  # run.lock: one driver per folder
             summary = run(
                 job,
                 folder,
