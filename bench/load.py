@@ -83,7 +83,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import grpc  # noqa: E402
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: E402
 
-from _common import machine, random_decision, table  # noqa: E402
+from _common import machine, random_decision, table, write_result  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
@@ -1291,7 +1291,9 @@ def main() -> int:
         print("unexpected answers (first kinds):")
         for line, count in stats.error_samples.most_common():
             print(f"  {count} x {line}")
-    print(json.dumps({"benchmark": "load", "machine": machine(), "summary": summary, "results": rows}))
+    document = {"benchmark": "load", "machine": machine(), "summary": summary, "results": rows}
+    print(json.dumps(document))
+    write_result("load", document)
     return 0 if summary["target_met"] else 1
 
 

@@ -62,3 +62,17 @@ def serve_module() -> Iterator[Servers]:
     servers = Servers()
     yield servers
     servers.stop_all()
+
+
+# --- benchmark scripts ------------------------------------------------------------------------
+@pytest.fixture(autouse=True, scope="session")
+def bench_results_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The bench scripts a test runs write their raw JSON to a temporary folder, not to the
+    clone's bench/results/ (bench/_common.py reads HORTUS_BENCH_RESULTS)."""
+    previous = os.environ.get("HORTUS_BENCH_RESULTS")
+    os.environ["HORTUS_BENCH_RESULTS"] = str(tmp_path_factory.mktemp("bench-results"))
+    yield
+    if previous is None:
+        del os.environ["HORTUS_BENCH_RESULTS"]
+    else:
+        os.environ["HORTUS_BENCH_RESULTS"] = previous
