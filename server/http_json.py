@@ -49,6 +49,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-
 
 from protobuf.wkt import Any as WireAny
 
+from hortus.server.openapi import openapi_json
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [
@@ -279,6 +280,9 @@ class PlainHttp:
         self._bridge = bridge
         self._ready = ready
         self._limit = read_max_bytes
+        # the OpenAPI document the build shipped: read at start, so an install without it
+        # fails here, saying so, rather than on a client's GET
+        self._openapi = openapi_json()
         self.streams: dict[str, tuple[str, type[Message]]] = {}
         for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
             if method.server_streaming and not method.client_streaming:
@@ -297,9 +301,7 @@ class PlainHttp:
             await _plain(send, 200 if ok else 503, cors, b"" if method == "HEAD" else body, len(body))
             return True
         if path == "/openapi.json" and method in ("GET", "HEAD"):
-            from hortus.server.openapi import openapi_json  # made from the descriptors once
-
-            document = openapi_json()
+            document = self._openapi
             await _plain(send, 200, cors, b"" if method == "HEAD" else document, len(document), b"application/json")
             return True
         if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX) :] not in self.streams:

@@ -22,7 +22,7 @@ pytest.importorskip("connectrpc", reason="the web front door needs the web extra
 jsonschema = pytest.importorskip("jsonschema", reason="schemathesis (the test extra) brings jsonschema")
 
 from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
-from hortus.server.openapi import openapi_document  # noqa: E402
+from hortus.server.openapi import document_json, openapi_document, openapi_json  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 
 # searches stay short whatever limits the generated requests ask for
@@ -50,6 +50,19 @@ def test_the_served_document_passes_openapi_spec_validator(port: int) -> None:
     assert response.status == 200
     validator.validate(document)  # raises on an invalid OpenAPI 3.1 document
     assert document == json.loads(json.dumps(openapi_document()))
+
+
+def test_the_served_document_is_the_one_the_build_shipped(port: int) -> None:
+    """The build made hortus/v1/openapi.json from proto/ (setup.py): the web port serves
+    those bytes, and they are what the descriptors of the installed hortus.v1 give (a proto
+    changed without a rebuild fails here)."""
+    from importlib import resources
+
+    shipped = (resources.files("hortus.v1") / "openapi.json").read_bytes()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/openapi.json")
+    assert conn.getresponse().read() == shipped == openapi_json()
+    assert shipped == document_json(openapi_document())
 
 
 @pytest.mark.skipif(ST is None, reason="schemathesis (the test extra) is not installed")
