@@ -66,7 +66,7 @@ def test_the_served_document_is_the_one_the_build_shipped(port: int) -> None:
 
 
 @pytest.mark.skipif(ST is None, reason="schemathesis (the test extra) is not installed")
-def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port: int) -> None:
+def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port: int, tmp_path: Path) -> None:
     assert ST is not None
     checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
     result = subprocess.run(
@@ -92,6 +92,7 @@ def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port:
         text=True,
         timeout=600,
         env={**os.environ, "NO_COLOR": "1"},
+        cwd=tmp_path,  # schemathesis keeps a cache (.schemathesis/) in its working folder
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-8000:]
