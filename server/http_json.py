@@ -60,6 +60,7 @@ __all__ = [
     "error_json",
     "strict_codecs",
     "with_error_debug",
+    "with_get_caching",
 ]
 
 NDJSON = "application/x-ndjson"
@@ -238,6 +239,35 @@ def _bare_error(status: int) -> dict[str, Any]:
     if status == 404:
         return {"code": "unimplemented", "message": "no such procedure"}
     return {"code": "unknown", "message": f"HTTP {status}"}
+
+
+# --- HTTP caching of the read-only calls ---------------------------------------------------
+# How long a shared cache may serve a Connect GET answer: the answer of a NO_SIDE_EFFECTS call
+# is a function of its request (the URL) and of the server's version, which a deploy changes.
+GET_MAX_AGE_S = 300
+
+
+def with_get_caching(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    """An ASGI wrapper that lets HTTP caches serve the Connect GET answers of the read-only
+    calls (``idempotency_level = NO_SIDE_EFFECTS``): ``Cache-Control: public, max-age=300``
+    on a 200, ``no-store`` on an error (an overloaded server's refusal must not be replayed).
+    The CORS headers beside it come with ``Vary: Origin`` (``FrontDoor``)."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "GET" or not str(scope.get("path", "")).startswith(RPC_PREFIX):
+            await app(scope, receive, send)
+            return
+
+        async def intercept(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                policy = f"public, max-age={GET_MAX_AGE_S}".encode() if message["status"] == 200 else b"no-store"
+                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() != b"cache-control"]
+                message = {**message, "headers": [*kept, (b"cache-control", policy)]}
+            await send(message)
+
+        await app(scope, receive, intercept)
+
+    return wrapped
 
 
 # --- NDJSON and SSE streams ------------------------------------------------------------------
