@@ -66,7 +66,11 @@ def test_the_wheel_installs_without_a_compiler_and_suggests(tmp_path: Path) -> N
     assert str(tmp_path) in where, where
     # the shipped OpenAPI document, as the web port serves it
     document = subprocess.run(
-        [str(python), "-c", "import sys; from hortus.server.openapi import openapi_json; sys.stdout.buffer.write(openapi_json())"],
+        [
+            str(python),
+            "-c",
+            "import sys; from hortus.server.openapi import openapi_json; sys.stdout.buffer.write(openapi_json())",
+        ],
         check=True,
         env=env,
         capture_output=True,

@@ -219,9 +219,7 @@ def test_connect_get_of_every_read_only_rpc_and_no_other(port: int) -> None:
 def test_overload_error_json_carries_the_retry_delay_decoded() -> None:
     """A refusal for overload (every search slot busy) is resource_exhausted with the retry
     delay readable as JSON (details[].debug.retryDelay), unary and as a stream's end line."""
-    server = build_server(
-        "127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0")
-    )
+    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0"))
     try:
         assert server.web is not None
         web = server.web.port

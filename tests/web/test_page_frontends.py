@@ -187,7 +187,13 @@ HINTS_TABLE_WHOLE = "() => { const t = document.querySelector('#hints'); return 
 
 @pytest.mark.parametrize(
     "name,players,width",
-    [("botanik", 2, 1280), ("botanical_lab", 4, 1280), ("war_of_the_posies", 4, 1280), ("botanists", 4, 1280), ("botanists", 4, 1800)],
+    [
+        ("botanik", 2, 1280),
+        ("botanical_lab", 4, 1280),
+        ("war_of_the_posies", 4, 1280),
+        ("botanists", 4, 1280),
+        ("botanists", 4, 1800),
+    ],
 )
 def test_a_desktop_shows_the_whole_picture_legibly(browser: Any, name: str, players: int, width: int) -> None:
     """On a desktop the picture is whole (nothing hidden in its box's scroll) with its text at
