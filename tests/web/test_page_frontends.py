@@ -246,3 +246,19 @@ def test_a_log_of_the_moves_played(page: Any) -> None:
         assert page.locator("#log li.last").count() == 1
     finally:
         server.stop(0)
+
+
+def test_the_games_are_named_as_their_rulebooks_write_them(page: Any) -> None:
+    server = _serve()
+    try:
+        page.goto(f"{_url(server)}/?game=botanik&players=2&seed=7")
+        page.wait_for_function("() => document.querySelectorAll('#game option').length === 4")
+        names = dict(page.evaluate("() => [...document.querySelectorAll('#game option')].map((o) => [o.value, o.textContent])"))
+        assert names == {
+            "botanik": "Botanik",
+            "botanists": "Botanists",
+            "botanical_lab": "Botanical Lab",
+            "war_of_the_posies": "Botany: War of the Posies",
+        }
+    finally:
+        server.stop(0)
