@@ -72,6 +72,20 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _UNKNOWN_FIELD = re.compile(r'has no field named "([^"]+)"')
+# json_format's ParseError says where it was, from the outside in: "Failed to parse limits
+# field: Failed to parse iterations field: Value out of range..."
+_FIELD_ON_THE_WAY = re.compile(r"Failed to parse ([A-Za-z_]\w*) field")
+
+
+def _field_path(text: str) -> tuple[str, bool]:
+    """The JSON path of the field a ParseError's `text` is about (``limits.iterations``,
+    ``limits.iterationz``), and whether that field is unknown; ``""`` when it names none (the
+    body is no JSON object)."""
+    path = _FIELD_ON_THE_WAY.findall(text)
+    unknown = _UNKNOWN_FIELD.search(text)
+    if unknown:
+        path.append(unknown.group(1))
+    return ".".join(path), unknown is not None
 
 
 # --- strict JSON -----------------------------------------------------------------------------
@@ -86,12 +100,11 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
         if isinstance(exc, UnicodeDecodeError):
             exc = json_format.ParseError(f"the body is not UTF-8 JSON: {exc.reason} at byte {exc.start}")
         text = str(exc).splitlines()[0] if str(exc) else "invalid JSON"
-        match = _UNKNOWN_FIELD.search(text)
-        field = match.group(1) if match else ""
+        field, unknown = _field_path(text)
         violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=text)
         raise ConnectError(
             Code.INVALID_ARGUMENT,
-            f"unknown field {field!r}: {text}" if match else text,
+            f"unknown field {field!r}: {text}" if unknown else f"invalid {field}: {text}" if field else text,
             # connectrpc's details are its own protobuf-py messages: the google.rpc detail goes
             # in as an Any of its bytes, as hortus.server.web.connect_error does
             [

@@ -117,6 +117,29 @@ def test_unknown_field_is_invalid_argument_naming_it(port: int) -> None:
     assert lines[0]["end"]["details"][0]["debug"]["fieldViolations"][0]["field"] == "limitz"
 
 
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"limits": {"iterationz": 1}}, "limits.iterationz"),  # unknown, nested
+        ({"limits": {"iterations": -5}}, "limits.iterations"),  # out of range
+        ({"maxMoves": "abc"}, "maxMoves"),  # not a number
+    ],
+)
+def test_a_malformed_field_is_named_by_its_json_path(port: int, body: dict[str, Any], field: str) -> None:
+    """Unary and NDJSON alike: the BadRequest violation names the field by its path in the
+    request's JSON, and the stream's end line is the same error JSON (RankMoves and Analyze
+    share these fields)."""
+    message = json.dumps({"position": position(port), **body}).encode()
+    status, _, answer = request(port, "POST", "/hortus.v1.Advisor/RankMoves", message, {"Content-Type": "application/json"})
+    assert status == 400, answer
+    error = json.loads(answer)
+    assert error["code"] == "invalid_argument" and field in error["message"], error
+    assert error["details"][0]["debug"]["fieldViolations"][0]["field"] == field, error
+    (end,) = ndjson(port, "Analyze", json.loads(message))
+    assert end["end"]["code"] == error["code"]
+    assert end["end"]["details"][0]["debug"]["fieldViolations"][0]["field"] == field, end
+
+
 def test_servicer_error_details_are_decoded(port: int) -> None:
     status, _, body = request(
         port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "no-such-game"}', {"Content-Type": "application/json"}
