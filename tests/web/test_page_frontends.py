@@ -102,6 +102,7 @@ def test_a_lost_connection_is_explained(page: Any) -> None:
     page.wait_for_selector("#error:not([hidden])")
     text = page.locator("#error").inner_text()
     assert "could not be reached" in text and "connection was lost" in text, text
+    assert text.count("could not be reached") == 1, text  # said once, with its cause
 
 
 def test_a_refused_origin_is_explained_and_logged(page: Any, caplog: pytest.LogCaptureFixture) -> None:

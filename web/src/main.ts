@@ -91,7 +91,9 @@ function readable(e: unknown): string {
   if (e instanceof UnavailableError) {
     // A fetch that failed tells the page nothing more (the browser hides a CORS refusal
     // from scripts): name the likely causes and what fixes each.
-    return `The server at ${SERVER} could not be reached (${e.rawMessage}): the connection was lost or ` +
+    // (the client's message already says "could not be reached (<cause>)": the cause alone)
+    const cause = e.rawMessage.replace(/^the server could not be reached \((.*)\)$/s, "$1");
+    return `The server at ${SERVER} could not be reached (${cause}): the connection was lost or ` +
       `the server stopped (try again when it is back), or it refuses this page's origin ${location.origin} ` +
       `(start it with --cors-origin ${location.origin}; the server logs the origins it refuses).`;
   }
