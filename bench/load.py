@@ -28,7 +28,7 @@ answer is an answer).
 Reported besides: answers per code over everything, p50/p99 per RPC, and the deadline misses:
 calls that ended DEADLINE_EXCEEDED (gRPC ends a call so when its answer has not arrived by the
 deadline) and batch positions left unanswered — target 0, like INTERNAL and UNKNOWN.
-Target (issues 8 and 15): no status other than OK, RESOURCE_EXHAUSTED, the clients' own
+Target: no status other than OK, RESOURCE_EXHAUSTED, the clients' own
 cancels and, for malformed bytes, INVALID_ARGUMENT; no deadline miss; memory after the run
 within 10% of memory after the warm-up.
 
