@@ -5,7 +5,9 @@ Metadata lives in pyproject.toml. This file does the two things metadata cannot:
 * generates ``hortus.v1`` (messages, gRPC stubs and ``.pyi``) from ``proto/hortus/v1/*.proto``
   into ``build/generated`` before setuptools looks for packages, so stubs are never committed,
   and beside them ``advisor_connect.py``, the Connect/gRPC-Web stubs of the ``web`` extra
-  (``protoc-gen-connectrpc``, a build requirement; importing them needs ``hortus[web]``);
+  (``protoc-gen-connectrpc``, a build requirement; importing them needs ``hortus[web]``),
+  and ``openapi.json``, the OpenAPI 3.1 description of the web port (``server/openapi.py`` run
+  over the descriptor set of ``advisor.proto``), shipped in the package;
 * compiles the Cython extensions. The source folders (``_ext/``, ``games/``...) are mapped into
   the ``hortus.*`` namespace with ``package_dir``; Cython resolves ``cimport hortus._ext.kernel``
   by package path, so a build-time include folder of symbolic links exposes the mapped folders
@@ -67,6 +69,7 @@ def generate_protos() -> None:
     if protoc.main(args) != 0:
         sys.exit("protoc failed for " + " ".join(protos))
     generate_connect_stubs(well_known, protos)
+    generate_openapi(well_known)
     (out / "__init__.py").write_text('"""Generated from proto/hortus/v1 at build time."""\n')
     (out / "py.typed").write_text("")
 
@@ -103,6 +106,39 @@ def generate_connect_stubs(well_known: str, protos: list[str]) -> None:
     ]
     if protoc.main(args) != 0:
         sys.exit("protoc-gen-connectrpc failed for " + " ".join(services))
+
+
+def generate_openapi(well_known: str) -> None:
+    """``hortus/v1/openapi.json``: ``server/openapi.py`` over the descriptors of
+    ``advisor.proto`` as ``protoc`` sees them. The generated ``hortus.v1`` is not importable
+    while building, so the descriptors come from a descriptor set loaded into a pool of its own
+    (protobuf is here: grpcio-tools needs it)."""
+    import importlib.util
+
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    from grpc_tools import protoc
+
+    descriptor_set = ROOT / "build" / "advisor.descriptors"
+    args = [
+        "grpc_tools.protoc",
+        f"-I{ROOT / 'proto'}",
+        f"-I{well_known}",
+        "--include_imports",
+        f"--descriptor_set_out={descriptor_set}",
+        "hortus/v1/advisor.proto",
+    ]
+    if protoc.main(args) != 0:
+        sys.exit("protoc failed to write the descriptor set of hortus/v1/advisor.proto")
+    files = descriptor_pb2.FileDescriptorSet.FromString(descriptor_set.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for file in files.file:  # --include_imports lists every file after the ones it imports
+        pool.Add(file)
+    spec = importlib.util.spec_from_file_location("hortus_build_openapi", ROOT / "server" / "openapi.py")
+    assert spec is not None and spec.loader is not None
+    openapi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(openapi)
+    document = openapi.openapi_document(pool.FindServiceByName("hortus.v1.Advisor"))
+    (GENERATED / "hortus" / "v1" / openapi.SHIPPED).write_bytes(openapi.document_json(document))
 
 
 def make_cython_include() -> None:
@@ -197,7 +233,8 @@ setup(
         "hortus": ["py.typed"],
         # the web page served at / of the web port (hortus.server.web)
         "hortus.static": ["*"],
-        "hortus.v1": ["*.pyi", "py.typed"],
+        # openapi.json: the web port's OpenAPI document, made at build time (generate_openapi)
+        "hortus.v1": ["*.pyi", "py.typed", "openapi.json"],
         "hortus._ext": ["*.pxd", "*.pyi"],
         "hortus.games": ["*.pxd"],
         **{p: ["*.pxd", "*.pxi", "*.pyi", "*.toml", "value_model.json"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import pathlib
 import platform
 import random
+import re
 import statistics
 import sys
 from typing import Any
+
+# Where report() keeps each run's raw JSON (not committed: the figures people read are in
+# docs/benchmarks.md). HORTUS_BENCH_RESULTS points it elsewhere, e.g. a test's temporary folder.
+RESULTS_DIR = pathlib.Path(os.environ.get("HORTUS_BENCH_RESULTS") or pathlib.Path(__file__).resolve().parent / "results")
+# One stamp per run, so a script's several reports name the same run.
+_RUN_STAMP = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
 def median(values: list[float]) -> float:
@@ -15,8 +25,6 @@ def median(values: list[float]) -> float:
 
 
 def machine() -> dict[str, Any]:
-    import os
-
     return {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count()}
 
 
@@ -29,10 +37,33 @@ def table(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
         print("  ".join(_fmt(r.get(c)).ljust(w) for c, w in zip(columns, widths)))
 
 
-def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> None:
-    """Print a table for people, then one JSON document for programs."""
+def report(title: str, rows: list[dict[str, Any]], columns: list[str]) -> pathlib.Path:
+    """Print a table for people, then one JSON document for programs, and write that document
+    to ``bench/results/<script>-<UTC time of the run>-<title>.json``; returns that path."""
     table(title, rows, columns)
-    print(json.dumps({"benchmark": title, "machine": machine(), "results": rows}, indent=None))
+    document = {
+        "benchmark": title,
+        "script": _script_name(),
+        "run": _RUN_STAMP,
+        "argv": sys.argv[1:],
+        "machine": machine(),
+        "results": rows,
+    }
+    print(json.dumps(document, indent=None))
+    return write_result(title, document)
+
+
+def write_result(title: str, document: dict[str, Any]) -> pathlib.Path:
+    """Write one benchmark's raw JSON under RESULTS_DIR (created when missing)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "results"
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{_script_name()}-{_RUN_STAMP}-{slug}.json"
+    path.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def _script_name() -> str:
+    return pathlib.Path(sys.argv[0]).stem or "bench"
 
 
 def _fmt(v: Any) -> str:

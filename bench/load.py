@@ -28,7 +28,7 @@ answer is an answer).
 Reported besides: answers per code over everything, p50/p99 per RPC, and the deadline misses:
 calls that ended DEADLINE_EXCEEDED (gRPC ends a call so when its answer has not arrived by the
 deadline) and batch positions left unanswered — target 0, like INTERNAL and UNKNOWN.
-Target (issues 8 and 15): no status other than OK, RESOURCE_EXHAUSTED, the clients' own
+Target: no status other than OK, RESOURCE_EXHAUSTED, the clients' own
 cancels and, for malformed bytes, INVALID_ARGUMENT; no deadline miss; memory after the run
 within 10% of memory after the warm-up.
 
@@ -43,8 +43,18 @@ answered ``INVALID_ARGUMENT`` inside its answer, the others analysed, the call O
 malformed bytes go through each protocol's own framing (for Connect JSON: invalid UTF-8, cut
 JSON, a field of the wrong type, random bytes). Everything is reported per transport.
 
+``--attack`` runs, in another process beside the measured load, what a hostile client does to
+the web port: ``--slow-connections`` slowloris connections (a request head sent one header
+line every 2 s and never ended, reconnecting once closed), hostile HTTP requests one after
+another (bytes that are not HTTP, a null byte in the path, a name over 255 bytes, a 20 KB and
+a 200 KB URL, Content-Length with Transfer-Encoding, native gRPC, gRPC-Web text, a foreign
+Host, envelope framing mistakes, cut JSON), and probes every second (gRPC health on a new
+connection, the web port's ``/readyz``). Target besides: every probe answered OK, every hostile
+request answered as designed (its 4xx, or ``invalid_argument``), no slow connection held
+longer than 15 s (the request timeout is 10 s).
+
     python bench/load.py [--clients 48] [--seconds 60] [--workers 2] [--warmup 10]
-                         [--transport grpc|connect|both]
+                         [--transport grpc|connect|both] [--attack [--slow-connections 200]]
                          [--seed 1] [--server-arg=--max-concurrent-searches=2 ...]
                          [--server-env MALLOC_ARENA_MAX=2 ...]
 
@@ -73,7 +83,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import grpc  # noqa: E402
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: E402
 
-from _common import machine, random_decision, table  # noqa: E402
+from _common import machine, random_decision, table, write_result  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
@@ -757,6 +767,7 @@ async def sweep(server: "Server", pool: list[Sample], connections: int, seed: in
                     await client.step(once, op, sample)
                     for method, codes in once.codes.items():
                         stats.codes[method].update(codes)
+                    stats.error_samples.update(once.error_samples)
                     if not any(codes["RESOURCE_EXHAUSTED"] for codes in once.codes.values()):
                         break
 
@@ -794,6 +805,198 @@ async def drive(
     finally:
         await asyncio.gather(*(c.close() for c in runners))
     return by_kind
+
+
+# --- the attack beside the load (--attack) ---------------------------------------------------
+SLOW_LINE_S = 2.0  # a slow connection sends one header line this often, and never ends its head
+PROBE_EVERY_S = 1.0
+PROBE_TIMEOUT_S = 5.0
+SLOW_HELD_LIMIT_S = 15.0  # the web port's request timeout (10 s) and some slack on a loaded machine
+WEB_HOSTILE_PAUSE_S = 0.02
+
+
+RESET = b"(connection reset)"  # a right answer to a request too large to read
+
+
+def _envelope(data: bytes, flags: int = 0) -> bytes:
+    return bytes([flags]) + len(data).to_bytes(4, "big") + data
+
+
+# (kind, request bytes, what a right answer's status line or body holds)
+def _web_hostile(host: str) -> list[tuple[str, bytes, tuple[bytes, ...]]]:
+    head = f"Host: {host}\r\n".encode()
+    post = b"POST /hortus.v1.Advisor/%s HTTP/1.1\r\n" + head + b"Connection: close\r\n"
+
+    def call(rpc: bytes, content_type: bytes, body: bytes) -> bytes:
+        return (post % rpc) + b"Content-Type: " + content_type + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+    get = b"GET %s HTTP/1.1\r\n" + head + b"Connection: close\r\n\r\n"
+    return [
+        ("not-http", b"GARBAGE\x00\x01 \r\n\r\n", (b" 400 ",)),
+        ("null-byte-path", get % b"/a%00b", (b" 400 ",)),
+        ("name-over-255", get % (b"/" + b"n" * 300), (b" 404 ",)),
+        ("20kb-url", get % (b"/" + b"/".join([b"d" * 250] * 80)), (b" 404 ",)),
+        # over h11's limit: answered 400 and closed unread, which may reach the client as a reset
+        ("200kb-url", get % (b"/" + b"d" * 200_000), (b" 400 ", RESET)),
+        (
+            "content-length-and-chunked",
+            (post % b"GetVersion") + b"Content-Type: application/json\r\nContent-Length: 2\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+            (b" 400 ",),
+        ),
+        ("native-grpc", call(b"GetVersion", b"application/grpc", _envelope(b"")), (b" 415 ",)),
+        ("grpc-web-text", call(b"GetVersion", b"application/grpc-web-text", b"AAAAAAA="), (b" 415 ",)),
+        ("foreign-host", get.replace(head, b"Host: evil.example\r\n") % b"/", (b" 421 ",)),
+        ("compressed-flag", call(b"Analyze", b"application/connect+proto", _envelope(b"", 1)), (b"invalid_argument",)),
+        ("zero-envelopes", call(b"Analyze", b"application/connect+proto", b""), (b"invalid_argument",)),
+        (
+            "two-envelopes",
+            call(b"Analyze", b"application/grpc-web+proto", _envelope(b"") + _envelope(b"")),
+            (b"grpc-status: 3", b"grpc-status:3"),
+        ),
+        ("bad-json", call(b"NewGame", b"application/json", b'{"game": '), (b" 400 ",)),
+    ]
+
+
+async def _slow_connection(port: int, until: float, seen: dict[str, Any]) -> None:
+    """One slowloris connection after another: a request head sent one line per SLOW_LINE_S,
+    never ended; how long the server lets each stay open."""
+    while time.monotonic() < until:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            seen["refused"] += 1
+            await asyncio.sleep(SLOW_LINE_S)
+            continue
+        seen["opened"] += 1
+        opened = time.monotonic()
+        try:
+            writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            while time.monotonic() < until:
+                try:
+                    await asyncio.wait_for(reader.read(65536), SLOW_LINE_S)
+                except TimeoutError:
+                    writer.write(b"X-Slow: 1\r\n")
+                    await writer.drain()
+                    continue
+                seen["closed_by_server"] += 1  # EOF (or an answer): the server gave up on it
+                seen["held_s"].append(time.monotonic() - opened)
+                break
+        except OSError:
+            seen["closed_by_server"] += 1
+            seen["held_s"].append(time.monotonic() - opened)
+        finally:
+            writer.close()
+
+
+async def _hostile_web(port: int, until: float, seen: dict[str, Counter[str]]) -> None:
+    """Hostile HTTP requests one after another, each checked for its 4xx (or invalid_argument)."""
+    cases = _web_hostile(f"127.0.0.1:{port}")
+    rng = random.Random(7)
+    while time.monotonic() < until:
+        kind, data, right = rng.choice(cases)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                writer.write(data)
+                await writer.drain()
+                answer = await asyncio.wait_for(reader.read(1 << 20), 30)
+                while len(answer) < 65536 and (more := await asyncio.wait_for(reader.read(1 << 20), 30)):
+                    answer += more
+            finally:
+                writer.close()
+        except (OSError, TimeoutError) as exc:
+            reset = isinstance(exc, ConnectionResetError) and RESET in right
+            seen[kind]["right" if reset else f"CLIENT_{type(exc).__name__}"] += 1
+            continue
+        status = answer.split(b"\r\n", 1)[0][9:12].decode(errors="replace") or "none"
+        seen[kind]["right" if any(r in answer for r in right) else f"wrong:{status}"] += 1
+        await asyncio.sleep(WEB_HOSTILE_PAUSE_S)
+
+
+def _probe_grpc(target: str) -> str:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    # a new connection per probe, as a load balancer's probe
+    with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            answer = stub.Check(health_pb2.HealthCheckRequest(service="hortus.v1.Advisor"), timeout=PROBE_TIMEOUT_S)
+        except grpc.RpcError as exc:
+            return exc.code().name  # type: ignore[no-any-return, attr-defined, unused-ignore]
+        return "OK" if answer.status == health_pb2.HealthCheckResponse.SERVING else "NOT_SERVING"
+
+
+def _probe_web(url: str) -> str:
+    import http.client
+
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=PROBE_TIMEOUT_S)
+    try:
+        conn.request("GET", "/readyz")
+        response = conn.getresponse()
+        response.read()
+        return "OK" if response.status == 200 else f"HTTP_{response.status}"
+    except OSError as exc:
+        return f"CLIENT_{type(exc).__name__}"
+    finally:
+        conn.close()
+
+
+def _attack(target: str, web: str, seconds: float, slow: int, results: Any) -> None:
+    """The attack process: `slow` slowloris connections and hostile HTTP requests on the web
+    port, and a probe of each port every PROBE_EVERY_S (gRPC health, the web port's /readyz),
+    for `seconds`; puts its findings on `results`."""
+    import threading
+
+    until = time.monotonic() + seconds
+    port = int(web.rsplit(":", 1)[1])
+    probes: dict[str, Counter[str]] = {"grpc": Counter(), "web": Counter()}
+    probe_ms: dict[str, list[float]] = {"grpc": [], "web": []}
+
+    def probe() -> None:
+        while time.monotonic() < until:
+            for name, check in (("grpc", lambda: _probe_grpc(target)), ("web", lambda: _probe_web(web))):
+                started = time.perf_counter()
+                probes[name][check()] += 1
+                probe_ms[name].append((time.perf_counter() - started) * 1000.0)
+            time.sleep(PROBE_EVERY_S)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
+    slow_seen: dict[str, Any] = {"opened": 0, "closed_by_server": 0, "refused": 0, "held_s": []}
+    hostile: dict[str, Counter[str]] = defaultdict(Counter)
+
+    async def run() -> None:
+        await asyncio.gather(*(_slow_connection(port, until, slow_seen) for _ in range(slow)), _hostile_web(port, until, hostile))
+
+    asyncio.run(run())
+    prober.join(PROBE_TIMEOUT_S * 2 + PROBE_EVERY_S)
+    held = slow_seen.pop("held_s")
+    results.put(
+        {
+            "slow_connections": slow,
+            "slow": {**slow_seen, "longest_held_s": round(max(held, default=0.0), 1)},
+            "hostile_http": {kind: dict(counts) for kind, counts in sorted(hostile.items())},
+            "probes": {name: dict(counts) for name, counts in probes.items()},
+            "probe_p99_ms": {name: round(percentile(v, 0.99), 1) for name, v in probe_ms.items()},
+            "probe_max_ms": {name: round(max(v, default=0.0), 1) for name, v in probe_ms.items()},
+        }
+    )
+
+
+def attack_verdict(found: dict[str, Any]) -> dict[str, Any]:
+    """Every probe answered OK, every hostile request answered as designed, every slow
+    connection closed within SLOW_HELD_LIMIT_S."""
+    probes_failed = sum(n for counts in found["probes"].values() for code, n in counts.items() if code != "OK")
+    hostile_wrong = sum(n for counts in found["hostile_http"].values() for what, n in counts.items() if what != "right")
+    held = found["slow"]["longest_held_s"]
+    return {
+        "probes_failed": probes_failed,
+        "hostile_http_wrong": hostile_wrong,
+        "slow_longest_held_s": held,
+        "ok": probes_failed == 0 and hostile_wrong == 0 and held <= SLOW_HELD_LIMIT_S,
+    }
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -859,6 +1062,13 @@ def main() -> int:
         help="grpc: the gRPC port (default); connect: the web port (Connect JSON, Connect "
         "binary, gRPC-Web in turns); both: every other client on each port",
     )
+    parser.add_argument(
+        "--attack",
+        action="store_true",
+        help="beside the measured load (needs the web port): --slow-connections slowloris connections and "
+        "hostile HTTP requests on the web port, and a probe of each port every second (another process)",
+    )
+    parser.add_argument("--slow-connections", type=int, default=200, help="slowloris connections of --attack (default 200)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server-arg", action="append", default=[], help="extra argument of hortus serve")
     parser.add_argument(
@@ -882,7 +1092,9 @@ def main() -> int:
 
     environment = dict(item.split("=", 1) for item in args.server_env)
     pool = samples(args.positions, args.seed)
-    server = Server(args.workers, args.server_arg, environment, web=args.transport != "grpc")
+    server = Server(args.workers, args.server_arg, environment, web=args.transport != "grpc" or args.attack)
+    attacker: Any = None
+    attack_results: Any = None
     try:
         time.sleep(1.0)
         memory_start = server.memory()
@@ -892,14 +1104,30 @@ def main() -> int:
         time.sleep(0.5)
         memory_warm = server.memory()
         load_before = os.getloadavg()[0]
+        if args.attack:
+            import multiprocessing
+
+            assert server.web is not None
+            context = multiprocessing.get_context("spawn")
+            attack_results = context.Queue()
+            attacker = context.Process(
+                target=_attack, args=(server.target, server.web, args.seconds, args.slow_connections, attack_results)
+            )
+            attacker.start()
         started = time.monotonic()
         by_kind = asyncio.run(drive(server, pool, args.clients, args.seconds, args.seed, kinds, memory=True))
         elapsed = time.monotonic() - started
+        attack: dict[str, Any] | None = None
+        if attacker is not None:
+            attack = attack_results.get(timeout=120)
+            attacker.join(30)
         time.sleep(0.5)
         memory_end = server.memory()
         load_after = os.getloadavg()[0]
         alive = server.alive()
     finally:
+        if attacker is not None and attacker.is_alive():
+            attacker.kill()
         exit_code = server.stop()
 
     stats = merge([by_kind[kind] for kind in used])
@@ -927,6 +1155,8 @@ def main() -> int:
     all_codes = Counter(total["codes"])
     internal = total["internal_or_unknown"]
     growth = memory_end["rss_kb"] / memory_warm["rss_kb"] - 1.0
+    warm_codes: Counter[str] = sum(warm.codes.values(), Counter())
+    warm_internal = warm_codes["INTERNAL"] + warm_codes["UNKNOWN"]
     summary = {
         "clients": args.clients,
         "transport": args.transport,
@@ -950,6 +1180,8 @@ def main() -> int:
         "analyze_final_counts": {str(k): v for k, v in stats.analyze_finals.items()},
         "per_transport": per_transport,
         "warmup_sweep_codes": {m: dict(sorted(c.items())) for m, c in sorted(warm.codes.items())},
+        "warmup_internal_or_unknown": warm_internal,
+        "warmup_unexpected_answers": dict(warm.error_samples),
         "rss_start_mb": memory_start["rss_kb"] / 1024,
         "rss_after_warmup_mb": memory_warm["rss_kb"] / 1024,
         "rss_end_mb": memory_end["rss_kb"] / 1024,
@@ -959,7 +1191,15 @@ def main() -> int:
         "server_alive_at_end": alive,
         "server_exit_code": exit_code,
         "load_avg_1min": [load_before, load_after],
-        "target_met": total["ok"] and not internal and growth <= 0.10 and alive and exit_code == 0,
+        "attack": attack,
+        "attack_verdict": attack_verdict(attack) if attack is not None else None,
+        "target_met": total["ok"]
+        and not internal
+        and not warm_internal
+        and growth <= 0.10
+        and alive
+        and exit_code == 0
+        and (attack is None or attack_verdict(attack)["ok"]),
     }
     table(
         f"load: {args.clients} clients ({args.transport}) x {elapsed:.0f} s, {args.workers} server processes "
@@ -1015,11 +1255,45 @@ def main() -> int:
         ],
         ["what", "value"],
     )
+    if attack is not None:
+        judged = attack_verdict(attack)
+        slow = attack["slow"]
+        table(
+            f"attack beside the load: {attack['slow_connections']} slow connections, hostile HTTP, probes every {PROBE_EVERY_S:g} s",
+            [
+                {
+                    "what": "probes (gRPC health / web /readyz)",
+                    "value": f"{attack['probes']['grpc']} / {attack['probes']['web']}",
+                },
+                {"what": "probe p99 / max ms (gRPC, web)", "value": f"{attack['probe_p99_ms']} / {attack['probe_max_ms']}"},
+                {"what": "probes failed", "value": judged["probes_failed"]},
+                {
+                    "what": "slow connections opened / closed by the server / refused",
+                    "value": f"{slow['opened']} / {slow['closed_by_server']} / {slow['refused']}",
+                },
+                {"what": "longest a slow connection was held (s)", "value": slow["longest_held_s"]},
+                {
+                    "what": "hostile HTTP requests (right / wrong)",
+                    "value": f"{sum(c.get('right', 0) for c in attack['hostile_http'].values())} / {judged['hostile_http_wrong']}",
+                },
+                *(
+                    {"what": f"  {kind}", "value": " ".join(f"{w}={n}" for w, n in sorted(counts.items()))}
+                    for kind, counts in attack["hostile_http"].items()
+                ),
+            ],
+            ["what", "value"],
+        )
+    if warm.error_samples:
+        print("unexpected answers in the warm-up sweep (first kinds):")
+        for line, count in warm.error_samples.most_common():
+            print(f"  {count} x {line}")
     if stats.error_samples:
         print("unexpected answers (first kinds):")
         for line, count in stats.error_samples.most_common():
             print(f"  {count} x {line}")
-    print(json.dumps({"benchmark": "load", "machine": machine(), "summary": summary, "results": rows}))
+    document = {"benchmark": "load", "machine": machine(), "summary": summary, "results": rows}
+    print(json.dumps(document))
+    write_result("load", document)
     return 0 if summary["target_met"] else 1
 
 

@@ -6,7 +6,7 @@
 The search is the one ``analyze`` runs with the game's settings for the seat count (playouts
 to the end by default, as in docs/performance.md). Under callgrind, collect the search alone:
 
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*Search_run*' \\
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*Search_17run' \\
         python bench/profile_search.py war_of_the_posies --players 4 --iterations 2000
 
 Prints one JSON line: iterations, decisions simulated per iteration (``Search.decisions_done``

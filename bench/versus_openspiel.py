@@ -1,12 +1,21 @@
 """hortus ISMCTS next to OpenSpiel's, in one run on one machine (needs 'hortus[openspiel]').
 
     python bench/versus_openspiel.py [--game NAME ...] [--strength [--no-speed] [--games 100] [--ms 100] [--jobs 2]]
+    python bench/versus_openspiel.py --per-decision [--game NAME ...] [--iterations 10000] [--repeats 5]
 
 Speed: nanoseconds per simulated decision (a simulation's decisions from the root to the
 end, tree work included) of
   * hortus ISMCTS on each hortus game (one thread),
   * OpenSpiel's Python ISMCTS on the same hortus game through the adapter,
   * OpenSpiel's C++ ISMCTS on hearts and euchre (its own games: a C++ reference point).
+Per decision (--per-decision): CPU time per simulated decision, both engines counted the same
+way: a simulation's decisions are every decision (forced ones included, chance events not)
+from the search's root to the end of the game. hortus counts them in the search itself
+(``Search.decisions_done``: the game's default search with full playouts, one thread, from the
+opening of each seat count after its chance events); OpenSpiel's C++ ISMCTS plays its rollouts
+uniformly at random, so its count is the mean over uniform random games from its root (hearts
+and euchre after the deal). Repeats alternate the engines, so a change of the machine's load
+hits both alike; medians of the repeats; ratio = hortus / the mean of the two C++ games.
 Strength (--strength): hortus ISMCTS vs OpenSpiel's ISMCTSBot on each hortus game at equal
 wall time per decision (OpenSpiel's simulation budget re-fitted after each of its decisions to
 take that time), seeded games, seats alternated, win rate with a 95% Wilson interval.
@@ -15,6 +24,7 @@ take that time), seeded games, seats alternated, win rate with a 95% Wilson inte
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -102,6 +112,87 @@ def cpp_reference(name: str, sims: int) -> dict[str, object]:
         "simulations_per_s": sims / t,
         "decisions_per_simulation": per_sim,
     }
+
+
+def cpp_cpu_ns(name: str, sims: int, seed: int) -> tuple[float, float]:
+    """OpenSpiel C++ ISMCTS on its own game: (CPU ns per simulated decision, decisions per
+    simulation), one bot step of `sims` simulations from the first real decision."""
+    game = pyspiel.load_game(name)
+    state = game.new_initial_state()
+    rng = random.Random(0)
+    while state.is_chance_node() or len(state.legal_actions()) == 1:
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(rng.choices(actions, probs)[0])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    per_sim = spiel_decisions_per_sim(state, 400)
+    bot = pyspiel.ISMCTSBot(
+        seed, pyspiel.RandomRolloutEvaluator(1, seed), 2.0, sims, -1, pyspiel.ISMCTSFinalPolicyType.MAX_VISIT_COUNT, False, False
+    )
+    started = time.process_time()
+    bot.step(state)
+    cpu = time.process_time() - started
+    return cpu * 1e9 / (sims * per_sim), per_sim
+
+
+def hortus_cpu_ns(name: str, players: int, iterations: int, seed: int) -> tuple[float, float]:
+    """hortus: (CPU ns per simulated decision, decisions per iteration) of one seeded search with
+    the game's settings and full playouts, decisions counted by the search."""
+    from hortus.search.analysis import _search_options, _searches
+    from hortus.search.settings import settings_for
+
+    state = games.get(name).new_game(players=players, seed=1)
+    rng = random.Random(0)
+    while state.is_chance():
+        state.resolve_chance(rng)
+    settings = settings_for(state, evaluation="playout")
+    searches, eval_plies = _searches(state, Limits(iterations=iterations, seed=seed), settings)
+    search = searches[0]
+    started = time.process_time()
+    search.run(iterations=iterations, seed=seed, eval_plies=eval_plies, **_search_options(settings))
+    cpu = time.process_time() - started
+    decisions = int(search.decisions_done)
+    return cpu * 1e9 / decisions, decisions / iterations
+
+
+def per_decision(names: list[str], iterations: int, repeats: int) -> list[dict[str, object]]:
+    cpp_sims = {"hearts": 2000, "euchre": 4000}
+    seats = [(name, p) for name in names for p in (2, 4) if games.get(name).min_players <= p <= games.get(name).max_players]
+    cpp: dict[str, list[float]] = {g: [] for g in cpp_sims}
+    cpp_count: dict[str, float] = {}
+    ours: dict[tuple[str, int], list[float]] = {k: [] for k in seats}
+    our_count: dict[tuple[str, int], float] = {}
+    for r in range(repeats):
+        for g, sims in cpp_sims.items():  # interleaved: every repeat measures every engine once
+            ns, cpp_count[g] = cpp_cpu_ns(g, sims, r)
+            cpp[g].append(ns)
+        for key in seats:
+            ns, our_count[key] = hortus_cpu_ns(key[0], key[1], iterations, r + 1)
+            ours[key].append(ns)
+    reference = statistics.mean(statistics.median(v) for v in cpp.values())
+    rows: list[dict[str, object]] = [
+        {
+            "engine": "OpenSpiel C++ ISMCTS",
+            "game": g,
+            "players": 4,
+            "decisions_per_simulation": cpp_count[g],
+            "cpu_ns_per_decision": statistics.median(v),
+        }
+        for g, v in cpp.items()
+    ]
+    for (name, players), v in ours.items():
+        rows.append(
+            {
+                "engine": "hortus ISMCTS",
+                "game": name,
+                "players": players,
+                "decisions_per_simulation": our_count[(name, players)],
+                "cpu_ns_per_decision": statistics.median(v),
+                "vs_cpp": statistics.median(v) / reference,
+            }
+        )
+    return rows
 
 
 def speed(names: list[str]) -> list[dict[str, object]]:
@@ -247,9 +338,24 @@ def main() -> None:
         help="strength games in this many processes (each process alternates the two bots, so both see the same load)",
     )
     parser.add_argument("--no-speed", action="store_true", help="skip the speed table")
+    parser.add_argument(
+        "--per-decision", action="store_true", help="CPU time per decision, counted alike for both engines (no other table)"
+    )
+    parser.add_argument("--iterations", type=int, default=10000, help="--per-decision: hortus iterations per search")
+    parser.add_argument("--repeats", type=int, default=5, help="--per-decision: interleaved repeats")
     args = parser.parse_args()
     openspiel.register_all()
     names = args.game or games.names()
+    if args.per_decision:
+        load = os.getloadavg()[0]
+        rows = per_decision(names, args.iterations, args.repeats)
+        report(
+            "versus OpenSpiel: CPU ns per simulated decision, decisions counted alike (one thread; "
+            f"1-minute load {load:.1f} before, {os.getloadavg()[0]:.1f} after)",
+            rows,
+            ["engine", "game", "players", "decisions_per_simulation", "cpu_ns_per_decision", "vs_cpp"],
+        )
+        return
     if not args.no_speed:
         report(
             "versus OpenSpiel: ns per simulated decision (one thread)",

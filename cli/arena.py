@@ -97,8 +97,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     """Quick speed check of every game: random playouts and ISMCTS from the opening."""
-    from hortus._ext.engine import random_playouts
-    from hortus.search import Limits, analyze
+    from hortus.search import Limits, analyze, random_decisions_per_second
 
     from hortus import games  # lazy: the engine loads only here
 
@@ -106,12 +105,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     for name in args.game or games.names():
         game = games.get(name)
         state = game.new_game(players=max(2, game.min_players), seed=1)
-        decisions, _, seconds = random_playouts(state.kernel_state, args.playouts, 1, False)
+        random_rate = random_decisions_per_second(state, args.playouts, seed=1)
         analysis = analyze(state, Limits(iterations=args.iterations, seed=1, threads=args.threads))
         rows.append(
             {
                 "game": name,
-                "random_decisions_per_s": decisions / seconds,
+                "random_decisions_per_s": random_rate,
                 "ismcts_iterations_per_s": analysis.iterations / (analysis.elapsed_ms / 1000.0),
             }
         )

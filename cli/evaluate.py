@@ -6,17 +6,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hortus.clients.types import Position
-
-if TYPE_CHECKING:  # only for annotations: the engine is imported lazily
-    pass
-
 
 from hortus.cli.common import (
     CliError,
@@ -31,77 +26,34 @@ from hortus.cli.common import (
 
 
 def _answered_ids(path: Path) -> set[str]:
-    """Ids already answered in an output file, keeping every valid line.
+    """Ids already answered in an output file (hortus.distributed.resumable), saying which
+    lines were unreadable or repeated and moved aside."""
+    from hortus.distributed.resumable import answered_ids
 
-    A line that is not a complete JSON record with an id (a torn last line from an
-    interrupted run, or one damaged in the middle), and a repeat of an id already answered,
-    is moved to ``<output>.rejected`` and reported; the file is rewritten atomically with the
-    valid lines only, so no good result is lost and none is computed twice."""
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    ids: set[str] = set()
-    kept: list[bytes] = []
-    rejected: list[tuple[int, bytes]] = []
-    for number, line in enumerate(data.splitlines(keepends=True), 1):
-        if not line.strip():
-            continue
-        try:
-            if not line.endswith(b"\n"):
-                raise ValueError("torn line")
-            record = json.loads(line)
-            item_id = str(record["id"])
-            if item_id in ids:
-                raise ValueError("repeated id")
-        except (ValueError, KeyError, TypeError):
-            rejected.append((number, line))
-            continue
-        ids.add(item_id)
-        kept.append(line)
-    if rejected:
-        side = path.with_name(path.name + ".rejected")
-        with side.open("ab") as f:
-            for _, line in rejected:
-                f.write(line if line.endswith(b"\n") else line + b"\n")
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_bytes(b"".join(kept))
-        os.replace(temporary, path)
-        numbers = ", ".join(str(n) for n, _ in rejected[:10]) + (" ..." if len(rejected) > 10 else "")
+    resumed = answered_ids(path)
+    if resumed.rejected_lines:
+        numbers = ", ".join(str(n) for n in resumed.rejected_lines[:10]) + (" ..." if len(resumed.rejected_lines) > 10 else "")
         print(
-            f"hortus evaluate: {len(rejected)} unreadable or repeated line(s) of {path} (line {numbers}) "
-            f"moved to {side}; their positions are evaluated again",
+            f"hortus evaluate: {len(resumed.rejected_lines)} unreadable or repeated line(s) of {path} (line {numbers}) "
+            f"moved to {resumed.rejected_path}; their positions are evaluated again",
             file=sys.stderr,
         )
-    return ids
+    return resumed.ids
 
 
 @contextlib.contextmanager
-def _exclusive(output: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `output` (a ``.lock`` file beside it) for the whole run: a
-    second ``hortus evaluate`` on the same output fails at once instead of writing the same
-    ids twice."""
-    import fcntl
+def _exclusive(output: Path, writer: str = "hortus evaluate") -> Iterator[None]:
+    """One `writer` at a time on `output` (hortus.distributed.resumable's lock)."""
+    from hortus.distributed.resumable import OutputBusy, OutputLockError, exclusive
 
-    lock_path = output.with_name(output.name + ".lock")
-    try:
-        handle = lock_path.open("a+")
-    except OSError as exc:
-        raise CliError(f"cannot create {lock_path}: {exc.strerror or exc}") from exc
-    with handle:
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise CliError(f"{output} is being written by another hortus evaluate ({holder}); wait for it or choose another -o")
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            stack.enter_context(exclusive(output, writer))
+        except OutputBusy as exc:
+            raise CliError(f"{exc}; wait for it or choose another -o") from None
+        except OutputLockError as exc:
+            raise CliError(str(exc)) from None
+        yield
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -118,6 +70,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -> int:
     from hortus.clients.types import EvaluationError, EvaluationItem, EvaluationResult
+    from hortus.distributed.resumable import appending
 
     done = _answered_ids(output)
     items: list[EvaluationItem] = []
@@ -165,10 +118,9 @@ def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -
     errors = 0
     evaluated = 0
     try:
-        with output.open("a") as out, advisor(args.target, args.timeout) as client:
+        with appending(output) as out, advisor(args.target, args.timeout) as client:
             for result in local:
-                out.write(json.dumps(result.to_dict()) + "\n")
-                out.flush()
+                out.write(result.to_dict())
                 errors += 1
                 progress.update()
             for result in client.evaluate(
@@ -180,8 +132,7 @@ def _evaluate_locked(args: argparse.Namespace, lines: list[str], output: Path) -
                 max_moves=args.max_moves,
                 streams=args.streams,
             ):
-                out.write(json.dumps(result.to_dict()) + "\n")
-                out.flush()
+                out.write(result.to_dict())
                 evaluated += 1
                 errors += 0 if result.ok else 1
                 progress.update()
@@ -248,7 +199,7 @@ def _run_sharded(args: argparse.Namespace, kind: str) -> int:
     progress = Progress(total, 0, not args.no_progress)
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        with _exclusive(folder / "run"):  # run.lock: one driver per folder
+        with _exclusive(folder / "run", f"hortus {kind}"):  # run.lock: one driver per folder
             summary = run(
                 job,
                 folder,

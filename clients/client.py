@@ -8,32 +8,40 @@ with AdvisorClient("127.0.0.1:50051", timeout=10) as client:
     hint = client.suggest_move(info.position, iterations=2000)
     info = client.apply_actions(info.position, [hint.action.id])
 ```
+
+The service's methods are described once, in :class:`AdvisorMethods`: each builds its request
+and says how its answer is read. The two clients are shells that run those descriptions, one
+blocking (``grpc``), one awaited (``grpc.aio``), so a method is never written twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import functools
+import inspect
 import ipaddress
 import json
 import queue
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 import grpc
 import grpc.aio
+from google.protobuf.message import Message
 
-from hortus.clients.errors import UnavailableError, error_from_rpc
+from hortus.clients.errors import AdvisorError, UnavailableError, error_from_rpc
 from hortus.clients.record import GameRecord, ReviewedMove, ReviewSummary, review_answer
 from hortus.clients.types import (
     Action,
     Analysis,
-    ChanceDraw,
     AnalysisUpdate,
+    ChanceDraw,
     EvaluationError,
     EvaluationItem,
     EvaluationResult,
@@ -51,6 +59,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "ActionLike",
     "AdvisorClient",
+    "AdvisorMethods",
     "AsyncAdvisorClient",
     "EvaluationInput",
     "TlsConfig",
@@ -194,8 +203,10 @@ ActionLike = int | str | Action | ChanceDraw
 """An action in a request: its id, its notation, an :class:`Action` (its id is sent), or at a
 chance node a :class:`ChanceDraw` (the server draws the outcome)."""
 
-_Req = TypeVar("_Req")
-_Resp = TypeVar("_Resp")
+_Req = TypeVar("_Req", bound=Message)
+_Resp = TypeVar("_Resp", bound=Message)
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
 def _channel_options(
@@ -212,211 +223,7 @@ def _channel_options(
     return options
 
 
-def _evaluate_request(
-    item: EvaluationInput, index: int, defaults: pb.SearchLimits, max_moves: int
-) -> tuple[str, pb.EvaluateRequest]:
-    """The caller's id and the wire request (its id set later)."""
-    if isinstance(item, EvaluationItem):
-        limits = pb.SearchLimits(
-            iterations=item.iterations or defaults.iterations,
-            time_ms=item.time_ms or defaults.time_ms,
-            seed=item.seed or defaults.seed,
-            threads=item.threads or defaults.threads,
-        )
-        return item.id, pb.EvaluateRequest(position=item.position.to_proto(), limits=limits, max_moves=max_moves)
-    if isinstance(item, Position):
-        return str(index), pb.EvaluateRequest(position=item.to_proto(), limits=defaults, max_moves=max_moves)
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Position):
-        return str(item[0]), pb.EvaluateRequest(position=item[1].to_proto(), limits=defaults, max_moves=max_moves)
-    raise TypeError(f"a batch holds EvaluationItem, (id, Position) or Position, not {type(item).__name__}")
-
-
-def _result(caller_id: str, response: pb.EvaluateResponse) -> EvaluationResult:
-    if response.WhichOneof("result") == "analysis":
-        return EvaluationResult(caller_id, analysis=Analysis.from_proto(response.analysis))
-    error = response.error
-    return EvaluationResult(caller_id, error=EvaluationError(error.code, error.message, error.field))
-
-
-_RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE})
-_CONNECT_FAILURES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
-_DONE = object()
-
-
-class _Batch:
-    """The client side of ``evaluate``: `streams` calls pull positions from one shared source,
-    at most `window` unanswered per call; a call that fails UNAVAILABLE (a server went away)
-    puts its unanswered positions back for another call, so each is answered exactly once."""
-
-    def __init__(
-        self,
-        channels: Sequence[grpc.Channel],
-        items: Iterable[EvaluationInput],
-        defaults: pb.SearchLimits,
-        max_moves: int,
-        streams: int,
-        window: int,
-        timeout: float | None,
-        retries: int,
-    ) -> None:
-        self._methods = [
-            channel.stream_stream(
-                _path("EvaluatePositions"), pb.EvaluateRequest.SerializeToString, pb.EvaluateResponse.FromString
-            )
-            for channel in channels
-        ]
-        self._source = iter(items)
-        self._defaults = defaults
-        self._max_moves = max_moves
-        self._streams = max(1, streams)
-        self._window = max(1, window)
-        self._timeout = timeout
-        self._retries = retries
-        self._lock = threading.Lock()
-        self._retry: collections.deque[pb.EvaluateRequest] = collections.deque()
-        self._ids: dict[str, tuple[str, int]] = {}  # wire id -> (caller id, attempts)
-        self._count = 0
-        self._exhausted = False
-        self._source_error: BaseException | None = None
-        self._results: queue.Queue[object] = queue.Queue(maxsize=self._streams * self._window + self._streams)
-        self._stop = threading.Event()
-        self._calls: list[grpc.RpcContext] = []
-
-    def _next(self) -> pb.EvaluateRequest | None:
-        """The next request to send (a re-sent one first); call with ``_lock`` held."""
-        if self._retry:
-            return self._retry.popleft()
-        if self._exhausted or self._stop.is_set():
-            return None
-        try:
-            item = next(self._source)
-            caller_id, request = _evaluate_request(item, self._count, self._defaults, self._max_moves)
-        except StopIteration:
-            self._exhausted = True
-            return None
-        except BaseException as exc:  # noqa: BLE001 - re-raised to the caller
-            self._exhausted = True
-            self._source_error = exc
-            return None
-        request.id = str(self._count)
-        self._ids[request.id] = (caller_id, 0)
-        self._count += 1
-        return request
-
-    def _put(self, item: object) -> None:
-        while not self._stop.is_set():
-            try:
-                self._results.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                continue
-
-    def _answer(self, wire_id: str, response: pb.EvaluateResponse | None, error: EvaluationError | None) -> None:
-        with self._lock:
-            caller_id, _ = self._ids.pop(wire_id, (wire_id, 0))
-        if response is not None:
-            self._put(_result(caller_id, response))
-        else:
-            self._put(EvaluationResult(caller_id, error=error))
-
-    def _work(self, stream: int) -> None:
-        method = self._methods[stream % len(self._methods)]
-        try:
-            while not self._stop.is_set():
-                window = threading.Semaphore(self._window)
-                inflight: dict[str, pb.EvaluateRequest] = {}
-                ended = threading.Event()
-
-                def requests() -> Iterator[pb.EvaluateRequest]:
-                    while True:
-                        while not window.acquire(timeout=0.1):
-                            if ended.is_set() or self._stop.is_set():
-                                return
-                        with self._lock:  # taken and registered at once: a failing call
-                            if ended.is_set():  # re-sends exactly what it had taken
-                                return
-                            request = self._next()
-                            if request is None:
-                                return
-                            inflight[request.id] = request
-                        yield request
-
-                call = method(requests(), timeout=self._timeout)
-                with self._lock:
-                    self._calls.append(call)
-                try:
-                    for response in call:
-                        with self._lock:
-                            known = inflight.pop(response.id, None) is not None
-                        if known:
-                            window.release()
-                            self._answer(response.id, response, None)
-                    with self._lock:
-                        ended.set()
-                        self._retry.extend(inflight.values())  # (not expected: an early end)
-                        inflight.clear()
-                except grpc.RpcError as exc:
-                    code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
-                    with self._lock:
-                        ended.set()
-                        leftovers = list(inflight.values())
-                        inflight.clear()
-                    details = exc.details() if callable(getattr(exc, "details", None)) else str(exc)
-                    if code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in str(details):
-                        # the server's cap on positions per call: go on with a new call
-                        with self._lock:
-                            self._retry.extend(leftovers)
-                        continue
-                    for request in leftovers:
-                        caller_id, attempts = self._ids.get(request.id, (request.id, 0))
-                        if code in _RETRYABLE and attempts < self._retries and not self._stop.is_set():
-                            with self._lock:
-                                self._ids[request.id] = (caller_id, attempts + 1)
-                                self._retry.append(request)
-                        else:
-                            self._answer(request.id, None, EvaluationError(code.name, str(details or code.name)))
-                    if code in _RETRYABLE:
-                        time.sleep(0.05)
-                finally:
-                    ended.set()
-                    with self._lock:
-                        self._calls.remove(call)
-                with self._lock:
-                    if self._exhausted and not self._retry:
-                        return
-        finally:
-            self._results.put(_DONE)
-
-    def results(self) -> Iterator[EvaluationResult]:
-        workers = [
-            threading.Thread(target=self._work, args=(i,), daemon=True, name="hortus-evaluate") for i in range(self._streams)
-        ]
-        for w in workers:
-            w.start()
-        running = len(workers)
-        try:
-            while running:
-                item = self._results.get()
-                if item is _DONE:
-                    running -= 1
-                    continue
-                assert isinstance(item, EvaluationResult)
-                yield item
-            if self._source_error is not None:
-                raise self._source_error
-        finally:
-            self._stop.set()
-            with self._lock:
-                calls = list(self._calls)
-            for call in calls:
-                call.cancel()
-            while True:  # unblock the workers
-                try:
-                    self._results.get_nowait()
-                except queue.Empty:
-                    break
-
-
+# --- requests ----------------------------------------------------------------------------------
 def _action_ref(action: ActionLike) -> pb.ActionRef:
     if isinstance(action, Action):
         return pb.ActionRef(id=action.id)
@@ -450,6 +257,94 @@ def _limits(
     )
 
 
+def _evaluate_request(
+    item: EvaluationInput, index: int, defaults: pb.SearchLimits, max_moves: int
+) -> tuple[str, pb.EvaluateRequest]:
+    """The caller's id and the wire request (its id set later)."""
+    if isinstance(item, EvaluationItem):
+        limits = pb.SearchLimits(
+            iterations=item.iterations or defaults.iterations,
+            time_ms=item.time_ms or defaults.time_ms,
+            seed=item.seed or defaults.seed,
+            threads=item.threads or defaults.threads,
+        )
+        return item.id, pb.EvaluateRequest(position=item.position.to_proto(), limits=limits, max_moves=max_moves)
+    if isinstance(item, Position):
+        return str(index), pb.EvaluateRequest(position=item.to_proto(), limits=defaults, max_moves=max_moves)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], Position):
+        return str(item[0]), pb.EvaluateRequest(position=item[1].to_proto(), limits=defaults, max_moves=max_moves)
+    raise TypeError(f"a batch holds EvaluationItem, (id, Position) or Position, not {type(item).__name__}")
+
+
+def _path(name: str) -> str:
+    """The path of one method of the service: ``/hortus.v1.Advisor/Name``."""
+    return f"/{SERVICE}/{name}"
+
+
+# --- what a call is: the one description both clients run ------------------------------------------
+@dataclass(frozen=True)
+class _Method(Generic[_Req, _Resp]):
+    """One RPC of the service: its name and its message types."""
+
+    name: str
+    request: type[_Req]
+    response: type[_Resp]
+
+    @property
+    def path(self) -> str:
+        return _path(self.name)
+
+
+_LIST_GAMES = _Method("ListGames", pb.ListGamesRequest, pb.ListGamesResponse)
+_NEW_GAME = _Method("NewGame", pb.NewGameRequest, pb.NewGameResponse)
+_LEGAL_ACTIONS = _Method("LegalActions", pb.LegalActionsRequest, pb.LegalActionsResponse)
+_APPLY_ACTIONS = _Method("ApplyActions", pb.ApplyActionsRequest, pb.ApplyActionsResponse)
+_SUGGEST_MOVE = _Method("SuggestMove", pb.SuggestMoveRequest, pb.SuggestMoveResponse)
+_RANK_MOVES = _Method("RankMoves", pb.RankMovesRequest, pb.RankMovesResponse)
+_GET_VERSION = _Method("GetVersion", pb.GetVersionRequest, pb.GetVersionResponse)
+_VIEW_POSITION = _Method("ViewPosition", pb.ViewPositionRequest, pb.ViewPositionResponse)
+_ANALYZE = _Method("Analyze", pb.AnalyzeRequest, pb.AnalyzeResponse)
+_REVIEW_GAME = _Method("ReviewGame", pb.ReviewGameRequest, pb.ReviewGameResponse)
+_EVALUATE_POSITIONS = _Method("EvaluatePositions", pb.EvaluateRequest, pb.EvaluateResponse)
+
+
+@dataclass(frozen=True)
+class Unary(Generic[_Resp, _T]):
+    """A unary call: its request, how its response is read, and its deadline in seconds (None:
+    the client's default)."""
+
+    method: _Method[Any, _Resp]
+    request: Message
+    answer: Callable[[_Resp], _T]
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Stream(Generic[_Resp, _T]):
+    """A server stream: its request, how each response is read, and the deadline of the whole
+    call in seconds (None: none; the search budget bounds it)."""
+
+    method: _Method[Any, _Resp]
+    request: Message
+    answer: Callable[[_Resp], _T]
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """An ``evaluate`` batch: the positions (read lazily), the budget of items that give none,
+    `streams` calls at once with at most `window` unanswered positions each, `retries` re-sends
+    of a position whose call failed UNAVAILABLE, and the deadline of each call in seconds."""
+
+    positions: Iterable[EvaluationInput]
+    defaults: pb.SearchLimits
+    max_moves: int
+    streams: int
+    window: int
+    retries: int
+    timeout: float | None
+
+
 def _new_game_request(
     game: str, players: int, seed: int | None, variant: str | None, options: Mapping[str, str] | None
 ) -> pb.NewGameRequest:
@@ -459,140 +354,39 @@ def _new_game_request(
     return request
 
 
-def _apply_result(response: pb.ApplyActionsResponse) -> PositionInfo:
+def _games(response: pb.ListGamesResponse) -> list[GameInfo]:
+    return [GameInfo.from_proto(g) for g in response.games]
+
+
+def _new_position(response: pb.NewGameResponse) -> PositionInfo:
+    return PositionInfo.from_proto(response.info)
+
+
+def _applied(response: pb.ApplyActionsResponse) -> PositionInfo:
     return PositionInfo.from_proto(response.info, tuple(Action.from_proto(a) for a in response.applied))
 
 
-def _path(name: str) -> str:
-    """The path of one method of the service: ``/hortus.v1.Advisor/Name``."""
-    return f"/{SERVICE}/{name}"
+def _ranking(response: pb.RankMovesResponse) -> Analysis:
+    return Analysis.from_proto(response.analysis)
 
 
-class AdvisorClient:
-    """A blocking client. ``timeout`` (seconds) is the default deadline of every unary call
-    (None: no deadline); each method also takes ``timeout=`` for that call. A search answers
-    before its deadline with what it has (``Analysis.partial``) rather than failing.
+class AdvisorMethods:
+    """The service's methods, each described once: what it sends and how its answer is read.
 
-    ``target`` is one gRPC target or a list of ``host:port`` addresses, spread over with
-    client-side round robin. Calls are retried on UNAVAILABLE (``retries`` attempts, via the
-    service config); ``wait_for_ready`` makes calls wait for a server instead of failing fast;
-    ``tls`` turns on TLS (and mutual TLS with a client key and certificate).
-
-    Use as a context manager, or call :meth:`close`.
+    Every method here is a method of both clients, with the same arguments: on
+    :class:`AdvisorClient` it returns the answer (a :class:`Unary` answers its ``_T``) or an
+    iterator of them (:class:`Stream`, :class:`Batch`); on :class:`AsyncAdvisorClient` it is
+    awaited, or an async iterator. ``timeout`` is the call's deadline in seconds: for a unary
+    call None means the client's default, for a stream no deadline.
     """
 
-    def __init__(
-        self,
-        target: Targets = DEFAULT_TARGET,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        *,
-        channel: grpc.Channel | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        tls: TlsConfig | None = None,
-        retries: int = 4,
-        wait_for_ready: bool = False,
-    ) -> None:
-        self.target = channel_target(target)
-        self.timeout = timeout
-        self._own_channel = channel is None
-        options = _channel_options(max_message_bytes, retries, tls, wait_for_ready)
-        self._tls = tls if channel is None else None
-        self._wait_for_ready = wait_for_ready
-        self._tls_verified = False  # a connection was made: a failure is not the handshake's
-
-        def make_channel(own_connection: bool = False) -> grpc.Channel:
-            extra: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)] if own_connection else []
-            if tls is not None:
-                return grpc.secure_channel(self.target, tls.credentials(), options=options + extra)
-            return grpc.insecure_channel(self.target, options=options + extra)
-
-        self._make_channel: Callable[[bool], grpc.Channel] | None = None if channel is not None else make_channel
-        self._channel = channel if channel is not None else make_channel(False)
-        path = _path
-        ch = self._channel
-        self._list_games = ch.unary_unary(
-            path("ListGames"), pb.ListGamesRequest.SerializeToString, pb.ListGamesResponse.FromString
-        )
-        self._new_game = ch.unary_unary(path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString)
-        self._legal_actions = ch.unary_unary(
-            path("LegalActions"), pb.LegalActionsRequest.SerializeToString, pb.LegalActionsResponse.FromString
-        )
-        self._apply_actions = ch.unary_unary(
-            path("ApplyActions"), pb.ApplyActionsRequest.SerializeToString, pb.ApplyActionsResponse.FromString
-        )
-        self._suggest_move = ch.unary_unary(
-            path("SuggestMove"), pb.SuggestMoveRequest.SerializeToString, pb.SuggestMoveResponse.FromString
-        )
-        self._rank_moves = ch.unary_unary(
-            path("RankMoves"), pb.RankMovesRequest.SerializeToString, pb.RankMovesResponse.FromString
-        )
-        self._get_version = ch.unary_unary(
-            path("GetVersion"), pb.GetVersionRequest.SerializeToString, pb.GetVersionResponse.FromString
-        )
-        self._analyze = ch.unary_stream(path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString)
-        self._review_game = ch.unary_stream(
-            path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
-        )
-        self._view_position = ch.unary_unary(
-            path("ViewPosition"), pb.ViewPositionRequest.SerializeToString, pb.ViewPositionResponse.FromString
-        )
-
-    # --- plumbing ------------------------------------------------------------------------
-    def _call(self, method: grpc.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, timeout: float | None) -> _Resp:
-        deadline = self.timeout if timeout is None else timeout
-        if self._tls is not None and self._wait_for_ready and not self._tls_verified:
-            self._check_tls(deadline)
-        try:
-            response = method(request, timeout=deadline)
-        except grpc.RpcError as exc:
-            error = error_from_rpc(exc)
-            if self._tls is not None and not self._tls_verified and error.code in _CONNECT_FAILURES:
-                problem = self._tls_problem()
-                if problem is not None:
-                    raise UnavailableError(grpc.StatusCode.UNAVAILABLE, f"TLS: {problem}") from None
-            raise error from None
-        self._tls_verified = True
-        return response
-
-    def _tls_problem(self) -> str | None:
-        """What is wrong with the TLS handshake with the (first) server, if anything."""
-        assert self._tls is not None
-        address = self.target.split(":///", 1)[-1].split(",", 1)[0]
-        return self._tls.handshake_problem(address)
-
-    def _check_tls(self, deadline: float | None) -> None:
-        """Wait-for-ready over TLS: a server that refuses the handshake (no client certificate
-        for mutual TLS, say) looks to gRPC like one that is not up yet, and the call would wait
-        until its deadline. Unless the channel connects within a second, try the handshake
-        directly and fail at once, saying what is wrong, if it is refused."""
-        try:
-            grpc.channel_ready_future(self._channel).result(timeout=min(1.0, deadline or 1.0))
-        except grpc.FutureTimeoutError:
-            problem = self._tls_problem()
-            if problem is not None:
-                raise UnavailableError(grpc.StatusCode.UNAVAILABLE, f"TLS: {problem}") from None
-            return
-        self._tls_verified = True
-
-    def close(self) -> None:
-        """Close the channel (if this client created it)."""
-        if self._own_channel:
-            self._channel.close()
-
-    def __enter__(self) -> "AdvisorClient":
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
-
-    # --- the service ---------------------------------------------------------------------
-    def list_games(self, *, timeout: float | None = None) -> list[GameInfo]:
+    @staticmethod
+    def list_games(*, timeout: float | None = None) -> Unary[pb.ListGamesResponse, list[GameInfo]]:
         """The games the server plays."""
-        response = self._call(self._list_games, pb.ListGamesRequest(), timeout)
-        return [GameInfo.from_proto(g) for g in response.games]
+        return Unary(_LIST_GAMES, pb.ListGamesRequest(), _games, timeout)
 
+    @staticmethod
     def new_game(
-        self,
         game: str,
         players: int = 0,
         seed: int | None = None,
@@ -600,21 +394,20 @@ class AdvisorClient:
         options: Mapping[str, str] | None = None,
         *,
         timeout: float | None = None,
-    ) -> PositionInfo:
+    ) -> Unary[pb.NewGameResponse, PositionInfo]:
         """A new game (``players`` 0 = the game's minimum). With a seed the setup's chance
         events are drawn; without, the position waits at the setup chance node."""
-        request = _new_game_request(game, players, seed, variant, options)
-        return PositionInfo.from_proto(self._call(self._new_game, request, timeout).info)
+        return Unary(_NEW_GAME, _new_game_request(game, players, seed, variant, options), _new_position, timeout)
 
+    @staticmethod
     def legal_actions(
-        self,
         position: Position,
         *,
         for_seat: int | None = None,
         picture: bool = False,
         highlight: Sequence[int] = (),
         timeout: float | None = None,
-    ) -> LegalActions:
+    ) -> Unary[pb.LegalActionsResponse, LegalActions]:
         """Legal decisions (or chance outcomes) with notation. With `for_seat`, only what that
         seat may know: decisions only when it decides; the chance outcomes it can tell apart,
         with their odds given its view; the rest as ``hidden_probability``. ``picture=True``
@@ -623,15 +416,18 @@ class AdvisorClient:
         request = pb.LegalActionsRequest(
             position=position.to_proto(), for_seat=for_seat, picture=picture, highlight=list(highlight)
         )
-        return LegalActions.from_proto(self._call(self._legal_actions, request, timeout))
+        return Unary(_LEGAL_ACTIONS, request, LegalActions.from_proto, timeout)
 
-    def apply_actions(self, position: Position, actions: Iterable[ActionLike], *, timeout: float | None = None) -> PositionInfo:
+    @staticmethod
+    def apply_actions(
+        position: Position, actions: Iterable[ActionLike], *, timeout: float | None = None
+    ) -> Unary[pb.ApplyActionsResponse, PositionInfo]:
         """Apply actions (ids, notations or Actions; chance outcomes included) in order."""
         request = pb.ApplyActionsRequest(position=position.to_proto(), actions=[_action_ref(a) for a in actions])
-        return _apply_result(self._call(self._apply_actions, request, timeout))
+        return Unary(_APPLY_ACTIONS, request, _applied, timeout)
 
+    @staticmethod
     def suggest_move(
-        self,
         position: Position,
         *,
         iterations: int = 0,
@@ -644,7 +440,7 @@ class AdvisorClient:
         continue_from: str = "",
         level: int = 0,
         target_elo: float | None = None,
-    ) -> Suggestion:
+    ) -> Unary[pb.SuggestMoveResponse, Suggestion]:
         """The decision to play now and the turn it starts. ``iterations`` 0 = the server's
         default (or, with only ``time_ms``, as many as fit in that time). ``level`` 1-8 plays
         at a difficulty level, ``target_elo`` at a rating on the game's Elo scale (level 1 = 0),
@@ -665,10 +461,10 @@ class AdvisorClient:
             level=level,
             target_elo=target_elo,
         )
-        return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
+        return Unary(_SUGGEST_MOVE, request, Suggestion.from_proto, timeout)
 
+    @staticmethod
     def rank_moves(
-        self,
         position: Position,
         *,
         iterations: int = 0,
@@ -679,25 +475,29 @@ class AdvisorClient:
         avoid: Iterable[ActionLike] = (),
         max_moves: int = 0,
         timeout: float | None = None,
-    ) -> Analysis:
+    ) -> Unary[pb.RankMovesResponse, Analysis]:
         """Every searched move, most visited first (the first ``max_moves``; 0 = all)."""
         request = pb.RankMovesRequest(
             position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid), max_moves=max_moves
         )
-        return Analysis.from_proto(self._call(self._rank_moves, request, timeout).analysis)
+        return Unary(_RANK_MOVES, request, _ranking, timeout)
 
-    def get_version(self, *, timeout: float | None = None) -> VersionInfo:
+    @staticmethod
+    def get_version(*, timeout: float | None = None) -> Unary[pb.GetVersionResponse, VersionInfo]:
         """The server's version, protocol and games."""
-        return VersionInfo.from_proto(self._call(self._get_version, pb.GetVersionRequest(), timeout))
+        return Unary(_GET_VERSION, pb.GetVersionRequest(), VersionInfo.from_proto, timeout)
 
-    def view_position(self, position: Position, seat: int, *, timeout: float | None = None) -> Position:
+    @staticmethod
+    def view_position(position: Position, seat: int, *, timeout: float | None = None) -> Unary[pb.ViewPositionResponse, Position]:
         """The position as `seat`'s structured view (``Position.view``, a dictionary)."""
-        request = pb.ViewPositionRequest(position=position.to_proto(), seat=seat)
-        structured = self._call(self._view_position, request, timeout).structured
-        return Position.from_proto(pb.Position(game=position.game, structured=structured))
 
+        def structured(response: pb.ViewPositionResponse) -> Position:
+            return Position.from_proto(pb.Position(game=position.game, structured=response.structured))
+
+        return Unary(_VIEW_POSITION, pb.ViewPositionRequest(position=position.to_proto(), seat=seat), structured, timeout)
+
+    @staticmethod
     def suggest_level(
-        self,
         position: Position,
         level: int,
         *,
@@ -707,7 +507,7 @@ class AdvisorClient:
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
         continue_from: str = "",
-    ) -> Suggestion:
+    ) -> Unary[pb.SuggestMoveResponse, Suggestion]:
         """The AI's whole turn at difficulty `level` (1-8), seeded. `continue_from` as for
         ``suggest_move`` (the level's budget is added on top of the kept subtree's visits, so
         the level plays stronger within a turn than its measured Elo: opt-in)."""
@@ -717,10 +517,10 @@ class AdvisorClient:
             level=level,
             continue_from=continue_from,
         )
-        return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
+        return Unary(_SUGGEST_MOVE, request, Suggestion.from_proto, timeout)
 
+    @staticmethod
     def suggest_elo(
-        self,
         position: Position,
         elo: float,
         *,
@@ -730,7 +530,7 @@ class AdvisorClient:
         avoid: Iterable[ActionLike] = (),
         timeout: float | None = None,
         continue_from: str = "",
-    ) -> Suggestion:
+    ) -> Unary[pb.SuggestMoveResponse, Suggestion]:
         """The AI's whole turn at a target Elo on the game's scale (level 1 = 0), seeded: the
         budget and temperature are interpolated between the levels around it. `continue_from`
         as for ``suggest_level``."""
@@ -740,10 +540,10 @@ class AdvisorClient:
             target_elo=elo,
             continue_from=continue_from,
         )
-        return Suggestion.from_proto(self._call(self._suggest_move, request, timeout))
+        return Unary(_SUGGEST_MOVE, request, Suggestion.from_proto, timeout)
 
+    @staticmethod
     def analyze(
-        self,
         position: Position,
         *,
         iterations: int = 0,
@@ -756,7 +556,7 @@ class AdvisorClient:
         max_moves: int = 0,
         timeout: float | None = None,
         continue_from: str = "",
-    ) -> Iterator[AnalysisUpdate]:
+    ) -> Stream[pb.AnalyzeResponse, AnalysisUpdate]:
         """A streamed analysis: an update every `interval_ms` of search, the last one final.
         Closing the iterator early (``break``) cancels the call, which stops the search.
         ``timeout`` None: no deadline (the search budget bounds the call).
@@ -773,17 +573,10 @@ class AdvisorClient:
             max_moves=max_moves,
             continue_from=continue_from,
         )
-        call = self._analyze(request, timeout=timeout)
-        try:
-            for response in call:
-                yield AnalysisUpdate.from_proto(response)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc) from None
-        finally:
-            call.cancel()
+        return Stream(_ANALYZE, request, AnalysisUpdate.from_proto, timeout)
 
+    @staticmethod
     def review(
-        self,
         record: GameRecord,
         *,
         iterations: int = 0,
@@ -791,7 +584,7 @@ class AdvisorClient:
         seed: int = 0,
         threads: int = 0,
         timeout: float | None = None,
-    ) -> Iterator[ReviewedMove | ReviewSummary]:
+    ) -> Stream[pb.ReviewGameResponse, ReviewedMove | ReviewSummary]:
         """Review a game record (``ReviewGame``): one :class:`ReviewedMove` per decision, in move
         order, then one :class:`ReviewSummary`. The budget is per decision (``iterations`` 0 =
         the server's default); ``timeout`` is the deadline of the whole review (None = none):
@@ -800,17 +593,10 @@ class AdvisorClient:
         Closing the iterator early cancels the call."""
         request = record.to_proto()
         request.limits.CopyFrom(_limits(iterations, time_ms, seed, threads))
-        call = self._review_game(request, timeout=timeout)
-        try:
-            for response in call:
-                yield review_answer(response)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc) from None
-        finally:
-            call.cancel()
+        return Stream(_REVIEW_GAME, request, review_answer, timeout)
 
+    @staticmethod
     def evaluate(
-        self,
         positions: Iterable[EvaluationInput],
         *,
         iterations: int = 0,
@@ -822,7 +608,7 @@ class AdvisorClient:
         window: int = 16,
         retries: int = 3,
         timeout: float | None = None,
-    ) -> Iterator[EvaluationResult]:
+    ) -> Batch:
         """Evaluate many positions; yields one result per position, in completion order.
 
         `positions` is any iterable (read lazily, at most `streams` x `window` ahead of the
@@ -832,29 +618,495 @@ class AdvisorClient:
         fails UNAVAILABLE has its unanswered positions re-sent (up to `retries` times each), so
         every position gets exactly one result. ``timeout``: deadline of each call (None =
         none)."""
-        streams = max(1, streams)
-        own: list[grpc.Channel] = []
-        if streams > 1 and self._make_channel is not None:
-            own = [self._make_channel(True) for _ in range(streams)]
-        batch = _Batch(
-            own or [self._channel],
-            positions,
-            _limits(iterations, time_ms, seed, threads),
-            max_moves,
-            streams,
-            window,
-            timeout,
-            retries,
-        )
+        defaults = _limits(iterations, time_ms, seed, threads)
+        return Batch(positions, defaults, max_moves, max(1, streams), max(1, window), retries, timeout)
+
+
+# --- a batch: every position answered exactly once -------------------------------------------------
+_RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE})
+_CONNECT_FAILURES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+_DONE = object()
+
+
+def _result(caller_id: str, response: pb.EvaluateResponse) -> EvaluationResult:
+    if response.WhichOneof("result") == "analysis":
+        return EvaluationResult(caller_id, analysis=Analysis.from_proto(response.analysis))
+    error = response.error
+    return EvaluationResult(caller_id, error=EvaluationError(error.code, error.message, error.field))
+
+
+def _over_the_cap(code: grpc.StatusCode, details: str) -> bool:
+    """The server's cap on positions per call (``max_batch_size``): go on with a new call."""
+    return code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in details
+
+
+class _Ledger:
+    """What a batch has sent and what it owes: positions are pulled from the caller's iterable
+    one at a time and given wire ids; a call that fails hands its unanswered positions back,
+    to be re-sent (a re-sent one goes first) or answered with the call's error, so that each
+    position is answered exactly once. Not thread-safe: the blocking client holds a lock."""
+
+    def __init__(self, batch: Batch) -> None:
+        self._source = iter(batch.positions)
+        self._batch = batch
+        self._retry: collections.deque[pb.EvaluateRequest] = collections.deque()
+        self._ids: dict[str, tuple[str, int]] = {}  # wire id -> (caller id, attempts)
+        self._count = 0
+        self._exhausted = False
+        self.stopped = False
+        """The caller left: no more positions are read."""
+        self.source_error: BaseException | None = None
+        """What reading the caller's iterable raised (re-raised after the answers)."""
+
+    @property
+    def finished(self) -> bool:
+        """Every position was read and none waits to be re-sent."""
+        return self._exhausted and not self._retry
+
+    def take(self) -> pb.EvaluateRequest | None:
+        """The next request to send (a re-sent one first); None when there is none."""
+        if self._retry:
+            return self._retry.popleft()
+        if self._exhausted or self.stopped:
+            return None
         try:
-            yield from batch.results()
+            item = next(self._source)
+            caller_id, request = _evaluate_request(item, self._count, self._batch.defaults, self._batch.max_moves)
+        except StopIteration:
+            self._exhausted = True
+            return None
+        except BaseException as exc:  # noqa: BLE001 - re-raised to the caller
+            self._exhausted = True
+            self.source_error = exc
+            return None
+        request.id = str(self._count)
+        self._ids[request.id] = (caller_id, 0)
+        self._count += 1
+        return request
+
+    def answer(self, response: pb.EvaluateResponse) -> EvaluationResult:
+        caller_id, _ = self._ids.pop(response.id, (response.id, 0))
+        return _result(caller_id, response)
+
+    def put_back(self, requests: Iterable[pb.EvaluateRequest]) -> None:
+        """Send these again on a new call (not an attempt: the call ended before answering)."""
+        self._retry.extend(requests)
+
+    def failed(
+        self, requests: Iterable[pb.EvaluateRequest], code: grpc.StatusCode, details: str, retryable: bool
+    ) -> list[EvaluationResult]:
+        """A call failed with these unanswered: re-send each (if `retryable`, up to the batch's
+        retries) or answer it with the error."""
+        errors = []
+        for request in requests:
+            caller_id, attempts = self._ids.get(request.id, (request.id, 0))
+            if retryable and attempts < self._batch.retries and not self.stopped:
+                self._ids[request.id] = (caller_id, attempts + 1)
+                self._retry.append(request)
+            else:
+                self._ids.pop(request.id, None)
+                errors.append(EvaluationResult(caller_id, error=EvaluationError(code.name, details or code.name)))
+        return errors
+
+
+class _BlockingBatch:
+    """``evaluate`` on the blocking client: a thread per call, each feeding its call from the
+    ledger (at most `window` unanswered) and reading its answers; the caller reads them from a
+    bounded queue."""
+
+    def __init__(self, channels: Sequence[grpc.Channel], batch: Batch) -> None:
+        self._methods = [
+            channel.stream_stream(_EVALUATE_POSITIONS.path, pb.EvaluateRequest.SerializeToString, pb.EvaluateResponse.FromString)
+            for channel in channels
+        ]
+        self._batch = batch
+        self._ledger = _Ledger(batch)
+        self._lock = threading.Lock()
+        self._results: queue.Queue[object] = queue.Queue(maxsize=batch.streams * batch.window + batch.streams)
+        self._stop = threading.Event()
+        self._calls: list[grpc.RpcContext] = []
+
+    def _put(self, item: object) -> None:
+        while not self._stop.is_set():
+            try:
+                self._results.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _work(self, stream: int) -> None:
+        method = self._methods[stream % len(self._methods)]
+        ledger = self._ledger
+        try:
+            while not self._stop.is_set():
+                window = threading.Semaphore(self._batch.window)
+                inflight: dict[str, pb.EvaluateRequest] = {}
+                ended = threading.Event()
+
+                def requests() -> Iterator[pb.EvaluateRequest]:
+                    while True:
+                        while not window.acquire(timeout=0.1):
+                            if ended.is_set() or self._stop.is_set():
+                                return
+                        with self._lock:  # taken and registered at once: a failing call
+                            if ended.is_set():  # re-sends exactly what it had taken
+                                return
+                            request = ledger.take()
+                            if request is None:
+                                return
+                            inflight[request.id] = request
+                        yield request
+
+                call = method(requests(), timeout=self._batch.timeout)
+                with self._lock:
+                    self._calls.append(call)
+                try:
+                    for response in call:
+                        with self._lock:
+                            known = inflight.pop(response.id, None) is not None
+                            result = ledger.answer(response) if known else None
+                        if result is not None:
+                            window.release()
+                            self._put(result)
+                    with self._lock:
+                        ended.set()
+                        ledger.put_back(inflight.values())  # (not expected: an early end)
+                        inflight.clear()
+                except grpc.RpcError as exc:
+                    code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
+                    details = exc.details() if callable(getattr(exc, "details", None)) else str(exc)
+                    with self._lock:
+                        ended.set()
+                        leftovers = list(inflight.values())
+                        inflight.clear()
+                        if _over_the_cap(code, str(details)):
+                            ledger.put_back(leftovers)
+                            continue
+                        errors = ledger.failed(leftovers, code, str(details or ""), code in _RETRYABLE)
+                    for error in errors:
+                        self._put(error)
+                    if code in _RETRYABLE:
+                        time.sleep(0.05)
+                finally:
+                    ended.set()
+                    with self._lock:
+                        self._calls.remove(call)
+                with self._lock:
+                    if ledger.finished:
+                        return
+        finally:
+            self._results.put(_DONE)
+
+    def results(self) -> Iterator[EvaluationResult]:
+        workers = [
+            threading.Thread(target=self._work, args=(i,), daemon=True, name="hortus-evaluate")
+            for i in range(self._batch.streams)
+        ]
+        for w in workers:
+            w.start()
+        running = len(workers)
+        try:
+            while running:
+                item = self._results.get()
+                if item is _DONE:
+                    running -= 1
+                    continue
+                assert isinstance(item, EvaluationResult)
+                yield item
+            if self._ledger.source_error is not None:
+                raise self._ledger.source_error
+        finally:
+            self._stop.set()
+            with self._lock:
+                self._ledger.stopped = True
+                calls = list(self._calls)
+            for call in calls:
+                call.cancel()
+            while True:  # unblock the workers
+                try:
+                    self._results.get_nowait()
+                except queue.Empty:
+                    break
+
+
+async def _awaited_batch_call(
+    method: grpc.aio.StreamStreamMultiCallable[Message, pb.EvaluateResponse],
+    ledger: _Ledger,
+    batch: Batch,
+    results: asyncio.Queue[object],
+) -> None:
+    """One call of ``evaluate`` on the asyncio client, re-opened until the ledger is finished:
+    it writes up to `window` unanswered positions and reads their answers."""
+    while True:
+        inflight: dict[str, pb.EvaluateRequest] = {}
+        call = method(timeout=batch.timeout)
+        progress = 0  # answers read on this call
+        write_failed = False
+        try:
+            while True:
+                while len(inflight) < batch.window and not write_failed:
+                    request = ledger.take()
+                    if request is None:
+                        break
+                    inflight[request.id] = request
+                    try:
+                        await call.write(request)
+                    except grpc.aio.AioRpcError:
+                        write_failed = True  # the call is over: read what it still has
+                if not inflight:
+                    await call.done_writing()
+                    while await call.read() is not grpc.aio.EOF:  # the call's end (and status)
+                        pass
+                    break
+                response = await call.read()
+                if response is grpc.aio.EOF:
+                    break
+                assert isinstance(response, pb.EvaluateResponse)
+                if inflight.pop(response.id, None) is not None:
+                    progress += 1
+                    await results.put(ledger.answer(response))
+            ledger.put_back(inflight.values())  # (not expected: the call ended early)
+        except grpc.aio.AioRpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+            # a write racing the call's end sees only a generic error: after answers, that is
+            # the server's cap per call too
+            if _over_the_cap(code, details) or (write_failed and progress > 0):
+                ledger.put_back(inflight.values())
+                continue
+            for error in ledger.failed(inflight.values(), code, details, code in _RETRYABLE or write_failed):
+                await results.put(error)
+            if code in _RETRYABLE:
+                await asyncio.sleep(0.05)
+        finally:
+            call.cancel()
+        if ledger.finished:
+            return
+
+
+# --- TLS: a refused handshake said as such ---------------------------------------------------------
+class _TlsWatch:
+    """gRPC reports a refused TLS handshake only as an unreachable server ("Socket closed"),
+    and with wait-for-ready waits for it until the deadline. Until a first call succeeds, a
+    connection failure is checked with a direct handshake (``TlsConfig.handshake_problem``)
+    and, if that is the cause, raised as UNAVAILABLE saying what is wrong."""
+
+    def __init__(self, tls: TlsConfig, target: str, wait_for_ready: bool) -> None:
+        self._tls = tls
+        self._address = target.split(":///", 1)[-1].split(",", 1)[0]  # the (first) server
+        self.wait_for_ready = wait_for_ready
+        self.verified = False
+        """A call got through: a failure is no longer the handshake's."""
+
+    def problem(self) -> AdvisorError | None:
+        """The handshake's problem with the (first) server, as the error to raise, if any
+        (blocking: it connects)."""
+        problem = self._tls.handshake_problem(self._address)
+        return None if problem is None else UnavailableError(grpc.StatusCode.UNAVAILABLE, f"TLS: {problem}")
+
+    def suspects(self, error: AdvisorError) -> bool:
+        """Whether a failed call may have failed in the handshake: no call got through yet and
+        it could not connect."""
+        return not self.verified and error.code in _CONNECT_FAILURES
+
+    def precheck(self, deadline: float | None) -> float | None:
+        """With wait-for-ready, before the first call: how long to wait for the channel to
+        connect (a second at most) before trying the handshake directly; None: no check."""
+        if not self.wait_for_ready or self.verified:
+            return None
+        return min(1.0, deadline or 1.0)
+
+
+# --- the two shells ----------------------------------------------------------------------------------
+def _method_of(describe: Callable[..., object], method: Callable[..., object], owner: str, answers: str) -> None:
+    """Name a client method after its description, with its signature and docstring;
+    `answers` formats what it returns from what the description's call answers."""
+    functools.update_wrapper(method, describe, assigned=("__module__", "__name__", "__doc__"))
+    method.__qualname__ = f"{owner}.{describe.__name__}"
+    signature = inspect.signature(describe)
+    described = str(signature.return_annotation)  # "Unary[pb.SuggestMoveResponse, Suggestion]"
+    answer = described.partition(",")[2].removesuffix("]").strip() or "EvaluationResult"
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *signature.parameters.values()]
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=answers.format(answer)
+    )
+
+
+def _blocking(describe: Callable[_P, Unary[Any, _T]]) -> Callable[Concatenate[AdvisorClient, _P], _T]:
+    def method(self: AdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return self._unary(describe(*args, **kwargs))
+
+    _method_of(describe, method, "AdvisorClient", "{}")
+    return method
+
+
+def _iterating(describe: Callable[_P, Stream[Any, _T]]) -> Callable[Concatenate[AdvisorClient, _P], Iterator[_T]]:
+    def method(self: AdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> Iterator[_T]:
+        return self._stream(lambda: describe(*args, **kwargs))  # described when first read
+
+    _method_of(describe, method, "AdvisorClient", "Iterator[{}]")
+    return method
+
+
+def _batching(describe: Callable[_P, Batch]) -> Callable[Concatenate[AdvisorClient, _P], Iterator[EvaluationResult]]:
+    def method(self: AdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> Iterator[EvaluationResult]:
+        return self._batch(lambda: describe(*args, **kwargs))
+
+    _method_of(describe, method, "AdvisorClient", "Iterator[{}]")
+    return method
+
+
+def _awaited(
+    describe: Callable[_P, Unary[Any, _T]],
+) -> Callable[Concatenate[AsyncAdvisorClient, _P], Coroutine[Any, Any, _T]]:
+    async def method(self: AsyncAdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        return await self._unary(describe(*args, **kwargs))
+
+    _method_of(describe, method, "AsyncAdvisorClient", "{}")
+    return method
+
+
+def _async_iterating(
+    describe: Callable[_P, Stream[Any, _T]],
+) -> Callable[Concatenate[AsyncAdvisorClient, _P], AsyncIterator[_T]]:
+    def method(self: AsyncAdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> AsyncIterator[_T]:
+        return self._stream(lambda: describe(*args, **kwargs))
+
+    _method_of(describe, method, "AsyncAdvisorClient", "AsyncIterator[{}]")
+    return method
+
+
+def _async_batching(
+    describe: Callable[_P, Batch],
+) -> Callable[Concatenate[AsyncAdvisorClient, _P], AsyncIterator[EvaluationResult]]:
+    def method(self: AsyncAdvisorClient, /, *args: _P.args, **kwargs: _P.kwargs) -> AsyncIterator[EvaluationResult]:
+        return self._batch(lambda: describe(*args, **kwargs))
+
+    _method_of(describe, method, "AsyncAdvisorClient", "AsyncIterator[{}]")
+    return method
+
+
+class AdvisorClient:
+    """A blocking client. ``timeout`` (seconds) is the default deadline of every unary call
+    (None: no deadline); each method also takes ``timeout=`` for that call. A search answers
+    before its deadline with what it has (``Analysis.partial``) rather than failing.
+
+    ``target`` is one gRPC target or a list of ``host:port`` addresses, spread over with
+    client-side round robin. Calls are retried on UNAVAILABLE (``retries`` attempts, via the
+    service config); ``wait_for_ready`` makes calls wait for a server instead of failing fast;
+    ``tls`` turns on TLS (and mutual TLS with a client key and certificate).
+
+    Its methods are those of :class:`AdvisorMethods`, answered (streams as iterators; closing
+    one early cancels its call). Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        target: Targets = DEFAULT_TARGET,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        *,
+        channel: grpc.Channel | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        tls: TlsConfig | None = None,
+        retries: int = 4,
+        wait_for_ready: bool = False,
+    ) -> None:
+        self.target = channel_target(target)
+        self.timeout = timeout
+        self._own_channel = channel is None
+        options = _channel_options(max_message_bytes, retries, tls, wait_for_ready)
+        self._tls = _TlsWatch(tls, self.target, wait_for_ready) if tls is not None and channel is None else None
+
+        def make_channel(own_connection: bool = False) -> grpc.Channel:
+            extra: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)] if own_connection else []
+            if tls is not None:
+                return grpc.secure_channel(self.target, tls.credentials(), options=options + extra)
+            return grpc.insecure_channel(self.target, options=options + extra)
+
+        self._make_channel: Callable[[bool], grpc.Channel] | None = None if channel is not None else make_channel
+        self._channel = channel if channel is not None else make_channel(False)
+        self._unary_stubs: dict[str, grpc.UnaryUnaryMultiCallable[Any, Any]] = {}
+
+    def _unary(self, call: Unary[Any, _T]) -> _T:
+        deadline = self.timeout if call.timeout is None else call.timeout
+        tls = self._tls
+        wait = tls.precheck(deadline) if tls is not None else None
+        if tls is not None and wait is not None:
+            try:
+                grpc.channel_ready_future(self._channel).result(timeout=wait)
+                tls.verified = True
+            except grpc.FutureTimeoutError:
+                problem = tls.problem()
+                if problem is not None:
+                    raise problem from None
+        method = call.method
+        stub = self._unary_stubs.get(method.path)
+        if stub is None:
+            stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+            self._unary_stubs[method.path] = stub
+        try:
+            response = stub(call.request, timeout=deadline)
+        except grpc.RpcError as exc:
+            error = error_from_rpc(exc)
+            if tls is not None and tls.suspects(error):
+                error = tls.problem() or error
+            raise error from None
+        if tls is not None:
+            tls.verified = True
+        return call.answer(response)
+
+    def _stream(self, describe: Callable[[], Stream[Any, _T]]) -> Iterator[_T]:
+        stream = describe()
+        method = stream.method
+        stub = self._channel.unary_stream(method.path, method.request.SerializeToString, method.response.FromString)
+        call = stub(stream.request, timeout=stream.timeout)
+        try:
+            for response in call:
+                yield stream.answer(response)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc) from None
+        finally:
+            call.cancel()
+
+    def _batch(self, describe: Callable[[], Batch]) -> Iterator[EvaluationResult]:
+        batch = describe()
+        own: list[grpc.Channel] = []
+        if batch.streams > 1 and self._make_channel is not None:
+            own = [self._make_channel(True) for _ in range(batch.streams)]
+        try:
+            yield from _BlockingBatch(own or [self._channel], batch).results()
         finally:
             for channel in own:
                 channel.close()
 
+    def close(self) -> None:
+        """Close the channel (if this client created it)."""
+        if self._own_channel:
+            self._channel.close()
+
+    def __enter__(self) -> AdvisorClient:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    list_games = _blocking(AdvisorMethods.list_games)
+    new_game = _blocking(AdvisorMethods.new_game)
+    legal_actions = _blocking(AdvisorMethods.legal_actions)
+    apply_actions = _blocking(AdvisorMethods.apply_actions)
+    suggest_move = _blocking(AdvisorMethods.suggest_move)
+    rank_moves = _blocking(AdvisorMethods.rank_moves)
+    get_version = _blocking(AdvisorMethods.get_version)
+    view_position = _blocking(AdvisorMethods.view_position)
+    suggest_level = _blocking(AdvisorMethods.suggest_level)
+    suggest_elo = _blocking(AdvisorMethods.suggest_elo)
+    analyze = _iterating(AdvisorMethods.analyze)
+    review = _iterating(AdvisorMethods.review)
+    evaluate = _batching(AdvisorMethods.evaluate)
+
 
 class AsyncAdvisorClient:
-    """The asyncio twin of :class:`AdvisorClient` (``grpc.aio``): the same methods, awaited.
+    """The asyncio twin of :class:`AdvisorClient` (``grpc.aio``): the same arguments, the same
+    methods (those of :class:`AdvisorMethods`) awaited, streams as async iterators.
 
     Create it inside a running event loop; use ``async with`` or await :meth:`close`.
     """
@@ -874,324 +1126,125 @@ class AsyncAdvisorClient:
         self.timeout = timeout
         self._own_channel = channel is None
         options = _channel_options(max_message_bytes, retries, tls, wait_for_ready)
-        if channel is not None:
-            self._channel = channel
-        elif tls is not None:
-            self._channel = grpc.aio.secure_channel(self.target, tls.credentials(), options=options)
-        else:
-            self._channel = grpc.aio.insecure_channel(self.target, options=options)
-        path = _path
-        ch = self._channel
-        self._list_games = ch.unary_unary(
-            path("ListGames"), pb.ListGamesRequest.SerializeToString, pb.ListGamesResponse.FromString
-        )
-        self._new_game = ch.unary_unary(path("NewGame"), pb.NewGameRequest.SerializeToString, pb.NewGameResponse.FromString)
-        self._legal_actions = ch.unary_unary(
-            path("LegalActions"), pb.LegalActionsRequest.SerializeToString, pb.LegalActionsResponse.FromString
-        )
-        self._apply_actions = ch.unary_unary(
-            path("ApplyActions"), pb.ApplyActionsRequest.SerializeToString, pb.ApplyActionsResponse.FromString
-        )
-        self._suggest_move = ch.unary_unary(
-            path("SuggestMove"), pb.SuggestMoveRequest.SerializeToString, pb.SuggestMoveResponse.FromString
-        )
-        self._rank_moves = ch.unary_unary(
-            path("RankMoves"), pb.RankMovesRequest.SerializeToString, pb.RankMovesResponse.FromString
-        )
-        self._get_version = ch.unary_unary(
-            path("GetVersion"), pb.GetVersionRequest.SerializeToString, pb.GetVersionResponse.FromString
-        )
-        self._analyze = ch.unary_stream(path("Analyze"), pb.AnalyzeRequest.SerializeToString, pb.AnalyzeResponse.FromString)
-        self._review_game = ch.unary_stream(
-            path("ReviewGame"), pb.ReviewGameRequest.SerializeToString, pb.ReviewGameResponse.FromString
-        )
-        self._view_position = ch.unary_unary(
-            path("ViewPosition"), pb.ViewPositionRequest.SerializeToString, pb.ViewPositionResponse.FromString
-        )
-        self._evaluate = ch.stream_stream(
-            path("EvaluatePositions"), pb.EvaluateRequest.SerializeToString, pb.EvaluateResponse.FromString
-        )
+        self._tls = _TlsWatch(tls, self.target, wait_for_ready) if tls is not None and channel is None else None
 
-    async def _call(self, method: grpc.aio.UnaryUnaryMultiCallable[_Req, _Resp], request: _Req, timeout: float | None) -> _Resp:
+        def make_channel(own_connection: bool = False) -> grpc.aio.Channel:
+            extra: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)] if own_connection else []
+            if tls is not None:
+                return grpc.aio.secure_channel(self.target, tls.credentials(), options=options + extra)
+            return grpc.aio.insecure_channel(self.target, options=options + extra)
+
+        self._make_channel: Callable[[bool], grpc.aio.Channel] | None = None if channel is not None else make_channel
+        self._channel = channel if channel is not None else make_channel(False)
+        self._unary_stubs: dict[str, grpc.aio.UnaryUnaryMultiCallable[Any, Any]] = {}
+
+    async def _unary(self, call: Unary[Any, _T]) -> _T:
+        deadline = self.timeout if call.timeout is None else call.timeout
+        tls = self._tls
+        wait = tls.precheck(deadline) if tls is not None else None
+        if tls is not None and wait is not None:
+            try:
+                await asyncio.wait_for(self._channel.channel_ready(), wait)
+                tls.verified = True
+            except asyncio.TimeoutError:
+                problem = await asyncio.to_thread(tls.problem)
+                if problem is not None:
+                    raise problem from None
+        method = call.method
+        stub = self._unary_stubs.get(method.path)
+        if stub is None:
+            stub = self._channel.unary_unary(method.path, method.request.SerializeToString, method.response.FromString)
+            self._unary_stubs[method.path] = stub
         try:
-            return await method(request, timeout=self.timeout if timeout is None else timeout)
+            response = await stub(call.request, timeout=deadline)
+        except grpc.aio.AioRpcError as exc:
+            error = error_from_rpc(exc)
+            if tls is not None and tls.suspects(error):
+                problem = await asyncio.to_thread(tls.problem)
+                error = problem or error
+            raise error from None
+        if tls is not None:
+            tls.verified = True
+        return call.answer(response)
+
+    async def _stream(self, describe: Callable[[], Stream[Any, _T]]) -> AsyncIterator[_T]:
+        stream = describe()
+        method = stream.method
+        stub = self._channel.unary_stream(method.path, method.request.SerializeToString, method.response.FromString)
+        call = stub(stream.request, timeout=stream.timeout)
+        try:
+            async for response in call:
+                yield stream.answer(response)
         except grpc.aio.AioRpcError as exc:
             raise error_from_rpc(exc) from None
+        finally:
+            call.cancel()
+
+    async def _batch(self, describe: Callable[[], Batch]) -> AsyncIterator[EvaluationResult]:
+        batch = describe()
+        own: list[grpc.aio.Channel] = []
+        if batch.streams > 1 and self._make_channel is not None:
+            own = [self._make_channel(True) for _ in range(batch.streams)]
+        methods = [
+            channel.stream_stream(_EVALUATE_POSITIONS.path, pb.EvaluateRequest.SerializeToString, pb.EvaluateResponse.FromString)
+            for channel in own or [self._channel]
+        ]
+        ledger = _Ledger(batch)
+        results: asyncio.Queue[object] = asyncio.Queue(maxsize=batch.streams * batch.window + batch.streams)
+
+        async def work(stream: int) -> None:
+            try:
+                await _awaited_batch_call(methods[stream % len(methods)], ledger, batch, results)
+            except Exception as exc:  # noqa: BLE001 - raised to the caller
+                if not ledger.stopped:
+                    await results.put(exc)
+            finally:
+                if not ledger.stopped:  # (a worker cancelled as the caller left puts nothing)
+                    await results.put(_DONE)
+
+        workers = [asyncio.ensure_future(work(i)) for i in range(batch.streams)]
+        running = len(workers)
+        try:
+            while running:
+                item = await results.get()
+                if item is _DONE:
+                    running -= 1
+                    continue
+                if isinstance(item, Exception):
+                    raise item
+                assert isinstance(item, EvaluationResult)
+                yield item
+            if ledger.source_error is not None:
+                raise ledger.source_error
+        finally:
+            ledger.stopped = True
+            for worker in workers:
+                worker.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            for channel in own:
+                await channel.close()
 
     async def close(self) -> None:
         """Close the channel (if this client created it)."""
         if self._own_channel:
             await self._channel.close()
 
-    async def __aenter__(self) -> "AsyncAdvisorClient":
+    async def __aenter__(self) -> AsyncAdvisorClient:
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         await self.close()
 
-    async def list_games(self, *, timeout: float | None = None) -> list[GameInfo]:
-        response = await self._call(self._list_games, pb.ListGamesRequest(), timeout)
-        return [GameInfo.from_proto(g) for g in response.games]
-
-    async def new_game(
-        self,
-        game: str,
-        players: int = 0,
-        seed: int | None = None,
-        variant: str | None = None,
-        options: Mapping[str, str] | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> PositionInfo:
-        request = _new_game_request(game, players, seed, variant, options)
-        return PositionInfo.from_proto((await self._call(self._new_game, request, timeout)).info)
-
-    async def legal_actions(
-        self,
-        position: Position,
-        *,
-        for_seat: int | None = None,
-        picture: bool = False,
-        highlight: Sequence[int] = (),
-        timeout: float | None = None,
-    ) -> LegalActions:
-        request = pb.LegalActionsRequest(
-            position=position.to_proto(), for_seat=for_seat, picture=picture, highlight=list(highlight)
-        )
-        return LegalActions.from_proto(await self._call(self._legal_actions, request, timeout))
-
-    async def apply_actions(
-        self, position: Position, actions: Iterable[ActionLike], *, timeout: float | None = None
-    ) -> PositionInfo:
-        request = pb.ApplyActionsRequest(position=position.to_proto(), actions=[_action_ref(a) for a in actions])
-        return _apply_result(await self._call(self._apply_actions, request, timeout))
-
-    async def suggest_move(
-        self,
-        position: Position,
-        *,
-        iterations: int = 0,
-        time_ms: float = 0.0,
-        seed: int = 0,
-        threads: int = 0,
-        allow: Iterable[ActionLike] = (),
-        avoid: Iterable[ActionLike] = (),
-        timeout: float | None = None,
-        continue_from: str = "",
-        level: int = 0,
-        target_elo: float | None = None,
-    ) -> Suggestion:
-        """See ``AdvisorClient.suggest_move`` (`continue_from` included)."""
-        request = pb.SuggestMoveRequest(
-            position=position.to_proto(),
-            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-            continue_from=continue_from,
-            level=level,
-            target_elo=target_elo,
-        )
-        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
-
-    async def rank_moves(
-        self,
-        position: Position,
-        *,
-        iterations: int = 0,
-        time_ms: float = 0.0,
-        seed: int = 0,
-        threads: int = 0,
-        allow: Iterable[ActionLike] = (),
-        avoid: Iterable[ActionLike] = (),
-        max_moves: int = 0,
-        timeout: float | None = None,
-    ) -> Analysis:
-        request = pb.RankMovesRequest(
-            position=position.to_proto(), limits=_limits(iterations, time_ms, seed, threads, allow, avoid), max_moves=max_moves
-        )
-        return Analysis.from_proto((await self._call(self._rank_moves, request, timeout)).analysis)
-
-    async def get_version(self, *, timeout: float | None = None) -> VersionInfo:
-        return VersionInfo.from_proto(await self._call(self._get_version, pb.GetVersionRequest(), timeout))
-
-    async def view_position(self, position: Position, seat: int, *, timeout: float | None = None) -> Position:
-        request = pb.ViewPositionRequest(position=position.to_proto(), seat=seat)
-        structured = (await self._call(self._view_position, request, timeout)).structured
-        return Position.from_proto(pb.Position(game=position.game, structured=structured))
-
-    async def suggest_level(
-        self,
-        position: Position,
-        level: int,
-        *,
-        seed: int = 0,
-        threads: int = 0,
-        allow: Iterable[ActionLike] = (),
-        avoid: Iterable[ActionLike] = (),
-        timeout: float | None = None,
-        continue_from: str = "",
-    ) -> Suggestion:
-        request = pb.SuggestMoveRequest(
-            position=position.to_proto(),
-            limits=_limits(0, 0.0, seed, threads, allow, avoid),
-            level=level,
-            continue_from=continue_from,
-        )
-        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
-
-    async def suggest_elo(
-        self,
-        position: Position,
-        elo: float,
-        *,
-        seed: int = 0,
-        threads: int = 0,
-        allow: Iterable[ActionLike] = (),
-        avoid: Iterable[ActionLike] = (),
-        timeout: float | None = None,
-        continue_from: str = "",
-    ) -> Suggestion:
-        request = pb.SuggestMoveRequest(
-            position=position.to_proto(),
-            limits=_limits(0, 0.0, seed, threads, allow, avoid),
-            target_elo=elo,
-            continue_from=continue_from,
-        )
-        return Suggestion.from_proto(await self._call(self._suggest_move, request, timeout))
-
-    async def analyze(
-        self,
-        position: Position,
-        *,
-        iterations: int = 0,
-        time_ms: float = 0.0,
-        seed: int = 0,
-        threads: int = 0,
-        allow: Iterable[ActionLike] = (),
-        avoid: Iterable[ActionLike] = (),
-        interval_ms: int = 100,
-        max_moves: int = 0,
-        timeout: float | None = None,
-        continue_from: str = "",
-    ) -> AsyncIterator[AnalysisUpdate]:
-        """A streamed analysis as an async iterator (see ``AdvisorClient.analyze``)."""
-        request = pb.AnalyzeRequest(
-            position=position.to_proto(),
-            limits=_limits(iterations, time_ms, seed, threads, allow, avoid),
-            interval_ms=interval_ms,
-            max_moves=max_moves,
-            continue_from=continue_from,
-        )
-        call = self._analyze(request, timeout=timeout)
-        try:
-            async for response in call:
-                yield AnalysisUpdate.from_proto(response)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc) from None
-        finally:
-            call.cancel()
-
-    async def review(
-        self,
-        record: GameRecord,
-        *,
-        iterations: int = 0,
-        time_ms: float = 0.0,
-        seed: int = 0,
-        threads: int = 0,
-        timeout: float | None = None,
-    ) -> AsyncIterator[ReviewedMove | ReviewSummary]:
-        """A game review as an async iterator (see ``AdvisorClient.review``)."""
-        request = record.to_proto()
-        request.limits.CopyFrom(_limits(iterations, time_ms, seed, threads))
-        call = self._review_game(request, timeout=timeout)
-        try:
-            async for response in call:
-                yield review_answer(response)
-        except grpc.aio.AioRpcError as exc:
-            raise error_from_rpc(exc) from None
-        finally:
-            call.cancel()
-
-    async def evaluate(
-        self,
-        positions: Iterable[EvaluationInput],
-        *,
-        iterations: int = 0,
-        time_ms: float = 0.0,
-        seed: int = 0,
-        threads: int = 0,
-        max_moves: int = 0,
-        window: int = 16,
-        retries: int = 3,
-        timeout: float | None = None,
-    ) -> AsyncIterator[EvaluationResult]:
-        """Evaluate many positions on one stream (re-opened, with the unanswered positions, if
-        it fails UNAVAILABLE); yields one result per position, in completion order."""
-        defaults = _limits(iterations, time_ms, seed, threads)
-        source = iter(positions)
-        pending: collections.deque[pb.EvaluateRequest] = collections.deque()
-        ids: dict[str, tuple[str, int]] = {}
-        count = 0
-        exhausted = False
-        while True:
-            inflight: dict[str, pb.EvaluateRequest] = {}
-            call = self._evaluate(timeout=timeout)
-            progress = 0  # answers read on this call
-            write_failed = False
-            try:
-                while True:
-                    while len(inflight) < window and not write_failed:
-                        if pending:
-                            request = pending.popleft()
-                        elif not exhausted:
-                            try:
-                                item = next(source)
-                            except StopIteration:
-                                exhausted = True
-                                continue
-                            caller_id, request = _evaluate_request(item, count, defaults, max_moves)
-                            request.id = str(count)
-                            ids[request.id] = (caller_id, 0)
-                            count += 1
-                        else:
-                            break
-                        inflight[request.id] = request
-                        try:
-                            await call.write(request)
-                        except grpc.aio.AioRpcError:
-                            write_failed = True  # the call is over: read what it still has
-                    if not inflight:
-                        await call.done_writing()
-                        while await call.read() is not grpc.aio.EOF:  # the call's end (and status)
-                            pass
-                        break
-                    response = await call.read()
-                    if response is grpc.aio.EOF:
-                        break
-                    assert isinstance(response, pb.EvaluateResponse)
-                    if inflight.pop(response.id, None) is not None:
-                        progress += 1
-                        caller_id, _ = ids.pop(response.id)
-                        yield _result(caller_id, response)
-                pending.extend(inflight.values())  # (not expected: the call ended early)
-                if not pending and exhausted:
-                    return
-            except grpc.aio.AioRpcError as exc:
-                code, details = exc.code(), exc.details() or ""
-                if (code == grpc.StatusCode.INVALID_ARGUMENT and "max_batch_size" in details) or (write_failed and progress > 0):
-                    # the server's cap per call (a write racing the call's end sees only a
-                    # generic error): go on with a new call
-                    pending.extend(inflight.values())
-                    continue
-                retryable = code in _RETRYABLE or write_failed
-                for request in inflight.values():
-                    caller_id, attempts = ids[request.id]
-                    if retryable and attempts < retries:
-                        ids[request.id] = (caller_id, attempts + 1)
-                        pending.append(request)
-                    else:
-                        ids.pop(request.id)
-                        yield EvaluationResult(caller_id, error=EvaluationError(code.name, details))
-                if not pending and exhausted:
-                    return
-            finally:
-                call.cancel()
+    list_games = _awaited(AdvisorMethods.list_games)
+    new_game = _awaited(AdvisorMethods.new_game)
+    legal_actions = _awaited(AdvisorMethods.legal_actions)
+    apply_actions = _awaited(AdvisorMethods.apply_actions)
+    suggest_move = _awaited(AdvisorMethods.suggest_move)
+    rank_moves = _awaited(AdvisorMethods.rank_moves)
+    get_version = _awaited(AdvisorMethods.get_version)
+    view_position = _awaited(AdvisorMethods.view_position)
+    suggest_level = _awaited(AdvisorMethods.suggest_level)
+    suggest_elo = _awaited(AdvisorMethods.suggest_elo)
+    analyze = _async_iterating(AdvisorMethods.analyze)
+    review = _async_iterating(AdvisorMethods.review)
+    evaluate = _async_batching(AdvisorMethods.evaluate)

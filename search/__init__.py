@@ -28,7 +28,9 @@ from hortus.search.analysis import (
     analyze_stream,
 )
 from hortus.search.bots import Bot, GreedyBot, MctsBot, RandomBot, make_bot
+from hortus.search.labels import SearchLabel, feature_count, search_label
 from hortus.search.settings import BASELINE, SearchSettings, settings_for
+from hortus.search.speed import random_decisions_per_second
 
 __all__ = [
     "BASELINE",
@@ -42,9 +44,13 @@ __all__ = [
     "RandomBot",
     "SearchSettings",
     "SearchHandle",
+    "SearchLabel",
     "SearchTrees",
     "analyze",
     "analyze_stream",
+    "feature_count",
     "make_bot",
+    "random_decisions_per_second",
+    "search_label",
     "settings_for",
 ]

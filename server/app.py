@@ -227,6 +227,11 @@ def build_server(
         raise OSError(f"cannot listen on {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot listen on {address}")
+    if servicer.routes is not None:
+        # the worker group's private socket: continuations the other workers route here
+        # (hortus.server.routing); in a folder only the server's user can reach
+        if not server.add_insecure_port(servicer.routes.address(servicer.routes.index)):
+            raise OSError(f"cannot listen on {servicer.routes.address(servicer.routes.index)}")
     server.start()
     web_server = None
     if web is not None:

@@ -34,6 +34,7 @@ import urllib.parse
 from typing import Any
 
 from hortus.games import State
+from hortus.server.routing import forwarded_identity
 
 __all__ = ["SHARED", "cache_scope", "client_identity"]
 
@@ -58,7 +59,11 @@ def _address(peer: str) -> str:
 
 def client_identity(context: Any) -> str:
     """Who is calling, as far as the port can tell: ``cert:<sha256>`` of a verified client
-    certificate, else ``ip:<address>`` (the same for the gRPC and the web port)."""
+    certificate, else ``ip:<address>`` (the same for the gRPC and the web port); for a call
+    another worker of the group forwarded (``hortus.server.routing``), the identity it passed."""
+    forwarded = forwarded_identity(context)
+    if forwarded is not None:
+        return forwarded
     auth = getattr(context, "auth_context", None)
     if callable(auth):
         try:

@@ -74,6 +74,10 @@ class ServerConfig:
         opens them (``Position.sealed``); every process reading the same file opens the others'.
     require_sealed: refuse encoded positions (``Position.encoded``): only sealed ones, or a
         seat's view (which holds nothing that seat may not know); needs ``seal_key_file``.
+    worker_routes, worker_index: set by ``hortus serve --workers N`` only: the group's private
+        folder of unix sockets and this worker's index in it, so that a ``continue_from`` that
+        reaches another worker is routed to the one keeping its tree (``hortus.server.routing``);
+        "" = a single process.
     cache_bytes: memory of the answer cache (``hortus.server.cache``): a ``SuggestMove`` or
         ``RankMoves`` request identical to an earlier one with an iteration budget (no time
         budget) is answered from it, as the search is deterministic; 0 = off.
@@ -104,6 +108,8 @@ class ServerConfig:
     draw_worlds: int = 32
     seal_key_file: str = ""
     require_sealed: bool = False
+    worker_routes: str = ""
+    worker_index: int = 0
 
     def __post_init__(self) -> None:
         positive_ints = {

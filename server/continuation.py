@@ -9,8 +9,9 @@ are kept under that token. A later ``Analyze`` with ``continue_from`` = the toke
 (a token continues once: the continuing call's updates carry a new token). The token stands in
 for "the same connection": it is unguessable (128 random bits), so only a caller that received
 the analysis can continue it; it is known only to the server process that issued it (the tree
-lives there), whose instance id it starts with, so that another process of a ``--workers N``
-server or a restarted one can say so.
+lives there), whose instance id it starts with: in a ``--workers N`` group the id names the
+worker (``w<index>-``), and another worker routes the call to it (``hortus.server.routing``);
+a process that restarted, or another server, says the tree is not here.
 
 Bounded: at most ``max_trees`` trees and ``max_bytes`` of them (the least recently kept are
 dropped first), each dropped after ``idle_s`` seconds unused: by a timer (a thread started when
@@ -61,12 +62,19 @@ class _Kept:
 class KeptAnalyses:
     """The kept trees of one server process (thread-safe)."""
 
-    def __init__(self, max_trees: int, max_bytes: int, idle_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        max_trees: int,
+        max_bytes: int,
+        idle_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        prefix: str = "",
+    ) -> None:
         self.max_trees = max_trees
         self.max_bytes = max_bytes
         self.idle_s = idle_s
         self._clock = clock
-        self._instance = secrets.token_hex(4)
+        self._instance = prefix + secrets.token_hex(4)  # prefix: the worker's (hortus.server.routing)
         self._entries: OrderedDict[str, _Kept] = OrderedDict()
         self._changed = threading.Condition(threading.Lock())
         self.bytes = 0
@@ -143,8 +151,8 @@ class KeptAnalyses:
                     if instance != self._instance:
                         raise TokenError(
                             "other_process",
-                            "the analysis it continues is kept by another server process (or one that "
-                            "restarted): continue on the connection (channel) that made it, or start afresh",
+                            "the analysis it continues was kept by another server, or by a server process "
+                            "that has restarted since: start afresh without continue_from",
                         )
                     raise TokenError(
                         "unknown",

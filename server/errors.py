@@ -133,8 +133,19 @@ _CODE_NUMBERS: dict[grpc.StatusCode, int] = {
 }
 
 
+class ForwardedError(Exception):
+    """A call forwarded to another worker of the group (``hortus.server.routing``) failed
+    there: answered with the same status (code, message, details)."""
+
+    def __init__(self, status: grpc.Status) -> None:
+        super().__init__(status.details)
+        self.status = status
+
+
 def status_for(exc: BaseException, method: str = "") -> grpc.Status:
     """The status answering a call whose handler raised `exc`."""
+    if isinstance(exc, ForwardedError):
+        return exc.status
     if isinstance(exc, RequestError):
         return _bad_request(exc.field, exc.description)
     if isinstance(exc, InvalidPositionError):

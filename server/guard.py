@@ -29,7 +29,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hortus.server.drain import LINGER_S
 
-__all__ = ["GuardedH11Protocol", "RateLimitedLog", "default_max_connections", "guarded_protocol"]
+__all__ = [
+    "GuardedH11Protocol",
+    "RateLimitedLog",
+    "RateLimitedRecords",
+    "default_max_connections",
+    "guarded_protocol",
+    "limit_third_party_logs",
+]
 
 log = logging.getLogger("hortus.web")
 
@@ -39,6 +46,56 @@ FD_SHARE = 4
 """The web port takes at most 1/FD_SHARE of the process's descriptors (RLIMIT_NOFILE): the
 rest stay for the gRPC port, its probes, the metrics port, logs and the search."""
 MAX_CONNECTIONS = 1024
+
+
+LOG_INTERVAL_S = 10.0
+"""Third-party loggers that log once per hostile connection log at most once per this long."""
+
+
+class RateLimitedRecords(logging.Filter):
+    """A filter letting through at most one record per message (its template, ``record.msg``)
+    per `interval` seconds, the next one saying how many were left out. For loggers that log
+    once per connection and that hortus does not write: uvicorn's "Invalid HTTP request
+    received." (any bytes that are not HTTP: one line per request), asyncio's "socket.accept()
+    out of system resource" (once per accept attempt: 100,291 lines in 12 s at the descriptor
+    limit)."""
+
+    MAX_KINDS = 1024  # preformatted messages are all different: the table is bounded anyway
+
+    def __init__(self, interval: float = LOG_INTERVAL_S) -> None:
+        super().__init__()
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = str(record.msg)
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(kind)
+            if last is not None and now - last < self.interval:
+                self._suppressed[kind] = self._suppressed.get(kind, 0) + 1
+                return False
+            if len(self._last) >= self.MAX_KINDS:
+                self._last.clear()
+                self._suppressed.clear()
+            self._last[kind] = now
+            suppressed = self._suppressed.pop(kind, 0)
+        if suppressed:
+            record.msg = f"{record.msg} ({suppressed} more like it not logged in the last {self.interval:g} s)"
+        return True
+
+
+RATE_LIMITED_LOGGERS = ("uvicorn.error", "asyncio")
+
+
+def limit_third_party_logs(interval: float = LOG_INTERVAL_S) -> None:
+    """Rate-limit ``RATE_LIMITED_LOGGERS`` (once per process)."""
+    for name in RATE_LIMITED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RateLimitedRecords) for f in logger.filters):
+            logger.addFilter(RateLimitedRecords(interval))
 
 
 def default_max_connections() -> int:

@@ -49,6 +49,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-
 
 from protobuf.wkt import Any as WireAny
 
+from hortus.server.openapi import openapi_json
 from hortus.v1 import advisor_pb2 as pb
 
 __all__ = [
@@ -59,6 +60,7 @@ __all__ = [
     "error_json",
     "strict_codecs",
     "with_error_debug",
+    "with_get_caching",
 ]
 
 NDJSON = "application/x-ndjson"
@@ -70,6 +72,20 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _UNKNOWN_FIELD = re.compile(r'has no field named "([^"]+)"')
+# json_format's ParseError says where it was, from the outside in: "Failed to parse limits
+# field: Failed to parse iterations field: Value out of range..."
+_FIELD_ON_THE_WAY = re.compile(r"Failed to parse ([A-Za-z_]\w*) field")
+
+
+def _field_path(text: str) -> tuple[str, bool]:
+    """The JSON path of the field a ParseError's `text` is about (``limits.iterations``,
+    ``limits.iterationz``), and whether that field is unknown; ``""`` when it names none (the
+    body is no JSON object)."""
+    path = _FIELD_ON_THE_WAY.findall(text)
+    unknown = _UNKNOWN_FIELD.search(text)
+    if unknown:
+        path.append(unknown.group(1))
+    return ".".join(path), unknown is not None
 
 
 # --- strict JSON -----------------------------------------------------------------------------
@@ -84,12 +100,11 @@ def decode_json(data: bytes | bytearray, message: Message) -> Message:
         if isinstance(exc, UnicodeDecodeError):
             exc = json_format.ParseError(f"the body is not UTF-8 JSON: {exc.reason} at byte {exc.start}")
         text = str(exc).splitlines()[0] if str(exc) else "invalid JSON"
-        match = _UNKNOWN_FIELD.search(text)
-        field = match.group(1) if match else ""
+        field, unknown = _field_path(text)
         violation = error_details_pb2.BadRequest.FieldViolation(field=field, description=text)
         raise ConnectError(
             Code.INVALID_ARGUMENT,
-            f"unknown field {field!r}: {text}" if match else text,
+            f"unknown field {field!r}: {text}" if unknown else f"invalid {field}: {text}" if field else text,
             # connectrpc's details are its own protobuf-py messages: the google.rpc detail goes
             # in as an Any of its bytes, as hortus.server.web.connect_error does
             [
@@ -239,6 +254,35 @@ def _bare_error(status: int) -> dict[str, Any]:
     return {"code": "unknown", "message": f"HTTP {status}"}
 
 
+# --- HTTP caching of the read-only calls ---------------------------------------------------
+# How long a shared cache may serve a Connect GET answer: the answer of a NO_SIDE_EFFECTS call
+# is a function of its request (the URL) and of the server's version, which a deploy changes.
+GET_MAX_AGE_S = 300
+
+
+def with_get_caching(app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> Callable[[Scope, Receive, Send], Awaitable[None]]:
+    """An ASGI wrapper that lets HTTP caches serve the Connect GET answers of the read-only
+    calls (``idempotency_level = NO_SIDE_EFFECTS``): ``Cache-Control: public, max-age=300``
+    on a 200, ``no-store`` on an error (an overloaded server's refusal must not be replayed).
+    The CORS headers beside it come with ``Vary: Origin`` (``FrontDoor``)."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "GET" or not str(scope.get("path", "")).startswith(RPC_PREFIX):
+            await app(scope, receive, send)
+            return
+
+        async def intercept(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                policy = f"public, max-age={GET_MAX_AGE_S}".encode() if message["status"] == 200 else b"no-store"
+                kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() != b"cache-control"]
+                message = {**message, "headers": [*kept, (b"cache-control", policy)]}
+            await send(message)
+
+        await app(scope, receive, intercept)
+
+    return wrapped
+
+
 # --- NDJSON and SSE streams ------------------------------------------------------------------
 class _Headers:
     """The request headers as the bridge's context reads them (``allitems()``)."""
@@ -279,6 +323,9 @@ class PlainHttp:
         self._bridge = bridge
         self._ready = ready
         self._limit = read_max_bytes
+        # the OpenAPI document the build shipped: read at start, so an install without it
+        # fails here, saying so, rather than on a client's GET
+        self._openapi = openapi_json()
         self.streams: dict[str, tuple[str, type[Message]]] = {}
         for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
             if method.server_streaming and not method.client_streaming:
@@ -297,9 +344,7 @@ class PlainHttp:
             await _plain(send, 200 if ok else 503, cors, b"" if method == "HEAD" else body, len(body))
             return True
         if path == "/openapi.json" and method in ("GET", "HEAD"):
-            from hortus.server.openapi import openapi_json  # made from the descriptors once
-
-            document = openapi_json()
+            document = self._openapi
             await _plain(send, 200, cors, b"" if method == "HEAD" else document, len(document), b"application/json")
             return True
         if not path.startswith(RPC_PREFIX) or path[len(RPC_PREFIX) :] not in self.streams:

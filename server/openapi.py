@@ -3,6 +3,10 @@ descriptors of ``advisor.proto`` (so it cannot drift from the proto): every unar
 Connect JSON ``POST`` (and ``GET`` for the ``NO_SIDE_EFFECTS`` ones), every server stream as
 NDJSON, the Connect error JSON, and the probes. Served at ``/openapi.json``.
 
+The document is made at build time (``setup.py`` runs this module over the descriptor set
+``protoc`` writes for ``advisor.proto``) and shipped in the package as ``hortus/v1/openapi.json``;
+the web port serves that file (``openapi_json``).
+
 Schemas follow the protobuf JSON mapping as ``json_format`` writes and reads it: lowerCamelCase
 names, 64-bit integers as strings (a number is accepted on input), enums by name, bytes as
 base64, ``additionalProperties: false`` (an unknown field is INVALID_ARGUMENT).
@@ -12,14 +16,16 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from google.protobuf import descriptor_pb2
-from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, ServiceDescriptor
 
-from hortus.v1 import advisor_pb2 as pb
+__all__ = ["SHIPPED", "document_json", "openapi_document", "openapi_json"]
 
-__all__ = ["openapi_document", "openapi_json"]
+# where the build puts the document, inside the package hortus.v1 (generated from proto/)
+SHIPPED = "openapi.json"
 
 _F = FieldDescriptor
 _INT32 = {_F.TYPE_INT32, _F.TYPE_SINT32, _F.TYPE_SFIXED32, _F.TYPE_UINT32, _F.TYPE_FIXED32}
@@ -108,10 +114,14 @@ _ERROR = {
 }
 
 
-@lru_cache(maxsize=1)
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the web port."""
-    service = pb.DESCRIPTOR.services_by_name["Advisor"]
+def openapi_document(service: ServiceDescriptor | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the web port, made from `service` (by default the
+    ``Advisor`` service of the installed ``hortus.v1``; the build gives the descriptor of a
+    pool it loaded from ``protoc``'s descriptor set, as ``hortus.v1`` is not importable yet)."""
+    if service is None:
+        from hortus.v1 import advisor_pb2 as pb
+
+        service = pb.DESCRIPTOR.services_by_name["Advisor"]
     todo: list[Descriptor | EnumDescriptor] = []
     paths: dict[str, Any] = {}
     error_response = {"description": "the call failed", "content": {"application/json": {"schema": _ref("ConnectError")}}}
@@ -197,9 +207,21 @@ def openapi_document() -> dict[str, Any]:
     }
 
 
+def document_json(document: dict[str, Any]) -> bytes:
+    """The bytes of `document` as the build ships them (and the web port serves them)."""
+    return json.dumps(document, indent=1, sort_keys=False).encode() + b"\n"
+
+
+@lru_cache(maxsize=1)
 def openapi_json() -> bytes:
-    return json.dumps(openapi_document(), indent=1, sort_keys=False).encode()
+    """The document the build shipped in the package (``hortus/v1/openapi.json``), read once."""
+    try:
+        return (resources.files("hortus.v1") / SHIPPED).read_bytes()
+    except FileNotFoundError:
+        raise RuntimeError(
+            f"hortus/v1/{SHIPPED} is missing: the build makes it from proto/ (pip install . or pip install -e . again)"
+        ) from None
 
 
-if __name__ == "__main__":  # python -m hortus.server.openapi > openapi.json
-    print(openapi_json().decode())
+if __name__ == "__main__":  # python -m hortus.server.openapi > openapi.json: made from the descriptors
+    print(document_json(openapi_document()).decode(), end="")

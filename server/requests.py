@@ -40,6 +40,7 @@ from hortus.server.cache_scope import client_identity
 from hortus.server.slots import QUEUE_DEADLINE_SHARE, QUEUE_MIN_DEADLINE_S, QUEUE_WAIT_S, SearchSlots
 from hortus.server.config import ServerConfig
 from hortus.server.continuation import KeptAnalyses
+from hortus.server.routing import WorkerRoutes, worker_prefix
 from hortus.server.errors import (
     CapacityError,
     NoAnswerError,
@@ -147,7 +148,14 @@ class ServicerCore:
         self.listeners: list[SearchListener] = []
         self.cache = AnswerCache(self.config.cache_bytes)
         """Answers of deterministic requests (``_cache_key``)."""
-        self.kept = KeptAnalyses(self.config.continue_trees, self.config.continue_bytes, self.config.continue_idle_s)
+        self.routes = WorkerRoutes(self.config.worker_routes, self.config.worker_index) if self.config.worker_routes else None
+        """The other workers of a ``--workers N`` group, where their kept trees are continued."""
+        self.kept = KeptAnalyses(
+            self.config.continue_trees,
+            self.config.continue_bytes,
+            self.config.continue_idle_s,
+            prefix=worker_prefix(self.config.worker_index) if self.routes is not None else "",
+        )
         """Trees of ended ``Analyze`` calls, for ``continue_from``."""
         self.draining = threading.Event()
         """Set when the server starts shutting down: batch calls accept no new position."""
@@ -156,6 +164,8 @@ class ServicerCore:
         """Stop the batch pool and the kept trees' timer (after the server stopped)."""
         self._batch_pool.shutdown(wait=False, cancel_futures=True)
         self.kept.close()
+        if self.routes is not None:
+            self.routes.close()
 
     # --- decoding and validation ---------------------------------------------------------
     def check_accepting(self) -> None:

@@ -20,7 +20,7 @@ from hortus.search import (
     analyze_stream,
 )
 from hortus.search.levels import LEVELS, Level, choose, elo_level
-from hortus.server.cache_scope import cache_scope
+from hortus.server.cache_scope import cache_scope, client_identity
 from hortus.server.continuation import MAX_TOKEN_BYTES, TokenError
 from hortus.server.errors import (
     CapacityError,
@@ -45,6 +45,13 @@ class SearchRpcs(ServicerCore):
 
     @unary_rpc
     def SuggestMove(self, request: pb.SuggestMoveRequest, context: grpc.ServicerContext) -> pb.SuggestMoveResponse:
+        if request.continue_from and self.routes is not None:
+            owner = self.routes.owner(request.continue_from)
+            if owner is not None:  # another worker keeps the subtree: it answers
+                answer: pb.SuggestMoveResponse = self.routes.unary(
+                    owner, "SuggestMove", request, pb.SuggestMoveResponse, context, client_identity(context)
+                )
+                return answer
         # One preparation: the position decoded once (the level's Elo scale is its game's),
         # the limits checked, and the deadline cut once, after any wait for kept trees.
         state = self._decode(request.position)
@@ -163,7 +170,19 @@ class SearchRpcs(ServicerCore):
     def Analyze(self, request: pb.AnalyzeRequest, context: grpc.ServicerContext) -> Iterator[pb.AnalyzeResponse]:
         """Partial analyses every ``interval_ms`` of search, then exactly one final one; each
         carries the token that continues this analysis in a later call (``continue_from``:
-        ``_continued``), under which its trees are kept when the call ends."""
+        ``_continued``), under which its trees are kept when the call ends. A ``continue_from``
+        of another worker of the group is answered by that worker (``hortus.server.routing``)."""
+        if request.continue_from and self.routes is not None:
+            owner = self.routes.owner(request.continue_from)
+            if owner is not None:
+                try:
+                    self.check_accepting()
+                    yield from self.routes.stream(
+                        owner, "Analyze", request, pb.AnalyzeResponse, context, client_identity(context)
+                    )
+                except Exception as exc:  # noqa: BLE001 - mapped to a status right here
+                    context.abort_with_status(status_for(exc, "Analyze"))
+                return
         trees: SearchTrees | None = None
         try:
             self.check_accepting()

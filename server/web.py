@@ -58,7 +58,7 @@ from protobuf.wkt import Any as WireAny
 from hortus.server.admission import AdmissionControl
 from hortus.server.drain import BacklogRefuser
 from hortus.server.errors import status_for
-from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug
+from hortus.server.http_json import PlainHttp, strict_codecs, with_error_debug, with_get_caching
 from hortus.server.service import AdvisorServicer
 from hortus.server.web_observe import ConnectObserver, code_name, current_call, observed_rpc, report
 from hortus.v1 import advisor_pb2 as pb
@@ -702,6 +702,9 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
     `admission`: the gRPC port's admission control, so that both ports share one budget of
     calls (None: one of this port's own, as the servicer's config sets it)."""
     logging.getLogger("uvicorn.error").setLevel(max(logging.WARNING, logging.getLogger().level))
+    from hortus.server.guard import limit_third_party_logs
+
+    limit_third_party_logs()  # a client's garbage is not one log line per connection
     if admission is None:
         admission = AdmissionControl(servicer.config.rpc_limit, servicer.draining, servicer.config.retry_after_ms / 1000.0)
     # a thread for every call admitted, as on the gRPC port: an admitted call never queues
@@ -718,7 +721,7 @@ def start_web(servicer: AdvisorServicer, options: WebOptions, admission: Admissi
         codecs=strict_codecs(),
     )
     static = options.static_dir if options.static_dir is not None else default_static_dir()
-    app = FrontDoor(with_error_debug(rpc_app), options.cors_origins, static, options.observers)
+    app = FrontDoor(with_get_caching(with_error_debug(rpc_app)), options.cors_origins, static, options.observers)
     app.plain = PlainHttp(bridge, lambda: not servicer.draining.is_set(), servicer.config.receive_limit)
     sock = _bind(options.address, options.reuse_port)
     app.allowed_hosts = loopback_host_names(str(sock.getsockname()[0]))

@@ -17,9 +17,11 @@ import multiprocessing
 import multiprocessing.process
 import os
 import queue
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -138,7 +140,10 @@ def serve_workers(
                 lock.close()
             raise
         web = _replace(web, address=f"{web_host}:{web_reservation.getsockname()[1]}")
-    worker_config = replace(config, reuse_port=True)
+    # each worker also listens on a unix socket of its own in a private folder, where the
+    # others route the continuations of the trees it keeps (hortus.server.routing)
+    routes = tempfile.mkdtemp(prefix="hortus-workers-")  # mode 0700
+    worker_config = replace(config, reuse_port=True, worker_routes=routes)
     context = multiprocessing.get_context("spawn")
     ready: multiprocessing.Queue[tuple[int, int]] = context.Queue()
     stop = threading.Event()
@@ -147,7 +152,7 @@ def serve_workers(
         metrics = None if metrics_port is None else (metrics_port + index if metrics_port else 0)
         proc = context.Process(
             target=_worker,
-            args=(index, bound, worker_config, tls, metrics, ready, log_level, log_format, web),
+            args=(index, bound, replace(worker_config, worker_index=index), tls, metrics, ready, log_level, log_format, web),
             name=f"hortus-worker-{index}",
             daemon=False,
         )
@@ -207,6 +212,7 @@ def serve_workers(
                 proc.join()
         for lock in locks:  # only once no worker of this group serves the ports any more
             lock.close()
+        shutil.rmtree(routes, ignore_errors=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0

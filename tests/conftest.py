@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from servers import Servers
 
 ALLOWED_SKIPS = ("pyspiel",)
 """Skip reasons that stay skips in CI: the OpenSpiel extra is optional and not installed there."""
@@ -44,3 +45,34 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
         if not any(allowed in reason for allowed in ALLOWED_SKIPS):
             report.outcome = "failed"
             report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+# --- in-process servers ----------------------------------------------------------------------
+@pytest.fixture
+def serve() -> Iterator[Servers]:
+    """Servers that live for one test."""
+    servers = Servers()
+    yield servers
+    servers.stop_all()
+
+
+@pytest.fixture(scope="module")
+def serve_module() -> Iterator[Servers]:
+    """Servers shared by the tests of a module."""
+    servers = Servers()
+    yield servers
+    servers.stop_all()
+
+
+# --- benchmark scripts ------------------------------------------------------------------------
+@pytest.fixture(autouse=True, scope="session")
+def bench_results_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The bench scripts a test runs write their raw JSON to a temporary folder, not to the
+    clone's bench/results/ (bench/_common.py reads HORTUS_BENCH_RESULTS)."""
+    previous = os.environ.get("HORTUS_BENCH_RESULTS")
+    os.environ["HORTUS_BENCH_RESULTS"] = str(tmp_path_factory.mktemp("bench-results"))
+    yield
+    if previous is None:
+        del os.environ["HORTUS_BENCH_RESULTS"]
+    else:
+        os.environ["HORTUS_BENCH_RESULTS"] = previous

@@ -82,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _feature_count(game: "Game", players: int) -> int:
     """The kernel's feature count (a Search needs a decision node, so chance is resolved)."""
-    from hortus._ext.mcts import Search
     from hortus.games import CHANCE
+    from hortus.search import feature_count
 
     state = game.new_game(players=players, seed=0)
     rng = random.Random(0)
     while state.current_player == CHANCE:
         state.resolve_chance(rng)
-    return int(Search(state.kernel_state).num_features)
+    return feature_count(state)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 from hortus import games
-from hortus._ext.mcts import Search
 from hortus.games import CHANCE, TERMINAL
-from hortus.search.analysis import Limits, analyze
+from hortus.search import Limits, analyze, search_label
 
 
 @dataclass(frozen=True)
@@ -66,19 +65,8 @@ def _one_game(game_name: str, players: int, index: int, seed: int, play_iteratio
 def _label(args: tuple[str, int, bytes, int, int]) -> list[Sample]:
     game_name, index, data, iterations, seed = args
     state = games.get(game_name).decode(data)
-    search = Search(state.kernel_state)
-    settings = state.game.search_settings(state.num_players)
-    search.run(iterations=iterations, seed=seed, margin_weight=settings.margin_weight, margin_scale=settings.margin_scale)
-    best = max(search.children(), key=lambda c: c["visits"])
-    return [
-        Sample(
-            index,
-            tuple(search.features(seat)),
-            best["win"][seat] / max(1, best["visits"]),
-            best["score"][seat] / max(1, best["visits"]),
-        )
-        for seat in range(state.num_players)
-    ]
+    label = search_label(state, iterations, seed, state.game.search_settings(state.num_players))
+    return [Sample(index, label.features[seat], label.win_share[seat], label.points[seat]) for seat in range(state.num_players)]
 
 
 def self_play_positions(

@@ -1,5 +1,5 @@
 -- Analyze read line by line (NDJSON): every partial analysis printed as it arrives, then the
--- final one.   lua5.4 analyze_stream.lua http://127.0.0.1:8080 [game]
+-- final one (a one-second search, an update every 100 ms).   lua5.4 analyze_stream.lua http://127.0.0.1:8080 [game]
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 package.path = here .. "/?.lua;" .. package.path
 local hortus = require("hortus")
@@ -7,7 +7,7 @@ local hortus = require("hortus")
 local advisor = hortus.new(arg[1] or "http://127.0.0.1:8080")
 local info = advisor:new_game(arg[2] or "botanik", {players = 2, seed = 3})
 local updates = 0
-local final = advisor:analyze(info.position, {iterations = 4000, seed = 1, interval_ms = 20, max_moves = 3},
+local final = advisor:analyze(info.position, {time_ms = 1000, seed = 1, interval_ms = 100, max_moves = 3},
   function(message)
     updates = updates + 1
     local best = message.analysis.moves[1]

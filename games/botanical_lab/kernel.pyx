@@ -104,6 +104,10 @@ cdef int N_EXP_KINDS = 0
 cdef uint8_t EXP_KINDS[MAX_KINDS]       # the experiment kinds, ascending (LD1 total)
 cdef uint32_t COST_AT_MOST[256]         # LD3: acquirable kinds costing at most the index
 cdef uint32_t SEED_SPACES[MAX_KINDS][N_ROOMS]  # LP2: spaces of a room a seed of the kind fits
+cdef uint32_t ROOM_BITS[N_ROOMS]        # the in-room bits of each room's spaces
+cdef uint64_t SPACE_BITS = 0            # bit s: space s exists (s < N_SPACES)
+cdef uint32_t NEIGHBOUR_BITS[MAX_SPACES]  # in-room bits of S_NEIGHBOUR[s]
+cdef uint8_t BEST_VP[1 << N_BREEDS]     # [breed mask]: the dearest B_VP among its breeds (0 if none)
 
 
 def load_components(list cards, list breeds, list rooms, int hand_size, int end_vp, int markers,
@@ -148,6 +152,20 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
             S_NEIGHBOUR[sid + i][3] = sid + i - 1 if col > 0 else NO_SPACE
         sid += rows * cols
     N_SPACES = sid
+    global SPACE_BITS
+    for r in range(N_ROOMS):
+        ROOM_BITS[r] = (<uint32_t>1 << ROOM_SIZE[r]) - 1
+        for i in range(ROOM_SIZE[r]):
+            NEIGHBOUR_BITS[ROOM_FIRST[r] + i] = 0
+            for b in range(4):
+                if S_NEIGHBOUR[ROOM_FIRST[r] + i][b] != NO_SPACE:
+                    NEIGHBOUR_BITS[ROOM_FIRST[r] + i] |= <uint32_t>1 << (S_NEIGHBOUR[ROOM_FIRST[r] + i][b] - ROOM_FIRST[r])
+    for i in range(1 << N_BREEDS):
+        BEST_VP[i] = 0
+        for b in range(N_BREEDS):
+            if (i >> b) & 1 and B_VP[b] > BEST_VP[i]:
+                BEST_VP[i] = B_VP[b]
+    SPACE_BITS = (<uint64_t>1 << N_SPACES) - 1 if N_SPACES < 64 else ~(<uint64_t>0)
     HAND_SIZE = hand_size
     END_VP = end_vp
     MARKERS = markers
@@ -201,6 +219,50 @@ def load_components(list cards, list breeds, list rooms, int hand_size, int end_
 # --- small helpers ----------------------------------------------------------------------------
 cdef extern from *:
     int __builtin_ctz(unsigned int x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+# Byte compares over 16 consecutive space bytes (a room has at most 16 spaces; MAX_SPACES is a
+# multiple of 16, so a load from a room's first space or from 0, 16, 32 stays inside the array it
+# starts in or the space array after it): the rules loop over the few matching spaces only.
+# SSE2 on every x86-64, a plain loop elsewhere; both give the same masks.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline uint32_t lab_eq16(const uint8_t* p, uint8_t v) {
+        return (uint32_t)(uint16_t)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)p), _mm_set1_epi8((char)v)));
+    }
+    #else
+    static inline uint32_t lab_eq16(const uint8_t* p, uint8_t v) {
+        uint32_t m = 0; int i;
+        for (i = 0; i < 16; i++) m |= (uint32_t)(p[i] == v) << i;
+        return m;
+    }
+    #endif
+    """
+    uint32_t lab_eq16(const uint8_t* p, uint8_t v) noexcept nogil   # bit i: p[i] == v (16 bytes)
+
+
+cdef inline uint32_t room_status(const LabCore* c, int room, int status) noexcept nogil:
+    """The in-room bits of a room's spaces with space_status `status`."""
+    return lab_eq16(c.space_status + ROOM_FIRST[room], status) & ROOM_BITS[room]
+
+
+cdef inline uint32_t room_owned(const LabCore* c, int room, int p) noexcept nogil:
+    """The in-room bits of a room's spaces whose marker is p's (space_owner; meaningful only
+    where a marker or flower is)."""
+    return lab_eq16(c.space_owner + ROOM_FIRST[room], p) & ROOM_BITS[room]
+
+
+cdef inline uint64_t spaces_with(const LabCore* c, int status, int p) noexcept nogil:
+    """Bit s: space s (of every room) has `status` and p's marker."""
+    cdef uint64_t m = 0
+    cdef int i
+    for i in range(0, MAX_SPACES, 16):
+        m |= <uint64_t>(lab_eq16(c.space_status + i, status) & lab_eq16(c.space_owner + i, p)) << i
+    return m & SPACE_BITS
 
 
 cdef inline int popcount8(uint32_t x) noexcept nogil:
@@ -385,8 +447,6 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
     cdef int best_total, best_rest, best_with[N_BREEDS], best_without[N_BREEDS]
     for b in range(N_BREEDS):
         need[b] = (cand >> b) & 1
-    for t in range(1 << N_BREEDS):
-        inside[t] = 0
     m = rest
     while m:
         j = lowest_bit(m)
@@ -394,7 +454,6 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
         cj = candidate_breeds(c, first + j)
         if cj == 0:
             plentiful = 0
-        inside[cj] += 1
         n_rest += 1
         for b in range(N_BREEDS):
             need[b] += (cj >> b) & 1
@@ -406,6 +465,12 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
         # of them sprout whatever is chosen: each candidate is an option, staying prepared not.
         skip_ok[0] = 0
         return cand
+    for t in range(1 << N_BREEDS):
+        inside[t] = 0
+    m = rest
+    while m:
+        inside[candidate_breeds(c, first + lowest_bit(m))] += 1
+        m &= m - 1
     # Subset sums: inside[T] = spaces with candidates in T, stock_of[T] = stock of T.
     for b in range(N_BREEDS):
         for t in range(1 << N_BREEDS):
@@ -443,12 +508,13 @@ cdef int sprout_options(const LabCore* c, int* skip_ok) noexcept nogil:
 
 cdef uint32_t empty_spaces(const LabCore* c, int room, int floor) noexcept nogil:
     """The empty spaces (in-room bits) of a room with a space id >= floor."""
-    cdef int s, first = ROOM_FIRST[room]
-    cdef uint32_t m = 0
-    for s in range(first if first > floor else floor, first + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_EMPTY:
-            m |= <uint32_t>1 << (s - first)
-    return m
+    cdef int below = floor - ROOM_FIRST[room]
+    cdef uint32_t m = room_status(c, room, SPACE_EMPTY)
+    if below <= 0:
+        return m
+    if below >= ROOM_SIZE[room]:
+        return 0
+    return m & ~((<uint32_t>1 << below) - 1)
 
 
 cdef int growable_breeds(const LabCore* c, int room) noexcept nogil:
@@ -456,27 +522,32 @@ cdef int growable_breeds(const LabCore* c, int room) noexcept nogil:
     those a prepared space lists (or records, with track_seed_breed) that the plant stock still
     holds. A fertilizer is offered only if it grows at least one plant (playing it for no effect
     is the same as keeping it: both end in the discard pile in Phase 5)."""
-    cdef int s, b, listed, leaves = 0, prepared = 0, stocked = 0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_LEAF:
-            leaves |= 1 << (c.space_breed[s] - 1)
-        elif c.space_status[s] == SPACE_PREPARED:
-            listed = S_BREEDS[s]
-            if c.track_seed_breed and c.space_breed[s]:
-                listed = 1 << (c.space_breed[s] - 1)
-            prepared |= listed
+    cdef int s, b, listed, leaves = 0, prepared = 0, stocked = 0, first = ROOM_FIRST[room]
+    cdef uint32_t m = room_status(c, room, SPACE_LEAF)
+    while m:
+        leaves |= 1 << (c.space_breed[first + lowest_bit(m)] - 1)
+        m &= m - 1
+    m = room_status(c, room, SPACE_PREPARED)
+    while m:
+        s = first + lowest_bit(m)
+        m &= m - 1
+        listed = S_BREEDS[s]
+        if c.track_seed_breed and c.space_breed[s]:
+            listed = 1 << (c.space_breed[s] - 1)
+        prepared |= listed
     for b in range(N_BREEDS):
         if c.plant_stock[b] > 0:
             stocked |= 1 << b
     return leaves | (prepared & stocked)
 
 
+cdef inline uint32_t own_flowers(const LabCore* c, int p, int room) noexcept nogil:
+    """The in-room bits of p's flowers in a room."""
+    return room_status(c, room, SPACE_FLOWER) & room_owned(c, room, p)
+
+
 cdef bint has_own_flower(const LabCore* c, int p, int room) noexcept nogil:
-    cdef int s
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            return True
-    return False
+    return own_flowers(c, p, room) != 0
 
 
 # --- legal actions per stage ------------------------------------------------------------------
@@ -606,16 +677,13 @@ cdef int observe_actions(const LabCore* c, int32_t* out, int mode) noexcept nogi
     END)."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
-    cdef int n = 0, s, floor = ROOM_FIRST[r]
-    out[n] = ACT_END
-    n += 1
-    if mode != LIST_LEGAL and cached(c).ordered and cached(c).observe_floor > floor:
-        floor = cached(c).observe_floor
-    for s in range(floor, ROOM_FIRST[r] + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            out[n] = ACT_OBSERVE + s
-            n += 1
-    return n
+    cdef int first = ROOM_FIRST[r], below
+    cdef uint32_t m = own_flowers(c, p, r)
+    out[0] = ACT_END
+    if mode != LIST_LEGAL and cached(c).ordered and cached(c).observe_floor > first:
+        below = cached(c).observe_floor - first
+        m = 0 if below >= ROOM_SIZE[r] else m & ~((<uint32_t>1 << below) - 1)
+    return append_bits(out, 1, m, ACT_OBSERVE + first)
 
 
 cdef int stage_actions(const LabCore* c, int32_t* out, int mode) noexcept nogil:
@@ -713,18 +781,20 @@ cdef void plant_death(LabCore* c, int p) noexcept nogil:
     """LX1: every flower carrying p's marker ages one step; one already on the bottom step dies
     (plant card to the stock, marker to p's supply). LX2: prepared spaces and leaves never die."""
     cdef int s, b
-    for s in range(N_SPACES):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            b = c.space_breed[s] - 1
-            if c.space_step[s] >= B_TRACK[b]:
-                c.plant_stock[b] += 1
-                c.markers_free[p] += 1
-                c.space_status[s] = SPACE_EMPTY
-                c.space_owner[s] = 0
-                c.space_breed[s] = 0
-                c.space_step[s] = 0
-            else:
-                c.space_step[s] += 1
+    cdef uint64_t m = spaces_with(c, SPACE_FLOWER, p)
+    while m:
+        s = __builtin_ctzll(m)
+        m &= m - 1
+        b = c.space_breed[s] - 1
+        if c.space_step[s] >= B_TRACK[b]:
+            c.plant_stock[b] += 1
+            c.markers_free[p] += 1
+            c.space_status[s] = SPACE_EMPTY
+            c.space_owner[s] = 0
+            c.space_breed[s] = 0
+            c.space_step[s] = 0
+        else:
+            c.space_step[s] += 1
 
 
 cdef void end_turn(LabCore* c) noexcept nogil:
@@ -808,19 +878,25 @@ cdef void fertilize(LabCore* c, int k) noexcept nogil:
     first, so a space sprouted by this card does not also bloom."""
     cdef int p = c.turn_player
     cdef int r = c.room[p]
-    cdef int s, first = ROOM_FIRST[r]
-    cdef uint32_t pending = 0
+    cdef int s, i, first = ROOM_FIRST[r]
+    cdef uint32_t pending = 0, m
     hand_take(c, p, k)
     c.play[p][k] += 1
     c.growth_breeds = K_BREEDS[k]
-    for s in range(first, first + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_LEAF and (K_BREEDS[k] >> (c.space_breed[s] - 1)) & 1:
+    m = room_status(c, r, SPACE_LEAF)
+    while m:
+        s = first + lowest_bit(m)
+        m &= m - 1
+        if (K_BREEDS[k] >> (c.space_breed[s] - 1)) & 1:
             c.space_status[s] = SPACE_FLOWER
             c.space_step[s] = 1
             add_vp(c, p, 1)
-    for s in range(first, first + ROOM_SIZE[r]):
-        if c.space_status[s] == SPACE_PREPARED and candidate_breeds(c, s):
-            pending |= <uint32_t>1 << (s - first)
+    m = room_status(c, r, SPACE_PREPARED)
+    while m:
+        i = lowest_bit(m)
+        m &= m - 1
+        if candidate_breeds(c, first + i):
+            pending |= <uint32_t>1 << i
     set_pending_mask(c, pending)
     c.stage = STAGE_SPROUT
 
@@ -957,32 +1033,26 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             # The draw pile ran dry into the hand: hand + draw pile was public (owned cards
             # minus the public discard pile and play area), so now the whole hand is (LY2).
             memcpy(c.known[q], c.hand[q], MAX_KINDS)
-        advance(c)
-        return
-    if action >= ACT_START:
+        elif c.draws_pending:
+            # The next card is drawn by chance again: advance would stop at once (a DRAW stage
+            # with draws pending and a pile that holds cards).
+            return
+    elif action >= ACT_START:
         c.start_player = action - ACT_START
         c.turn_player = c.start_player
         start_draws(c, 0, HAND_SIZE, MODE_TO_HAND, RESUME_SETUP)
-        advance(c)
-        return
-    if action >= ACT_OBSERVE:
+    elif action >= ACT_OBSERVE:
         c.space_status[action - ACT_OBSERVE] = SPACE_PICKED
         cache_of(c).observe_floor = action - ACT_OBSERVE + 1
-        advance(c)
-        return
-    if action == ACT_NO_SPROUT or action >= ACT_SPROUT:
+    elif action == ACT_NO_SPROUT or action >= ACT_SPROUT:
         s = lowest_bit(pending_mask(c))
         if action != ACT_NO_SPROUT:
             sprout(c, ROOM_FIRST[c.room[p]] + s, action - ACT_SPROUT)
         set_pending_mask(c, pending_mask(c) & ~(<uint32_t>1 << s))
-        advance(c)
-        return
-    if action >= ACT_FERTILIZE:
+    elif action >= ACT_FERTILIZE:
         cache_of(c).seed_floor = 0
         fertilize(c, action - ACT_FERTILIZE)
-        advance(c)
-        return
-    if action >= ACT_SEED:
+    elif action >= ACT_SEED:
         k = (action - ACT_SEED) // MAX_SPACES
         s = (action - ACT_SEED) % MAX_SPACES
         hand_take(c, p, k)
@@ -993,17 +1063,13 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.space_breed[s] = (lowest_bit(K_BREEDS[k]) + 1) if c.track_seed_breed else 0
         c.space_step[s] = 0
         cache_of(c).seed_floor = s + 1
-        advance(c)
-        return
-    if action >= ACT_MOVE:
+    elif action >= ACT_MOVE:
         k = (action - ACT_MOVE) // N_ROOMS
         hand_take(c, p, k)
         c.play[p][k] += 1
         c.room[p] = (action - ACT_MOVE) % N_ROOMS
         cache_of(c).seed_floor = 0
-        advance(c)
-        return
-    if action >= ACT_ACQUIRE:
+    elif action >= ACT_ACQUIRE:
         k = action - ACT_ACQUIRE
         c.stock[k] -= 1
         c.discard[p][k] += 1                 # LD4
@@ -1011,9 +1077,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.spent += K_COST[k]
         cache_of(c).acquire_floor = k
         cache_of(c).acquired_seen = 1
-        advance(c)
-        return
-    if action >= ACT_SKILL:
+    elif action >= ACT_SKILL:
         k = action - ACT_SKILL
         hand_take(c, p, k)
         c.play[p][k] += 1
@@ -1025,24 +1089,19 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         start_draws(c, p, K_SKILL_COUNT[k],
                     MODE_TO_HAND if K_SKILL_OP[k] == SKILL_DRAW else 1 + K_SKILL_TYPE[k],
                     RESUME_DEVELOP if c.stage == STAGE_DEVELOP else RESUME_CULTIVATE)
-        advance(c)
-        return
-    if action >= ACT_EXPERIMENT:
+    elif action >= ACT_EXPERIMENT:
         k = action - ACT_EXPERIMENT
         hand_take(c, p, k)
         c.play[p][k] += 1
         cache_of(c).experiment_floor = k
-        advance(c)
-        return
-    # ACT_END
-    if c.stage == STAGE_DEVELOP:
+    elif c.stage == STAGE_DEVELOP:          # ACT_END
         enter_cultivation(c)
     elif c.stage == STAGE_CULTIVATE:
         c.stage = STAGE_OBSERVE if has_own_flower(c, p, c.room[p]) else STAGE_TURN_END
     else:
         finish_observation(c)
         c.stage = STAGE_TURN_END
-    advance(c)
+    advance(c)                               # every action ends here: the one call site
 
 
 cdef int seed_set_points(const LabCore* c, int p) noexcept nogil:
@@ -1306,9 +1365,12 @@ cdef double fertilize_gain(const LabCore* c, int p, int room, int breeds, int st
     that blooms is a flower to observe this turn (its printed VP, LO2); an own prepared space
     that sprouts is progress, another seat's is theirs. Another seat's leaf that blooms counts
     its 1 VP only: charging its flower to the fertilizer lost policy against policy."""
-    cdef int s, listed, b
+    cdef int s, listed, b, first = ROOM_FIRST[room]
     cdef double v = 0.0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
+    cdef uint32_t m = room_status(c, room, SPACE_LEAF) | room_status(c, room, SPACE_PREPARED)
+    while m:                                 # ascending spaces: the sum adds up in the same order
+        s = first + lowest_bit(m)
+        m &= m - 1
         if c.space_status[s] == SPACE_LEAF:
             b = c.space_breed[s] - 1
             if (breeds >> b) & 1:
@@ -1342,35 +1404,33 @@ cdef double best_fertilize(const LabCore* c, int p, int room, uint32_t ferts, in
 cdef int own_flower_vp(const LabCore* c, int p, int room) noexcept nogil:
     """LO2: the printed VP of p's flowers in a room (what observing there brings, before the
     adjacency bonus)."""
-    cdef int s, v = 0
-    for s in range(ROOM_FIRST[room], ROOM_FIRST[room] + ROOM_SIZE[room]):
-        if c.space_status[s] == SPACE_FLOWER and c.space_owner[s] == p:
-            v += B_VP[c.space_breed[s] - 1]
+    cdef int v = 0, first = ROOM_FIRST[room]
+    cdef uint32_t m = own_flowers(c, p, room)
+    while m:
+        v += B_VP[c.space_breed[first + lowest_bit(m)] - 1]
+        m &= m - 1
     return v
 
 
-cdef double seed_value(const LabCore* c, int p, int k, int s, uint32_t ferts, int stocked) noexcept nogil:
+cdef double seed_value(int k, int s, int fert_breeds, int stocked, uint32_t own_plants,
+                       bint track_seed_breed) noexcept nogil:
     """LP2 one ply ahead: a prepared space is worth most where a fertilizer in hand sprouts it
-    this turn (LP3), beside an own plant (LO3 adjacency) and on a space of a dear flower."""
-    cdef int listed = S_BREEDS[s], grown = 0, b, d, u, best_vp = 0
+    this turn (LP3), beside an own plant (LO3 adjacency) and on a space of a dear flower.
+    fert_breeds: the breeds of the fertilizers in hand; own_plants: the in-room bits of the
+    room's non-empty spaces carrying the seat's marker."""
+    cdef int listed = S_BREEDS[s], grown
+    cdef uint32_t neighbours = NEIGHBOUR_BITS[s] & own_plants
     cdef double v = 1.0
-    if c.track_seed_breed:
+    if track_seed_breed:
         listed = K_BREEDS[k]
-    while ferts:
-        grown |= K_BREEDS[lowest_bit(ferts)]
-        ferts &= ferts - 1
-    grown &= listed & stocked
+    grown = fert_breeds & listed & stocked
     if grown:
         v += W_SEED_GROWN
         listed = grown
-    for b in range(N_BREEDS):
-        if (listed >> b) & 1 and B_VP[b] > best_vp:
-            best_vp = B_VP[b]
-    v += W_SEED_VP * best_vp
-    for d in range(4):
-        u = S_NEIGHBOUR[s][d]
-        if u != NO_SPACE and c.space_status[u] != SPACE_EMPTY and c.space_owner[u] == p:
-            v += W_SEED_NEIGHBOUR
+    v += W_SEED_VP * BEST_VP[listed & ((1 << N_BREEDS) - 1)]
+    while neighbours:                        # one addition per neighbour, as the sum always went
+        v += W_SEED_NEIGHBOUR
+        neighbours &= neighbours - 1
     return v
 
 
@@ -1435,7 +1495,8 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int32_t legal[MAX_LEGAL]
     cdef int n = stage_actions(c, legal, LIST_POLICY)
     cdef int i, a, k, s, q, p = c.turn_player, room, stocked, ties = 0
-    cdef int end, start, fert_start, b, owner
+    cdef int end, start, fert_start, b, owner, fert_breeds = 0
+    cdef uint32_t own_plants = 0
     cdef int32_t choice = -1
     cdef double best, value, here
     cdef uint32_t held, ferts, rest
@@ -1468,11 +1529,18 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         while start > 1 and legal[start - 1] >= ACT_SEED:
             start -= 1
         best = -1e9
+        if end > start:
+            fert_breeds = 0
+            rest = ferts
+            while rest:
+                fert_breeds |= K_BREEDS[lowest_bit(rest)]
+                rest &= rest - 1
+            own_plants = ~room_status(c, room, SPACE_EMPTY) & room_owned(c, room, p)
         for i in range(start, end):          # seeds (LP2)
             a = legal[i] - ACT_SEED
             k = a // MAX_SPACES
             s = a % MAX_SPACES
-            value = seed_value(c, p, k, s, ferts, stocked)
+            value = seed_value(k, s, fert_breeds, stocked, own_plants, c.track_seed_breed)
             if take_best(value, -1e300, &best, &ties, rng):
                 choice = legal[i]
         if choice >= 0:

@@ -2288,7 +2288,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     Why only those pairs (docs/games/botanists.md): valuing every pair made as good a
     policy but ran at 0.47x the baseline's iterations per second; these ~9 pairs run at 0.72x
     and keep its judgement (99.6% against the old policy in policy-only play, 31.5 points a
-    game), which the orders (the last row of attempt 2's table) provide."""
+    game), which the orders provide (the last row of the policy table there)."""
     cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
     cdef int cards[MAX_HAND]
     cdef int nh, i, cell, n, d, v, best = NO_VALUE, pc, lt

@@ -618,7 +618,9 @@ cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     if c.stage == STAGE_OVER:
         return TERMINAL
     # At rest a pending draw always has cards to draw (advance reshuffled or cancelled it).
-    if c.first_player == EMPTY or refill_pending(c) or c.draws_pending:
+    # Pending draws are asked first: a playout is mostly draws or decisions, and during the draws
+    # that one compare answers (the conditions have no side effects, so their order is free).
+    if c.draws_pending or c.first_player == EMPTY or refill_pending(c):
         return CHANCE
     return c.turn_player
 
@@ -1257,6 +1259,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int values[MAX_LEGAL]
     cdef int n, i, best = -1, best_value = -100000, value
     cdef uint32_t pending
+    cdef Rng local
     # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
     # check): inside an "up to n" choice, or a turn decision.
     if c.depth > 0:
@@ -1268,11 +1271,15 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     n = turn_actions(c, acts, values, True)
     if n <= 1 or rng_below(rng, 10) == 0:
         return acts[rng_below(rng, n)]
+    # The noise draws on a local copy of the generator, written back once: the build does not
+    # assume strict aliasing, so through the pointer every draw would store and reload its state.
+    local = rng[0]
     for i in range(n):
-        value = values[i] + rng_below(rng, 4)
+        value = values[i] + rng_below(&local, 4)
         if value > best_value:
             best_value = value
             best = acts[i]
+    rng[0] = local
     return best
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +15,14 @@ from hortus.clients import AdvisorClient, Position
 from hortus.cli import main
 from hortus.search.arena import play_match, wilson_interval
 from hortus.server import ServerConfig, create_server
+from servers import Servers
 
 GAME = "botanik"
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100)).port}"
 
 
 def feed(monkeypatch: pytest.MonkeyPatch, text: str) -> None:

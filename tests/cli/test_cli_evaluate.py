@@ -11,16 +11,15 @@ import pytest
 
 from hortus import games
 from hortus.cli import main
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
+from servers import Servers
 
 GAME = "botanik"
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=40))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=40)).port}"
 
 
 def _positions(path: Path, count: int) -> list[str]:

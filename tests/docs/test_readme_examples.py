@@ -32,9 +32,10 @@ from grpc_status import rpc_status
 
 from hortus import games
 from hortus.views import structured_to_view, view_to_structured
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
+from servers import Servers
 
 # the examples live on the protocol page of the docs site (the README links to it)
 README = REPO / "docs" / "service" / "protocol.md"
@@ -128,10 +129,8 @@ def compact(value: Any, indent: int = 0, width: int = 100) -> str:
 
 # --- running them ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=2, max_threads=1))
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(max_concurrent_searches=2, max_threads=1))
 
 
 @pytest.fixture(scope="module")

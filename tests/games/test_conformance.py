@@ -11,7 +11,8 @@ import pytest
 
 from hortus import games
 from hortus.clients import AdvisorClient, Position
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
+from servers import Servers
 
 GAMES_PER_NAME = 200
 
@@ -255,11 +256,10 @@ def test_search_subset_reaches_every_position_the_rules_allow(name: str) -> None
 
 # --- no leak: what a seat is shown depends on its view alone -------------------------------
 @pytest.fixture(scope="module")
-def advisor() -> Iterator[AdvisorClient]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=50))
+def advisor(serve_module: Servers) -> Iterator[AdvisorClient]:
+    port = serve_module(ServerConfig(default_iterations=50)).port
     with AdvisorClient(f"127.0.0.1:{port}") as client:
         yield client
-    server.stop(0)
 
 
 def _shown_to(client: AdvisorClient, state: games.State, seat: int) -> tuple[object, ...]:

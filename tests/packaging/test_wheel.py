@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,11 @@ def wheel() -> Path:
 
 def test_the_wheel_installs_without_a_compiler_and_suggests(tmp_path: Path) -> None:
     built = wheel()
+    with zipfile.ZipFile(built) as archive:
+        names = set(archive.namelist())
+    # what the build makes beside the kernels: the OpenAPI document (from proto/) and the page
+    assert {"hortus/v1/openapi.json", "hortus/v1/advisor_pb2.py", "hortus/static/index.html"} <= names
+    assert any(name.startswith("hortus/_ext/mcts.cpython-") and name.endswith(".so") for name in names)
     venv.create(tmp_path / "v", with_pip=True)
     python = tmp_path / "v" / "bin" / "python"
     env = dict(os.environ, CC="/bin/false", CXX="/bin/false")
@@ -58,3 +64,16 @@ def test_the_wheel_installs_without_a_compiler_and_suggests(tmp_path: Path) -> N
         cwd=tmp_path,
     ).stdout
     assert str(tmp_path) in where, where
+    # the shipped OpenAPI document, as the web port serves it
+    document = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import sys; from hortus.server.openapi import openapi_json; sys.stdout.buffer.write(openapi_json())",
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+        cwd=tmp_path,
+    ).stdout
+    assert json.loads(document)["openapi"] == "3.1.0"

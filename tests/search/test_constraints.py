@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -16,9 +15,10 @@ from hortus.clients import AdvisorClient, InvalidArgumentError, Position
 from hortus.cli import main
 from hortus.search import ConstraintError, Limits, analyze
 from hortus.search.analysis import analyze_stream
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 
@@ -102,10 +102,8 @@ def test_illegal_or_empty_constraints_name_the_entry() -> None:
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_actions_per_request=50))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100, max_actions_per_request=50)).port}"
 
 
 def test_grpc_constraints_by_id_and_notation(target: str) -> None:

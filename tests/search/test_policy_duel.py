@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from paths import REPO
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 SCRIPT = REPO / "bench" / "policy_duel.py"
 
@@ -31,3 +33,22 @@ def test_seat_counts_outside_the_game_are_refused() -> None:
         [sys.executable, str(SCRIPT), "--game", "botanik", "--players", "3"], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 2 and "--players" in out.stderr
+
+
+def test_its_raw_json_is_written_under_the_results_folder(tmp_path: Path) -> None:
+    """bench/_common.report writes the document it prints to the results folder (bench/results/
+    unless HORTUS_BENCH_RESULTS says otherwise), named after the script and the run."""
+    env = {**os.environ, "HORTUS_BENCH_RESULTS": str(tmp_path / "results")}
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--game", "botanik", "--games", "20", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=env,
+    )
+    written = sorted((tmp_path / "results").glob("policy_duel-*.json"))
+    assert len(written) == 1
+    printed = json.loads(out.stdout.strip().splitlines()[-1])
+    assert json.loads(written[0].read_text()) == printed
+    assert printed["script"] == "policy_duel" and printed["argv"] == ["--game", "botanik", "--games", "20", "--seed", "3"]

@@ -28,6 +28,7 @@ from hortus.clients import (
 from hortus.cli import main
 from hortus.search import Limits, analyze, settings_for
 from hortus.server import ServerConfig, create_server
+from servers import Servers
 
 GAME = "botanik"
 ITERATIONS = 200
@@ -64,11 +65,10 @@ def decisions_of(record: GameRecord) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[AdvisorClient]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=2))
+def client(serve_module: Servers) -> Iterator[AdvisorClient]:
+    port = serve_module(ServerConfig(max_concurrent_searches=2)).port
     with AdvisorClient(f"127.0.0.1:{port}", timeout=120) as c:
         yield c
-    server.stop(0)
 
 
 @pytest.fixture(scope="module")
@@ -311,10 +311,8 @@ def test_record_files_round_trip_and_bad_lines_are_named(record: GameRecord) -> 
 
 # --- hortus play --record, hortus review -----------------------------------------------------
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_concurrent_searches=2))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100, max_concurrent_searches=2)).port}"
 
 
 def test_play_record_then_review_round_trip(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -14,9 +13,10 @@ from hortus import games
 from hortus.clients import AdvisorClient, InvalidArgumentError, Position
 from hortus.cli import main
 from hortus.search.levels import LEVELS, elo_level, elo_table
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 
@@ -48,10 +48,8 @@ def test_between_levels_the_log_budget_is_linear_in_elo() -> None:
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100)).port}"
 
 
 def test_grpc_target_elo(target: str) -> None:

@@ -13,10 +13,11 @@ import grpc
 import pytest
 
 from hortus import games
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.server.cache import AnswerCache
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 
@@ -50,24 +51,19 @@ def test_keys_do_not_collide_by_moving_a_boundary() -> None:
     assert AnswerCache.key("ab", b"c") != AnswerCache.key("a", b"bc")
 
 
-def serve(cache_bytes: int, metrics: bool = False) -> RunningServer:
-    config = ServerConfig(default_iterations=100, cache_bytes=cache_bytes, draw_worlds=8)
-    return build_server("127.0.0.1:0", config, metrics_port=0 if metrics else None)
+def cache_config(cache_bytes: int) -> ServerConfig:
+    return ServerConfig(default_iterations=100, cache_bytes=cache_bytes, draw_worlds=8)
 
 
 @pytest.fixture(scope="module")
-def cached() -> Iterator[RunningServer]:
+def cached(serve_module: Servers) -> RunningServer:
     pytest.importorskip("prometheus_client")
-    server = serve(1 << 20, metrics=True)
-    yield server
-    server.stop(0)
+    return serve_module(cache_config(1 << 20), metrics_port=0)
 
 
 @pytest.fixture(scope="module")
-def uncached() -> Iterator[RunningServer]:
-    server = serve(0)
-    yield server
-    server.stop(0)
+def uncached(serve_module: Servers) -> RunningServer:
+    return serve_module(cache_config(0))
 
 
 @pytest.fixture()

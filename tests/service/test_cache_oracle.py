@@ -10,7 +10,6 @@ import base64
 import http.client
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -18,7 +17,7 @@ import pytest
 
 from hortus import games
 from hortus.games import State
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.server.cache_scope import client_identity
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
@@ -26,15 +25,14 @@ from hortus.v1 import advisor_pb2_grpc
 pytest.importorskip("connectrpc", reason="the second client calls the web port: pip install 'hortus[web]'")
 
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers
 
 LIMITS = {"iterations": 150, "seed": 5}
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    running = build_server("127.0.0.1:0", ServerConfig(cache_bytes=1 << 20, draw_worlds=0), web=WebOptions("127.0.0.1:0"))
-    yield running
-    running.stop(0)
+def server(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(cache_bytes=1 << 20, draw_worlds=0), web=WebOptions("127.0.0.1:0"))
 
 
 def _midgame(name: str, seed: int, plies: int) -> State:

@@ -11,9 +11,10 @@ from typing import Any
 import grpc
 import pytest
 
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 
 class Seen:
@@ -37,8 +38,8 @@ class Seen:
 
 
 @pytest.fixture()
-def served() -> Iterator[tuple[RunningServer, Seen, Any]]:
-    server = build_server("127.0.0.1:0", ServerConfig(access_log=True, max_time_ms=60_000))
+def served(serve: Servers) -> Iterator[tuple[RunningServer, Seen, Any]]:
+    server = serve(ServerConfig(access_log=True, max_time_ms=60_000))
     seen = Seen()
     # the interceptor's own observer list: what the access log and the metrics are fed from
     observing = next(i for i in server.server._state.interceptor_pipeline.interceptors if hasattr(i, "observers"))
@@ -47,7 +48,6 @@ def served() -> Iterator[tuple[RunningServer, Seen, Any]]:
     stub = advisor_pb2_grpc.AdvisorStub(channel)
     yield server, seen, stub
     channel.close()
-    server.stop(0)
 
 
 def _position(stub: Any) -> pb.Position:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import socket
 import subprocess
 import sys
@@ -35,18 +36,17 @@ from hortus.clients import (
     VersionInfo,
     error_from_rpc,
 )
-from hortus.server import ServerConfig, create_server
+from hortus.server import ServerConfig
 from hortus.server.errors import CapacityError, NoAnswerError, RequestError, status_for
 from hortus.v1 import advisor_pb2 as pb
+from servers import Servers
 
 GAME = "botanik"
 
 
 @pytest.fixture(scope="module")
-def target() -> Iterator[str]:
-    server, port = create_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_iterations=10**6))
-    yield f"127.0.0.1:{port}"
-    server.stop(0)
+def target(serve_module: Servers) -> str:
+    return f"127.0.0.1:{serve_module(ServerConfig(default_iterations=100, max_iterations=10**6)).port}"
 
 
 @pytest.fixture
@@ -309,6 +309,17 @@ def test_clients_import_stays_thin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_client_package_loads_nothing_of_hortus_but_the_messages_and_views() -> None:
+    """``hortus.clients`` imports grpc, protobuf, the ``hortus.v1`` messages and the neutral
+    ``hortus.views`` (pure protobuf), nothing else of hortus."""
+    code = "import json, sys, hortus.clients\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('hortus'))))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    loaded = json.loads(out.stdout)
+    allowed = ("hortus.clients", "hortus.v1")
+    others = [m for m in loaded if m not in ("hortus", "hortus.views") and not m.startswith(allowed)]
+    assert others == [] and "hortus.clients.client" in loaded
 
 
 def test_chance_outcomes_hidden_from_a_seat(client: AdvisorClient) -> None:

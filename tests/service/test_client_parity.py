@@ -12,15 +12,15 @@ from hortus.cli import build_parser
 from hortus.clients.client import AdvisorClient
 from hortus.clients.types import ChanceDraw
 from hortus.clients.errors import InvalidArgumentError
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import ServerConfig
+from servers import Servers
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[AdvisorClient]:
-    server: RunningServer = build_server("127.0.0.1:0", ServerConfig(default_iterations=100, max_threads=1))
+def client(serve_module: Servers) -> Iterator[AdvisorClient]:
+    server = serve_module(ServerConfig(default_iterations=100, max_threads=1))
     with AdvisorClient(f"127.0.0.1:{server.port}", timeout=120) as c:
         yield c
-    server.stop(0)
 
 
 def _decision(client: AdvisorClient, game: str, seed: int):  # type: ignore[no-untyped-def]

@@ -21,6 +21,7 @@ from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.server.continuation import KeptAnalyses, TokenError
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 
@@ -121,10 +122,8 @@ def test_kept_trees_are_bounded_expire_and_continue_once() -> None:
 
 # --- through gRPC ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    running = build_server("127.0.0.1:0", ServerConfig(default_iterations=200, max_threads=2))
-    yield running
-    running.stop(0)
+def server(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(default_iterations=200, max_threads=2))
 
 
 @pytest.fixture()

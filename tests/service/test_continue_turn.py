@@ -24,15 +24,14 @@ from hortus.search import Limits, analyze
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanical_lab"  # a turn of several decisions by one seat (play, acquire, end...)
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    running = build_server("127.0.0.1:0", ServerConfig(default_iterations=200, max_threads=2))
-    yield running
-    running.stop(0)
+def server(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(default_iterations=200, max_threads=2))
 
 
 @pytest.fixture()

@@ -10,13 +10,12 @@ import http.client
 import json
 import threading
 import time
-from collections.abc import Iterator
 from concurrent import futures
 
 import grpc
 import pytest
 
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.server.slots import SearchSlots
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
@@ -24,16 +23,15 @@ from hortus.v1 import advisor_pb2_grpc
 pytest.importorskip("connectrpc", reason="the second client calls the web port: pip install 'hortus[web]'")
 
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers
 
 HUGE = pb.SearchLimits(iterations=5_000_000, threads=2, time_ms=20_000)
 
 
 @pytest.fixture()
-def server() -> Iterator[RunningServer]:
+def server(serve: Servers) -> RunningServer:
     config = ServerConfig(max_concurrent_searches=2, max_threads=2, max_iterations=5_000_000, max_time_ms=20_000, cache_bytes=0)
-    running = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
-    yield running
-    running.stop(0)
+    return serve(config, web=WebOptions("127.0.0.1:0"))
 
 
 def _suggest_from(server: RunningServer, source: str, position: pb.Position, seed: int) -> tuple[int, str]:

@@ -24,18 +24,18 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import pytest
 
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.server import batch as batch_module
 from hortus.server import messages as messages_module
 from hortus.server import searching as searching_module
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 LONG = pb.SearchLimits(iterations=10**9, time_ms=20_000)  # a search that runs until stopped
@@ -70,7 +70,7 @@ def fill_slots(stub: Any, position: pb.Position, count: int) -> list[Any]:
 
 
 @pytest.fixture()
-def server() -> Iterator[RunningServer]:
+def server(serve: Servers) -> RunningServer:
     config = ServerConfig(
         max_iterations=10**9,
         max_time_ms=30_000,
@@ -80,9 +80,7 @@ def server() -> Iterator[RunningServer]:
         batch_window=2,
         deadline_margin_ms=400,  # generous: the suite shares 2 loaded cores (250 was seen to miss)
     )
-    running = build_server("127.0.0.1:0", config)
-    yield running
-    running.stop(0)
+    return serve(config)
 
 
 # --- bulk cancellation -------------------------------------------------------------------------
@@ -110,14 +108,12 @@ def test_bulk_cancel_mid_search_frees_every_slot(server: RunningServer) -> None:
             with pytest.raises(grpc.RpcError) as info:  # full: one more is refused at once
                 stub.RankMoves(pb.RankMovesRequest(position=position, limits=LONG), timeout=10)
             assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-            cancelled_at = time.monotonic()
             analyze.cancel()
             unary.cancel()
             hint.cancel()
             batch.cancel()
             # every search stops (generous bound; a single cancel takes milliseconds)
             assert wait_until(lambda: server.servicer.searches_in_flight == 0, 10.0)
-            assert time.monotonic() - cancelled_at < 10.0
             assert wait_until(lambda: len(reports) >= slots + 1, 5.0)
             assert all(cancelled for _, cancelled in reports), reports
             assert Counter(method for method, _ in reports) == {
@@ -185,9 +181,8 @@ def test_deadlines_expiring_under_load(server: RunningServer) -> None:
             thread.join(30)
         assert not any(thread.is_alive() for thread in threads), "a call hung"
         assert len(results) == len(kinds)
-        for kind, code, elapsed, partial in results:
+        for kind, code, _, partial in results:
             assert code in ("OK", "RESOURCE_EXHAUSTED"), (kind, code)
-            assert elapsed < deadline_s + 1.0, (kind, elapsed)  # the client's deadline bounds it anyway
             if code == "OK":
                 assert partial, kind  # cut by the deadline, flagged so
         assert sum(code == "OK" for _, code, _, _ in results) >= server.servicer.config.max_concurrent_searches // 2

@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from hortus.server.portlock import lock_port
+from hortus.server.routing import token_worker
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
 
@@ -84,9 +85,18 @@ def test_a_second_worker_group_on_the_same_ports_fails() -> None:
         # the same web port beside another gRPC port: refused too
         err = _second_fails(_free_port(), web_port)
         assert f"127.0.0.1:{web_port}" in err and "another hortus server" in err, err
-        # the first group still serves, over separate connections (both workers)
-        for _ in range(4):
-            with grpc.insecure_channel(f"127.0.0.1:{grpc_port}", options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
+        # the first group still serves, both its workers sharing the port: over separate
+        # connections, analyses are answered by each (their continuation tokens name it)
+        workers: set[int | None] = set()
+        for i in range(40):
+            options = [("grpc.use_local_subchannel_pool", 1), ("hortus.test.channel", i)]
+            with grpc.insecure_channel(f"127.0.0.1:{grpc_port}", options=options) as ch:
                 stub = advisor_pb2_grpc.AdvisorStub(ch)  # type: ignore[no-untyped-call]
-                assert stub.GetVersion(pb.GetVersionRequest(), timeout=30).protocol == "hortus.v1"
+                if i == 0:
+                    position = stub.NewGame(pb.NewGameRequest(game="botanik", seed=1), timeout=30).info.position
+                request = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=20, seed=1, threads=1))
+                workers.add(token_worker(list(stub.Analyze(request, timeout=30))[-1].continuation))
+            if workers == {0, 1}:
+                break
+        assert workers == {0, 1}
         assert first.poll() is None

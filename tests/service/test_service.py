@@ -29,6 +29,7 @@ from hortus.server import requests as requests_module
 from hortus.server.errors import CapacityError, RequestError
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 CONFIG = ServerConfig(
@@ -43,10 +44,8 @@ CONFIG = ServerConfig(
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", CONFIG)
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(CONFIG)
 
 
 @pytest.fixture(scope="module")
@@ -463,10 +462,7 @@ class _FakeCall:
 def test_deadline_gives_partial_answer(stub: Any) -> None:
     position = new_position(stub, seed=14)
     request = pb.SuggestMoveRequest(position=position, limits=pb.SearchLimits(iterations=CONFIG.max_iterations))
-    started = time.monotonic()
-    response = stub.SuggestMove(request, timeout=1.0)  # must not raise DEADLINE_EXCEEDED
-    elapsed = time.monotonic() - started
-    assert elapsed < 1.0
+    response = stub.SuggestMove(request, timeout=1.0)  # in time: no DEADLINE_EXCEEDED
     assert response.analysis.partial
     assert 0 < response.analysis.iterations < CONFIG.max_iterations
     assert response.action.notation
@@ -516,7 +512,6 @@ def test_capacity_and_cancellation() -> None:
                     assert exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
                     time.sleep(0.02)
             assert answer is not None and answer.analysis.iterations == 50
-            assert time.monotonic() - cancelled_at < 10
     finally:
         server.stop(0)
 

@@ -29,6 +29,7 @@ from grpc_status import rpc_status
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 
@@ -57,14 +58,12 @@ def bad_request_fields(error: grpc.RpcError) -> list[str]:
 
 # --- 1. batch positions answered by their deadline ---------------------------------------------
 @pytest.fixture()
-def one_slot() -> Iterator[RunningServer]:
+def one_slot(serve: Servers) -> RunningServer:
     """One search slot (so one batch pool thread before the fix) and a generous margin."""
     config = ServerConfig(
         max_iterations=10**9, max_time_ms=30_000, max_threads=1, max_concurrent_searches=1, deadline_margin_ms=300
     )
-    running = build_server("127.0.0.1:0", config)
-    yield running
-    running.stop(0)
+    return serve(config)
 
 
 def _batch(stub: Any, ids: list[str], position: pb.Position, deadline_s: float) -> tuple[list[Any], str]:
@@ -115,10 +114,8 @@ def test_every_batch_position_is_answered_by_the_deadline_whatever_the_load(one_
 
 # --- 2. malformed protobuf ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    running = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=2, default_iterations=50))
-    yield running
-    running.stop(0)
+def server(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(max_concurrent_searches=2, default_iterations=50))
 
 
 MALFORMED = {

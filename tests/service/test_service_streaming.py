@@ -18,6 +18,7 @@ from hortus.search import Analysis
 from hortus.server import RunningServer, ServerConfig, build_server
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import advisor_pb2_grpc
+from servers import Servers
 
 GAME = "botanik"
 CONFIG = ServerConfig(
@@ -32,10 +33,8 @@ CONFIG = ServerConfig(
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", CONFIG)
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(CONFIG)
 
 
 @pytest.fixture(scope="module")

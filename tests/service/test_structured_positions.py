@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from hortus import games
 from hortus.clients import AdvisorClient, InvalidArgumentError, Position
 from hortus.views import ViewError, structured_games, structured_to_view, view_to_structured
-from hortus.server import RunningServer, ServerConfig, build_server
+from hortus.server import RunningServer, ServerConfig
 from hortus.v1 import advisor_pb2 as pb
 from hortus.v1 import positions_pb2
+from servers import Servers
 
 GAME = "botanik"  # the error cases
 GAMES = games.names()
@@ -149,10 +150,8 @@ def test_view_errors() -> None:
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", ServerConfig(default_iterations=100))
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(ServerConfig(default_iterations=100))
 
 
 @pytest.fixture(scope="module")

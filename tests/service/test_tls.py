@@ -12,6 +12,7 @@ import pytest
 
 from hortus.clients import AdvisorClient, AdvisorError, TlsConfig
 from hortus.server import ServerConfig, ServerTls, build_server
+from servers import Servers
 
 GAME = "botanik"
 
@@ -96,71 +97,64 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in d.iterdir() if p.suffix in (".pem", ".key")}
 
 
-def test_tls(pki: dict[str, bytes]) -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(), tls=ServerTls(pki["server.pem"], pki["server.key"]))
-    try:
-        target = f"127.0.0.1:{server.port}"
-        with AdvisorClient(target, timeout=10, tls=TlsConfig(root_certificates=pki["ca.pem"])) as client:
-            assert client.new_game(GAME, seed=1).position.encoded
-        # a client that does not trust the server's CA fails the handshake
-        with AdvisorClient(target, timeout=5, tls=TlsConfig(root_certificates=pki["rogue.pem"])) as client:
-            with pytest.raises(AdvisorError):
-                client.get_version()
-        # plaintext to a TLS port fails
-        with AdvisorClient(target, timeout=5) as client:
-            with pytest.raises(AdvisorError):
-                client.get_version()
-    finally:
-        server.stop(0)
+def test_tls(pki: dict[str, bytes], serve: Servers) -> None:
+    server = serve(ServerConfig(), tls=ServerTls(pki["server.pem"], pki["server.key"]))
+    target = f"127.0.0.1:{server.port}"
+    with AdvisorClient(target, timeout=10, tls=TlsConfig(root_certificates=pki["ca.pem"])) as client:
+        assert client.new_game(GAME, seed=1).position.encoded
+    # a client that does not trust the server's CA fails the handshake
+    with AdvisorClient(target, timeout=5, tls=TlsConfig(root_certificates=pki["rogue.pem"])) as client:
+        with pytest.raises(AdvisorError):
+            client.get_version()
+    # plaintext to a TLS port fails
+    with AdvisorClient(target, timeout=5) as client:
+        with pytest.raises(AdvisorError):
+            client.get_version()
 
 
-def test_mutual_tls(pki: dict[str, bytes]) -> None:
+def test_mutual_tls(pki: dict[str, bytes], serve: Servers) -> None:
     tls = ServerTls(pki["server.pem"], pki["server.key"], client_ca=pki["ca.pem"])
-    server = build_server("127.0.0.1:0", ServerConfig(), tls=tls)
-    try:
-        target = f"127.0.0.1:{server.port}"
-        good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
-        with AdvisorClient(target, timeout=10, tls=good) as client:
-            assert client.get_version().protocol == "hortus.v1"
-        # no client certificate: refused
-        with AdvisorClient(target, timeout=5, tls=TlsConfig(pki["ca.pem"])) as client:
-            with pytest.raises(AdvisorError):
-                client.get_version()
-        # a client certificate from a CA the server does not trust: refused
-        rogue = TlsConfig(pki["ca.pem"], private_key=pki["rogue.key"], certificate_chain=pki["rogue.pem"])
-        with AdvisorClient(target, timeout=5, tls=rogue) as client:
-            with pytest.raises(AdvisorError):
-                client.get_version()
-    finally:
-        server.stop(0)
+    server = serve(ServerConfig(), tls=tls)
+    target = f"127.0.0.1:{server.port}"
+    good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
+    with AdvisorClient(target, timeout=10, tls=good) as client:
+        assert client.get_version().protocol == "hortus.v1"
+    # no client certificate: refused
+    with AdvisorClient(target, timeout=5, tls=TlsConfig(pki["ca.pem"])) as client:
+        with pytest.raises(AdvisorError):
+            client.get_version()
+    # a client certificate from a CA the server does not trust: refused
+    rogue = TlsConfig(pki["ca.pem"], private_key=pki["rogue.key"], certificate_chain=pki["rogue.pem"])
+    with AdvisorClient(target, timeout=5, tls=rogue) as client:
+        with pytest.raises(AdvisorError):
+            client.get_version()
 
 
-def test_metrics_endpoint() -> None:
+def test_metrics_endpoint(serve: Servers) -> None:
     pytest.importorskip("prometheus_client")
-    server = build_server("127.0.0.1:0", ServerConfig(), metrics_port=0)
-    try:
-        assert server.metrics_port
-        with AdvisorClient(f"127.0.0.1:{server.port}", timeout=10) as client:
-            position = client.new_game(GAME, seed=1).position
-            client.rank_moves(position, iterations=50)
-            list(client.analyze(position, iterations=100, interval_ms=0))
-            with pytest.raises(AdvisorError):
-                client.new_game("no such game")
-        with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as response:
-            text = response.read().decode()
-        assert 'hortus_requests_total{code="OK",method="RankMoves"} 1.0' in text
-        assert 'hortus_requests_total{code="OK",method="Analyze"} 1.0' in text
-        assert 'hortus_requests_total{code="INVALID_ARGUMENT",method="NewGame"} 1.0' in text
-        assert "hortus_request_seconds_bucket" in text
-        assert "hortus_searches_in_flight 0.0" in text
-        assert "hortus_search_iterations_total 150.0" in text
-    finally:
-        server.stop(0)
+    server = serve(ServerConfig(), metrics_port=0)
+    assert server.metrics_port
+    with AdvisorClient(f"127.0.0.1:{server.port}", timeout=10) as client:
+        position = client.new_game(GAME, seed=1).position
+        client.rank_moves(position, iterations=50)
+        list(client.analyze(position, iterations=100, interval_ms=0))
+        with pytest.raises(AdvisorError):
+            client.new_game("no such game")
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    assert 'hortus_requests_total{code="OK",method="RankMoves"} 1.0' in text
+    assert 'hortus_requests_total{code="OK",method="Analyze"} 1.0' in text
+    assert 'hortus_requests_total{code="INVALID_ARGUMENT",method="NewGame"} 1.0' in text
+    assert "hortus_request_seconds_bucket" in text
+    assert "hortus_searches_in_flight 0.0" in text
+    assert "hortus_search_iterations_total 150.0" in text
 
 
 def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> None:
+    import http.client
     import os
     import signal
+    import ssl
     import sys
 
     for name, data in pki.items():
@@ -200,6 +194,31 @@ def test_hortus_serve_with_mutual_tls(pki: dict[str, bytes], tmp_path: Path) -> 
         with AdvisorClient(target, timeout=5, tls=TlsConfig(pki["ca.pem"])) as client:
             with pytest.raises(AdvisorError):
                 client.get_version()
+        # the web port (on by default) says it is HTTPS and keeps the same client-certificate
+        # rule: plaintext gets no position, a client without a certificate no call
+        web = next(line for line in proc.stdout if "hortus web" in line)
+        assert " on https://" in web, web
+        host, port = web.rsplit("//", 1)[1].strip().rsplit(":", 1)
+        new_game = ("POST", "/hortus.v1.Advisor/NewGame", '{"game":"botanik","seed":1}', {"Content-Type": "application/json"})
+        context = ssl.create_default_context(cadata=pki["ca.pem"].decode())
+        context.check_hostname = False
+        plain = http.client.HTTPConnection(host, int(port), timeout=10)
+        bare = http.client.HTTPSConnection(host, int(port), timeout=10, context=context)
+        for refused in (plain, bare):
+            try:
+                refused.request(*new_game)
+                status: int | None = refused.getresponse().status
+            except (OSError, http.client.HTTPException):
+                status = None  # no answer at all
+            finally:
+                refused.close()
+            assert status != 200
+        context.load_cert_chain(str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
+        good_web = http.client.HTTPSConnection(host, int(port), timeout=10, context=context)
+        good_web.request(*new_game)
+        answer = good_web.getresponse()
+        assert answer.status == 200 and b"position" in answer.read()
+        good_web.close()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
@@ -276,24 +295,51 @@ def test_a_key_that_does_not_match_the_certificate_is_named(pki: dict[str, bytes
     assert "Traceback" not in done.stderr
 
 
-def test_a_client_without_a_certificate_against_mutual_tls_fails_fast_saying_why(pki: dict[str, bytes]) -> None:
+def test_a_client_without_a_certificate_against_mutual_tls_fails_fast_saying_why(pki: dict[str, bytes], serve: Servers) -> None:
     """gRPC reports the refused handshake as an unreachable server ("Socket closed"), and with
     wait-for-ready would wait until the deadline: the client says what is wrong, at once."""
     import time
 
     tls = ServerTls(pki["server.pem"], pki["server.key"], client_ca=pki["ca.pem"])
-    server = build_server("127.0.0.1:0", ServerConfig(), tls=tls)
-    try:
-        target = f"127.0.0.1:{server.port}"
-        for wait_for_ready in (False, True):
-            with AdvisorClient(target, timeout=60, tls=TlsConfig(pki["ca.pem"]), wait_for_ready=wait_for_ready) as client:
-                started = time.monotonic()
-                with pytest.raises(AdvisorError, match="requires a client certificate") as info:
-                    client.get_version()
-                assert time.monotonic() - started < 30  # long before the 60 s deadline
-                assert info.value.code.name == "UNAVAILABLE"
+    server = serve(ServerConfig(), tls=tls)
+    target = f"127.0.0.1:{server.port}"
+    for wait_for_ready in (False, True):
+        with AdvisorClient(target, timeout=60, tls=TlsConfig(pki["ca.pem"]), wait_for_ready=wait_for_ready) as client:
+            started = time.monotonic()
+            with pytest.raises(AdvisorError, match="requires a client certificate") as info:
+                client.get_version()
+            assert time.monotonic() - started < 30  # long before the 60 s deadline
+            assert info.value.code.name == "UNAVAILABLE"
+    good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
+    with AdvisorClient(target, timeout=30, tls=good, wait_for_ready=True) as client:
+        assert client.get_version().protocol == "hortus.v1"
+
+
+def test_the_async_client_says_why_too(pki: dict[str, bytes], serve: Servers) -> None:
+    """The asyncio client runs the same calls: its refused handshake is named as well, with
+    and without wait-for-ready, and a good certificate gets through."""
+    import asyncio
+
+    from hortus.clients import AsyncAdvisorClient
+
+    tls = ServerTls(pki["server.pem"], pki["server.key"], client_ca=pki["ca.pem"])
+    server = serve(ServerConfig(), tls=tls)
+    target = f"127.0.0.1:{server.port}"
+
+    async def refused(wait_for_ready: bool) -> AdvisorError:
+        async with AsyncAdvisorClient(target, timeout=60, tls=TlsConfig(pki["ca.pem"]), wait_for_ready=wait_for_ready) as client:
+            try:
+                await client.get_version()
+            except AdvisorError as error:
+                return error
+        raise AssertionError("a client without a certificate got through")
+
+    async def accepted() -> str:
         good = TlsConfig(pki["ca.pem"], private_key=pki["client.key"], certificate_chain=pki["client.pem"])
-        with AdvisorClient(target, timeout=30, tls=good, wait_for_ready=True) as client:
-            assert client.get_version().protocol == "hortus.v1"
-    finally:
-        server.stop(0)
+        async with AsyncAdvisorClient(target, timeout=30, tls=good, wait_for_ready=True) as client:
+            return (await client.get_version()).protocol
+
+    for wait_for_ready in (False, True):
+        error = asyncio.run(asyncio.wait_for(refused(wait_for_ready), 45))  # the deadline is 60 s
+        assert "requires a client certificate" in error.message and error.code.name == "UNAVAILABLE"
+    assert asyncio.run(accepted()) == "hortus.v1"

@@ -117,6 +117,29 @@ def test_unknown_field_is_invalid_argument_naming_it(port: int) -> None:
     assert lines[0]["end"]["details"][0]["debug"]["fieldViolations"][0]["field"] == "limitz"
 
 
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        ({"limits": {"iterationz": 1}}, "limits.iterationz"),  # unknown, nested
+        ({"limits": {"iterations": -5}}, "limits.iterations"),  # out of range
+        ({"maxMoves": "abc"}, "maxMoves"),  # not a number
+    ],
+)
+def test_a_malformed_field_is_named_by_its_json_path(port: int, body: dict[str, Any], field: str) -> None:
+    """Unary and NDJSON alike: the BadRequest violation names the field by its path in the
+    request's JSON, and the stream's end line is the same error JSON (RankMoves and Analyze
+    share these fields)."""
+    message = json.dumps({"position": position(port), **body}).encode()
+    status, _, answer = request(port, "POST", "/hortus.v1.Advisor/RankMoves", message, {"Content-Type": "application/json"})
+    assert status == 400, answer
+    error = json.loads(answer)
+    assert error["code"] == "invalid_argument" and field in error["message"], error
+    assert error["details"][0]["debug"]["fieldViolations"][0]["field"] == field, error
+    (end,) = ndjson(port, "Analyze", json.loads(message))
+    assert end["end"]["code"] == error["code"]
+    assert end["end"]["details"][0]["debug"]["fieldViolations"][0]["field"] == field, end
+
+
 def test_servicer_error_details_are_decoded(port: int) -> None:
     status, _, body = request(
         port, "POST", "/hortus.v1.Advisor/NewGame", b'{"game": "no-such-game"}', {"Content-Type": "application/json"}
@@ -185,11 +208,72 @@ def test_openapi_document_is_served_and_valid(port: int) -> None:
     validator.validate(document)
 
 
-def test_connect_get_of_a_read_only_rpc(port: int) -> None:
+def test_connect_get_of_every_read_only_rpc_and_no_other(port: int) -> None:
+    """Every unary RPC marked NO_SIDE_EFFECTS in advisor.proto answers Connect GET, which an
+    HTTP cache may keep; the others refuse GET with the error JSON."""
+    from google.protobuf import descriptor_pb2
+
+    from hortus.v1 import advisor_pb2 as pb
+
+    pos = position(port)
+    messages = {"LegalActions": {"position": pos}, "ViewPosition": {"position": pos, "seat": 1}}
+    read_only = []
+    for method in pb.DESCRIPTOR.services_by_name["Advisor"].methods:
+        if method.client_streaming or method.server_streaming:
+            continue
+        query = "?connect=v1&encoding=json&message=" + quote(json.dumps(messages.get(method.name, {})))
+        status, headers, body = request(port, "GET", f"/hortus.v1.Advisor/{method.name}{query}")
+        if method.GetOptions().idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS:
+            read_only.append(method.name)
+            assert status == 200, (method.name, body)
+            assert headers["cache-control"] == "public, max-age=300", (method.name, headers)
+        else:
+            assert status == 405 and json.loads(body)["code"] == "unimplemented", (method.name, status, body)
+    assert sorted(read_only) == ["GetVersion", "LegalActions", "ListGames", "ViewPosition"]
     status, _, body = request(port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message=" + quote("{}"))
-    assert status == 200
     assert any(game["name"] == GAME for game in json.loads(body)["games"])
-    status, _, body = request(
+    status, headers, body = request(
         port, "GET", "/hortus.v1.Advisor/ListGames?connect=v1&encoding=json&message=" + quote('{"bogus": 1}')
     )
     assert status == 400 and "bogus" in json.loads(body)["message"]
+    assert headers["cache-control"] == "no-store"
+
+
+def test_overload_error_json_carries_the_retry_delay_decoded() -> None:
+    """A refusal for overload (every search slot busy) is resource_exhausted with the retry
+    delay readable as JSON (details[].debug.retryDelay), unary and as a stream's end line."""
+    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0"))
+    try:
+        assert server.web is not None
+        web = server.web.port
+        pos = position(web)
+        message = json.dumps({"position": pos, "limits": {"timeMs": 20_000, "threads": 1}, "intervalMs": 50}).encode()
+        sock = socket.create_connection(("127.0.0.1", web), timeout=30)
+        sock.sendall(
+            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
+            + f"Content-Length: {len(message)}\r\n\r\n".encode()
+            + message
+        )
+        seen = b""
+        while b'{"result"' not in seen:
+            seen += sock.recv(65536)
+        try:
+            ask = json.dumps({"position": pos, "limits": {"iterations": 100}}).encode()
+            # a short deadline: the fair queue does not hold a call with under 2 s left
+            short = {"Content-Type": "application/json", "Connect-Timeout-Ms": "1000"}
+            status, _, body = request(web, "POST", "/hortus.v1.Advisor/RankMoves", ask, short)
+            assert status == 429, body
+            error = json.loads(body)
+            assert error["code"] == "resource_exhausted"
+            delays = [d["debug"]["retryDelay"] for d in error["details"] if d["type"] == "google.rpc.RetryInfo"]
+            assert delays and delays[0].endswith("s"), error
+            status, _, body = request(
+                web, "POST", "/hortus.v1.Advisor/Analyze", ask, {**short, "Content-Type": "application/x-ndjson"}
+            )
+            end = json.loads(body.decode().splitlines()[-1])["end"]
+            assert end["code"] == "resource_exhausted", end
+            assert any("retryDelay" in d.get("debug", {}) for d in end["details"]), end
+        finally:
+            sock.close()
+    finally:
+        server.stop(0)

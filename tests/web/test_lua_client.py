@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -157,3 +158,15 @@ def test_analyze_stream_errors_end_the_stream(url: str) -> None:
     result = lua(script, url)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "false\tinvalid_argument", result.stdout
+
+
+def test_the_readme_lua_example_runs(url: str) -> None:
+    """The quick start's Lua block, as pasted (its URL pointed at this server)."""
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```lua\n(.*?)```", text, re.S)
+    assert len(blocks) == 1, "the README's quick start has one Lua example"
+    script = 'package.path = "./?.lua;" .. package.path\n' + blocks[0].replace("http://127.0.0.1:8080", url)
+    result = lua(script)
+    assert result.returncode == 0, result.stderr[-3000:]
+    notation = result.stdout.strip()
+    assert notation and "\n" not in notation, result.stdout

@@ -22,7 +22,7 @@ pytest.importorskip("connectrpc", reason="the web front door needs the web extra
 jsonschema = pytest.importorskip("jsonschema", reason="schemathesis (the test extra) brings jsonschema")
 
 from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
-from hortus.server.openapi import openapi_document  # noqa: E402
+from hortus.server.openapi import document_json, openapi_document, openapi_json  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 
 # searches stay short whatever limits the generated requests ask for
@@ -52,8 +52,21 @@ def test_the_served_document_passes_openapi_spec_validator(port: int) -> None:
     assert document == json.loads(json.dumps(openapi_document()))
 
 
+def test_the_served_document_is_the_one_the_build_shipped(port: int) -> None:
+    """The build made hortus/v1/openapi.json from proto/ (setup.py): the web port serves
+    those bytes, and they are what the descriptors of the installed hortus.v1 give (a proto
+    changed without a rebuild fails here)."""
+    from importlib import resources
+
+    shipped = (resources.files("hortus.v1") / "openapi.json").read_bytes()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/openapi.json")
+    assert conn.getresponse().read() == shipped == openapi_json()
+    assert shipped == document_json(openapi_document())
+
+
 @pytest.mark.skipif(ST is None, reason="schemathesis (the test extra) is not installed")
-def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port: int) -> None:
+def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port: int, tmp_path: Path) -> None:
     assert ST is not None
     checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
     result = subprocess.run(
@@ -79,6 +92,7 @@ def test_schemathesis_finds_no_server_error_and_no_response_off_the_schema(port:
         text=True,
         timeout=600,
         env={**os.environ, "NO_COLOR": "1"},
+        cwd=tmp_path,  # schemathesis keeps a cache (.schemathesis/) in its working folder
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out[-8000:]

@@ -76,14 +76,10 @@ def _tie_broken_end(name: str, players: int) -> tuple[str, list[float], list[flo
     raise AssertionError(f"no tie-broken end in 2000 random {name} games")
 
 
-@pytest.mark.parametrize("name,players", [("botanical_lab", 2), ("botanik", 2)])
-def test_the_banner_names_the_tie_breaks_winner(page: Any, name: str, players: int) -> None:
-    try:
-        hexed, scores, returns = _tie_broken_end(name, players)
-    except AssertionError:
-        if name != "botanical_lab":
-            pytest.skip(f"{name}: no tie on points in the random games tried")
-        raise
+@pytest.mark.parametrize("name", ["botanik", "botanists", "botanical_lab", "war_of_the_posies"])
+def test_the_banner_names_the_tie_breaks_winner(page: Any, name: str) -> None:
+    hexed, scores, returns = _tie_broken_end(name, 2)
+    players = 2
     server = _serve()
     try:
         page.goto(f"{_url(server)}/?game={name}&players={players}&position={hexed}")
@@ -106,6 +102,7 @@ def test_a_lost_connection_is_explained(page: Any) -> None:
     page.wait_for_selector("#error:not([hidden])")
     text = page.locator("#error").inner_text()
     assert "could not be reached" in text and "connection was lost" in text, text
+    assert text.count("could not be reached") == 1, text  # said once, with its cause
 
 
 def test_a_refused_origin_is_explained_and_logged(page: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -171,6 +168,56 @@ def test_a_phone_never_scrolls_sideways_and_the_text_is_legible(browser: Any, na
           return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
         }""")
         assert smallest >= 11 - 1e-6, smallest
+        assert page.evaluate(PLAY_BUTTONS_ON_ONE_LINE), "a hint's play button wraps"
+        assert page.evaluate(HINTS_TABLE_WHOLE), "the hints table is cut"
+    finally:
+        context.close()
+        server.stop(0)
+
+
+# each hint's "play" button is one line of text (a squeezed column once broke it letter by letter)
+PLAY_BUTTONS_ON_ONE_LINE = """() => [...document.querySelectorAll('#hints button')].every((b) => {
+  const range = document.createRange();
+  range.selectNodeContents(b);
+  return range.getClientRects().length === 1;
+})"""
+
+
+HINTS_TABLE_WHOLE = "() => { const t = document.querySelector('#hints'); return t.scrollWidth <= t.clientWidth; }"
+
+
+@pytest.mark.parametrize(
+    "name,players,width",
+    [
+        ("botanik", 2, 1280),
+        ("botanical_lab", 4, 1280),
+        ("war_of_the_posies", 4, 1280),
+        ("botanists", 4, 1280),
+        ("botanists", 4, 1800),
+    ],
+)
+def test_a_desktop_shows_the_whole_picture_legibly(browser: Any, name: str, players: int, width: int) -> None:
+    """On a desktop the picture is whole (nothing hidden in its box's scroll) with its text at
+    11 px or more, under the hints and the record (1280 px) or beside them (1800 px); the hints table is whole."""
+    server = _serve()
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(f"{_url(server)}/?game={name}&players={players}&level=1&seed=4")
+        page.wait_for_function("() => document.body.dataset.busy === '0' && document.querySelector('#picture svg [data-action]')")
+        page.locator("#hint").click()
+        page.wait_for_selector("#hints tr.best")
+        box = page.evaluate("() => { const p = document.querySelector('#picture'); return [p.scrollWidth, p.clientWidth]; }")
+        assert box[0] <= box[1], f"the picture is cut: {box[0]} px wide in a {box[1]} px box"
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        smallest = page.evaluate("""() => {
+          const svg = document.querySelector('#picture svg');
+          const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+          return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+        }""")
+        assert smallest >= 11 - 1e-6, smallest
+        assert page.evaluate(PLAY_BUTTONS_ON_ONE_LINE), "a hint's play button wraps"
+        assert page.evaluate(HINTS_TABLE_WHOLE), "the hints table is cut"
     finally:
         context.close()
         server.stop(0)
@@ -195,6 +242,24 @@ def test_a_log_of_the_moves_played(page: Any) -> None:
         assert any(line.startswith("seat 0: ") for line in lines), lines
         assert any(line.startswith("seat 1 (AI): ") for line in lines), lines
         assert all(re.match(r"^(seat [01]( \(AI\))?|draw): \S", line) for line in lines), lines
+        assert any(line.startswith("draw: ") for line in lines), lines
+        assert not any(line.startswith("draw: draw ") for line in lines), lines
         assert page.locator("#log li.last").count() == 1
+    finally:
+        server.stop(0)
+
+
+def test_the_games_are_named_as_their_rulebooks_write_them(page: Any) -> None:
+    server = _serve()
+    try:
+        page.goto(f"{_url(server)}/?game=botanik&players=2&seed=7")
+        page.wait_for_function("() => document.querySelectorAll('#game option').length === 4")
+        names = dict(page.evaluate("() => [...document.querySelectorAll('#game option')].map((o) => [o.value, o.textContent])"))
+        assert names == {
+            "botanik": "Botanik",
+            "botanists": "Botanists",
+            "botanical_lab": "Botanical Lab",
+            "war_of_the_posies": "Botany: War of the Posies",
+        }
     finally:
         server.stop(0)

@@ -43,14 +43,43 @@ def _request(
 
 @pytest.mark.parametrize(
     "path",
-    ["/a%00b", "/" + "n" * 300, "/" + "/".join(["d" * 250] * 60), "/loop-a", "/loop-a/index.html"],
-    ids=["null-byte", "name-over-255", "long-url", "symlink-loop", "under-a-loop"],
+    ["/a%00b", "/" + "n" * 300, "/" + "/".join(["d" * 250] * 80), "/" + "d" * 20_000, "/loop-a", "/loop-a/index.html"],
+    ids=["null-byte", "name-over-255", "20kb-url", "20kb-name", "symlink-loop", "under-a-loop"],
 )
-def test_static_paths_that_cannot_be_files_are_4xx(running: RunningServer, path: str) -> None:
-    status, body = _request(running, "GET", path)
-    assert 400 <= status < 500, (status, body[:200])
-    assert b"Traceback" not in body
+def test_static_paths_that_cannot_be_files_are_4xx(running: RunningServer, path: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            status, body = _request(running, "GET", path)
+            assert 400 <= status < 500, (status, body[:200])
+            assert b"Traceback" not in body
+    # nothing at WARNING or above: a client's mistake, not the server's
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text[:2000]
     # the port still serves afterwards
+    assert _request(running, "GET", "/")[0] == 200
+
+
+def _raw(server: RunningServer, data: bytes) -> bytes:
+    assert server.web is not None
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.web.port), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while b"\r\n\r\n" not in answer and (chunk := sock.recv(65536)):
+            answer += chunk
+    return answer
+
+
+def test_bytes_that_are_not_http_are_400_logged_once_per_interval(
+    running: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """uvicorn logs "Invalid HTTP request received." for each: rate-limited to one line per
+    interval (``hortus.server.guard.RateLimitedRecords``), the port serving on."""
+    hostile = [b"GARBAGE\x00\x01 \r\n\r\n", b"GET /" + b"d" * 200_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"]
+    with caplog.at_level(logging.INFO):
+        for i in range(20):
+            assert _raw(running, hostile[i % 2]).startswith(b"HTTP/1.1 400"), i
+    assert len([r for r in caplog.records if r.levelno >= logging.WARNING]) <= 1, caplog.text[:2000]
     assert _request(running, "GET", "/")[0] == 200
 
 

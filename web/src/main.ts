@@ -91,7 +91,9 @@ function readable(e: unknown): string {
   if (e instanceof UnavailableError) {
     // A fetch that failed tells the page nothing more (the browser hides a CORS refusal
     // from scripts): name the likely causes and what fixes each.
-    return `The server at ${SERVER} could not be reached (${e.rawMessage}): the connection was lost or ` +
+    // (the client's message already says "could not be reached (<cause>)": the cause alone)
+    const cause = e.rawMessage.replace(/^the server could not be reached \((.*)\)$/s, "$1");
+    return `The server at ${SERVER} could not be reached (${cause}): the connection was lost or ` +
       `the server stopped (try again when it is back), or it refuses this page's origin ${location.origin} ` +
       `(start it with --cors-origin ${location.origin}; the server logs the origins it refuses).`;
   }
@@ -411,7 +413,8 @@ async function apply(actions: ActionLike[]): Promise<void> {
     state.ply += actions.length;
     for (const a of answer.applied) {
       const id = a.id ?? 0;
-      if (mover === -1) state.log.push(visible.has(id) ? `draw: ${a.notation}` : "draw: hidden from you");
+      // a draw's notation may begin with the word itself ("draw blue loop"): said once
+      if (mover === -1) state.log.push(visible.has(id) ? `draw: ${a.notation.replace(/^draw /, "")}` : "draw: hidden from you");
       else state.log.push(`seat ${mover}${state.setup.ai.includes(mover) ? " (AI)" : ""}: ${a.notation}`);
     }
     if (mover >= 0) {
@@ -525,7 +528,8 @@ function showAnalysis(analysis: Analysis, live: boolean): void {
   const players = state.setup.players;
   const head = `<caption>${live ? "Analysing" : "Hints"}: ${analysis.iterations ?? 0} iterations` +
     `${analysis.partial ? " (partial)" : ""}</caption><tr><th>move</th><th>win %</th>` +
-    `<th>expected scores</th><th>visits</th><th>why</th><th>then</th><th></th></tr>`;
+    `<th class="expected">expected scores</th><th class="visits">visits</th><th>why</th>` +
+    `<th class="then">then</th><th></th></tr>`;
   table.innerHTML = head;
   moves.slice(0, 8).forEach((m: MoveAnalysis, i) => {
     const tr = document.createElement("tr");
@@ -535,11 +539,13 @@ function showAnalysis(analysis: Analysis, live: boolean): void {
       m.expectedScores.slice(0, players).map((v) => v.toFixed(1)).join(" / "),
       String(m.visits), m.reason, pv,
     ];
-    for (const text of cells) {
+    const columns = ["move", "win", "expected", "visits", "why", "then"];
+    cells.forEach((text, column) => {
       const td = document.createElement("td");
       td.textContent = text;
+      td.className = columns[column];
       tr.append(td);
-    }
+    });
     const td = document.createElement("td");
     const b = document.createElement("button");
     b.type = "button";
