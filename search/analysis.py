@@ -382,10 +382,11 @@ class _Solve:
 
 def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
     """The exact solve to try after the search, or None: not for the frozen baseline (it
-    plays as it was measured), not for three or more seats (max^n has no single value), not
+    plays as it was measured), only for two seats (with three or more max^n has no single
+    value; a solo game's win share is the same for every move, and its objective is points), not
     where a seat cannot see everything (the solver's check, over the kernel's determinize),
     not where the estimated tree is beyond the budget (``SOLVE_ESTIMATE_RATIO``)."""
-    if settings.baseline_playout or state.num_players > 2:
+    if settings.baseline_playout or state.num_players != 2:
         return None
     if limits.iterations is not None:
         max_nodes = limits.iterations * SOLVE_NODES_PER_ITERATION
