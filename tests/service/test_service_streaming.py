@@ -70,7 +70,8 @@ def field_of(error: grpc.RpcError) -> str:
 # --- Analyze -----------------------------------------------------------------------------------
 def test_analyze_partials_then_one_final(stub: Any) -> None:
     position = new_position(stub)
-    request = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=4000, seed=3), interval_ms=10, max_moves=3)
+    # enough iterations that the search outlasts several 10 ms intervals even on a fast kernel
+    request = pb.AnalyzeRequest(position=position, limits=pb.SearchLimits(iterations=40000, seed=3), interval_ms=10, max_moves=3)
     responses = list(stub.Analyze(request, timeout=30))
     assert len(responses) >= 2
     assert [r.final for r in responses].count(True) == 1 and responses[-1].final
@@ -79,7 +80,7 @@ def test_analyze_partials_then_one_final(stub: Any) -> None:
     iterations = [r.analysis.iterations for r in responses]
     assert iterations == sorted(iterations)
     final = responses[-1].analysis
-    assert final.iterations == 4000 and not final.partial
+    assert final.iterations == 40000 and not final.partial
     assert final.moves[0].principal_variation[0].id == final.moves[0].action.id
 
 
