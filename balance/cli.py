@@ -68,6 +68,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="a designer's edited components file: paired deals against the shipped one, seat 0's difference",
     )
     p.add_argument(
+        "--base-components",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a components file the game as given uses: the report and every comparison are about it",
+    )
+    p.add_argument(
         "--cards",
         nargs="+",
         default=None,
@@ -125,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             ablate=args.ablate,
             swap=dict(args.swap) or None,
             components=str(args.components) if args.components is not None else None,
+            base_components=str(args.base_components) if args.base_components is not None else None,
             cards=args.cards,
             effect_bot=args.effect_bot,
             effect_games=args.effect_games,

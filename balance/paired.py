@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hortus.balance.play import Change, GameRecord, GameTask, run_games
@@ -26,6 +26,8 @@ BATCH = 20
 """Pairs played between two looks of the sequential test."""
 MU1 = 0.1
 """The effect in win share the test tells from none (H1: |effect| >= MU1)."""
+MIN_SAMPLES = 20
+"""Counted pairs before the sequential test may stop (a few identical pairs prove nothing)."""
 
 
 def _interval(values: Sequence[float]) -> list[float] | None:
@@ -97,7 +99,7 @@ class _Tally:
             if sample is not None:
                 self.shares.append(sample[0])
                 self.points.append(sample[1])
-        if self.shares:
+        if len(self.shares) >= MIN_SAMPLES:
             # two one-sided tests folded into one: H1 is an effect of MU1 in the direction seen
             sign = 1.0 if statistics.fmean(self.shares) >= 0 else -1.0
             self.decision = gsprt([sign * x for x in self.shares], mu0=0.0, mu1=MU1).decision
@@ -137,7 +139,7 @@ def paired_effect(lab: Lab, players: int, max_pairs: int, change: Change, *, kin
 def card_effects(lab: Lab, players: Sequence[int], max_pairs: int, cards: Sequence[str]) -> list[dict[str, Any]]:
     """Every card of `cards` removed in turn (paired with the given game, which is played once
     per deal for all of them), each until its GSPRT decides or `max_pairs`; per seat count,
-    the cards ranked by their takers' win share difference, strongest first."""
+    the cards ranked by their takers' points difference, strongest first."""
     out = []
     for count in players:
         tallies = {card: _Tally() for card in cards}
@@ -148,11 +150,14 @@ def card_effects(lab: Lab, players: Sequence[int], max_pairs: int, cards: Sequen
             start = min(tallies[c].pairs for c in open_cards)
             indices = range(start, min(max_pairs, start + BATCH))
             behind = [c for c in open_cards if tallies[c].pairs == start]
-            base, arms = lab.play(count, indices, [Change(options=lab.base.options, remove=(c,)) for c in behind])
+            base, arms = lab.play(count, indices, [replace(lab.base, remove=(c,)) for c in behind])
             for card, changed in zip(behind, arms):
                 tallies[card].add(base, changed, card)
         rows = [{"card": card, **tallies[card].result()} for card in cards]
-        rows.sort(key=lambda row: (-row["share_difference"], -row["points_difference"], row["card"]))
+        # Ranked by the points difference: a pair's win share difference is -1, 0 or 1 (its
+        # spread ~0.7 needs hundreds of pairs per card to rank), points tell cards apart with
+        # tens. A card too rarely taken to have an interval ranks after every measured one.
+        rows.sort(key=lambda row: (row["samples"] < 2, -row["points_difference"], -row["share_difference"], row["card"]))
         for rank, row in enumerate(rows, 1):
             out.append({"players": count, "rank": rank, **row})
     return out

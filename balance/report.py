@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from hortus import games
@@ -150,6 +151,7 @@ def balance_report(
     ablate: Sequence[str] = (),
     swap: Mapping[str, str] | None = None,
     components: str | None = None,
+    base_components: str | None = None,
     cards: Sequence[str] | None = None,
     skill_levels: Sequence[int] = (),
     skill_games: int | None = None,
@@ -162,30 +164,36 @@ def balance_report(
     asked for, and return the report as a JSON-ready dict (stable key order, so its dump is
     byte-identical per seed). `variant`, `ablate`, `swap`, `components`: each one a paired
     comparison against the game as given (`options`); `cards`: every named card ablated in
-    turn and ranked ("all": every card of the supply). ValueError names a bad argument before
-    any game is played."""
+    turn and ranked ("all": every card of the supply). `base_components`: a components file
+    the game as given uses (the report and every comparison are about it). ValueError names a
+    bad argument before any game is played."""
     target = games.get(game)
     for count in players:
         if not target.min_players <= count <= target.max_players:
             raise ValueError(f"{target.name} takes {target.min_players}-{target.max_players} players, not {count}")
-    base = Change(options=tuple(sorted(target.resolve_options(options).items())) if options else ())
+    base = Change(
+        options=tuple(sorted(target.resolve_options(options).items())) if options else (),
+        components=str(base_components) if base_components is not None else None,
+    )
+    base.game(game)  # a bad file fails here, naming the file and the field
     lab = Lab(game, bot=effect_bot or bot, seed=seed, jobs=jobs, ray_address=ray_address, base=base, progress=progress)
     comparisons: list[tuple[str, Change, str | None]] = []
     if variant:
         target.resolve_options({**dict(base.options), **variant})  # fail before any game is played
         merged = tuple(sorted({**dict(base.options), **variant}.items()))
-        comparisons.append(("variant", Change(options=merged), None))
+        comparisons.append(("variant", replace(base, options=merged), None))
     for card in ablate:
-        comparisons.append(("ablate", Change(options=base.options, remove=(card,)), card))
+        comparisons.append(("ablate", replace(base, remove=(card,)), card))
     for a, b in (swap or {}).items():
-        comparisons.append(("swap", Change(options=base.options, swap=((a, b),)), a))
+        comparisons.append(("swap", replace(base, swap=((a, b),)), a))
     if components is not None:
-        comparisons.append(("components", Change(options=base.options, components=str(components)), None))
+        comparisons.append(("components", replace(base, components=str(components)), None))
     for _, change, _ in comparisons:
         change.game(game)  # a bad file, card or swap fails here, naming it
-    ranked = list(target.card_names()) if cards is not None and list(cards) == ["all"] else list(cards or [])
+    everything = base.game(game).card_names()
+    ranked = list(everything) if cards is not None and list(cards) == ["all"] else list(cards or [])
     for card in ranked:
-        Change(remove=(card,)).game(game)
+        replace(base, remove=(card,)).game(game)
     for count in skill_levels:
         games.get(game)  # levels are checked by make_bot in the matrix
         if not 1 <= count <= 8:
@@ -219,6 +227,7 @@ def balance_report(
         "seed": seed,
         "games_per_seat_count": games_count if seat_reports else 0,
         "options": dict(base.options),
+        "components": Path(base_components).name if base_components is not None else "shipped",
         "seat_counts": per_seats,
         "skill": skill,
         "effects": effects,
