@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from hortus.balance.html import render_html
-from hortus.balance.report import balance_report
+from hortus.balance.report import balance_report, report_json
 
 __all__ = ["add_parser", "run"]
 
@@ -150,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     out: Path = args.output
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / "report.json").write_text(report_json(report))
     (out / "report.html").write_text(render_html(report))
     print(f"wrote {out / 'report.json'} and {out / 'report.html'}")
     return 0

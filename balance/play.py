@@ -23,7 +23,7 @@ from hortus._ext.engine import draw_dependence
 from hortus.games import CHANCE, TERMINAL, Game
 from hortus.search.bots import make_bot
 
-__all__ = ["Change", "GameRecord", "GameTask", "derive_seed", "play_one", "run_games"]
+__all__ = ["Change", "GameRecord", "GameTask", "Stopped", "derive_seed", "play_one", "run_games"]
 
 MAX_DECISIONS = 100_000
 """A game that has not ended after this many decisions is a bug in its rules."""
@@ -111,8 +111,13 @@ class GameRecord:
     """The draw's share of the outcome's variance at the measured decisions."""
 
 
-def play_one(task: GameTask, game: Game | None = None) -> GameRecord:
-    """Play `task`'s game (`game` overrides the registry's, for a test's planted rules)."""
+class Stopped(Exception):
+    """A game given up before its end (``play_one``'s `stop` said so)."""
+
+
+def play_one(task: GameTask, game: Game | None = None, stop: Callable[[], bool] | None = None) -> GameRecord:
+    """Play `task`'s game (`game` overrides the registry's, for a test's planted rules);
+    `stop` is asked before every decision and raises Stopped once it says so."""
     game = game if game is not None else task.change.game(task.game)
     game_seed = derive_seed(task.seed, task.index)
     seating = tuple((s + task.index) % len(task.bots) for s in range(task.players))
@@ -130,6 +135,8 @@ def play_one(task: GameTask, game: Game | None = None) -> GameRecord:
         if player == CHANCE:
             state.resolve_chance(rng)
             continue
+        if stop is not None and stop():
+            raise Stopped(f"game {task.index} given up after {decisions} decisions")
         if decisions >= MAX_DECISIONS:
             raise RuntimeError(f"{game.name}: no end after {MAX_DECISIONS} decisions (seed {game_seed})")
         action = bots[player].choose(state)

@@ -6,6 +6,7 @@ and the game's index, put back in order: the report is the same for any ``jobs``
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,7 +19,17 @@ from hortus.balance.play import Change, GameRecord, GameTask, run_games
 from hortus.games.base import END_REASONS
 from hortus.search.arena import wilson_interval
 
-__all__ = ["SeatReport", "balance_report", "quantiles", "seat_report", "skill_matrix"]
+__all__ = [
+    "SeatReport",
+    "balance_report",
+    "quantiles",
+    "report_dict",
+    "report_json",
+    "report_tasks",
+    "seat_report",
+    "seat_reports_of",
+    "skill_matrix",
+]
 
 QUANTILES = (0.1, 0.5, 0.9)
 DRAW_EVERY = 4
@@ -198,17 +209,10 @@ def balance_report(
         games.get(game)  # levels are checked by make_bot in the matrix
         if not 1 <= count <= 8:
             raise ValueError(f"skill levels are 1..8, not {count}")
-    main_change = base
     per_seats = []
     if seat_reports:
-        tasks = [
-            t
-            for count in players
-            for t in seat_count_tasks(game, count, bot, games_count, seed, main_change, draw_every=draw_every)
-        ]
-        records = run_games(tasks, jobs=jobs, ray_address=ray_address, progress=progress)
-        for count in players:
-            per_seats.append(seat_report(count, [r for r in records if r.key[1] == count]).to_dict())
+        tasks = report_tasks(game, players, bot, games_count, seed, base, draw_every=draw_every)
+        per_seats = seat_reports_of(players, run_games(tasks, jobs=jobs, ray_address=ray_address, progress=progress))
     pairs = effect_games or games_count
     effects = [
         paired_effect(lab, count, pairs, change, kind=kind, card=card)
@@ -221,20 +225,67 @@ def balance_report(
         if not skill_levels
         else skill_matrix(game, skill_levels, skill_games or games_count, seed, jobs=jobs, ray_address=ray_address, base=base)
     )
+    return report_dict(
+        game,
+        bot,
+        seed,
+        games_count if seat_reports else 0,
+        base,
+        per_seats,
+        skill=skill,
+        effects=effects,
+        ranking=ranking,
+        effect_bot=effect_bot or bot,
+        effect_pairs=pairs if (effects or ranking) else 0,
+    )
+
+
+def report_tasks(
+    game: str, players: Sequence[int], bot: str, games_count: int, seed: int, base: Change, *, draw_every: int = DRAW_EVERY
+) -> list[GameTask]:
+    """The games of the per seat count report, every seat count's in order."""
+    return [t for count in players for t in seat_count_tasks(game, count, bot, games_count, seed, base, draw_every=draw_every)]
+
+
+def seat_reports_of(players: Sequence[int], records: Sequence[GameRecord]) -> list[dict[str, Any]]:
+    """Each seat count's figures from the records of ``report_tasks``."""
+    return [seat_report(count, [r for r in records if r.key[1] == count]).to_dict() for count in players]
+
+
+def report_dict(
+    game: str,
+    bot: str,
+    seed: int,
+    games_count: int,
+    base: Change,
+    seat_counts: list[dict[str, Any]],
+    *,
+    skill: list[dict[str, Any]] | None = None,
+    effects: list[dict[str, Any]] | None = None,
+    ranking: list[dict[str, Any]] | None = None,
+    effect_bot: str | None = None,
+    effect_pairs: int = 0,
+) -> dict[str, Any]:
+    """The report as JSON-ready data (``report_json`` writes it)."""
     return {
         "game": game,
         "bot": bot,
         "seed": seed,
-        "games_per_seat_count": games_count if seat_reports else 0,
+        "games_per_seat_count": games_count,
         "options": dict(base.options),
-        "components": Path(base_components).name if base_components is not None else "shipped",
-        "seat_counts": per_seats,
-        "skill": skill,
-        "effects": effects,
-        "card_ranking": ranking,
+        "components": Path(base.components).name if base.components is not None else "shipped",
+        "seat_counts": seat_counts,
+        "skill": skill or [],
+        "effects": effects or [],
+        "card_ranking": ranking or [],
         "effect_bot": effect_bot or bot,
-        "effect_pairs_max": pairs if (effects or ranking) else 0,
+        "effect_pairs_max": effect_pairs,
     }
+
+
+def report_json(report: Mapping[str, Any]) -> str:
+    """report.json's text: sorted keys, so the same games give the same bytes."""
+    return json.dumps(report, indent=2, sort_keys=True) + "\n"
 
 
 def skill_matrix(
