@@ -53,7 +53,9 @@ class Lab:
     progress: Callable[[GameRecord], None] | None = None
     _kept: dict[tuple[int, int], GameRecord] = field(default_factory=dict)
 
-    def play(self, players: int, indices: Sequence[int], changes: Sequence[Change]) -> tuple[list[GameRecord], list[list[GameRecord]]]:
+    def play(
+        self, players: int, indices: Sequence[int], changes: Sequence[Change]
+    ) -> tuple[list[GameRecord], list[list[GameRecord]]]:
         """The base arm's and each change's records of the deals `indices` at `players`."""
         tasks = [
             GameTask((0, players, i), self.game, (self.bot,), players, self.seed + players, i, self.base)
@@ -116,7 +118,9 @@ class _Tally:
         }
 
 
-def paired_effect(lab: Lab, players: int, max_pairs: int, change: Change, *, kind: str, card: str | None = None) -> dict[str, Any]:
+def paired_effect(
+    lab: Lab, players: int, max_pairs: int, change: Change, *, kind: str, card: str | None = None
+) -> dict[str, Any]:
     """Up to `max_pairs` paired games at `players` seats (in batches of BATCH) with and
     without `change`, until the GSPRT decides; for `card` (an ablation or a swap) the
     takers' difference with the card minus without, else seat 0's changed minus given."""

@@ -142,9 +142,7 @@ def seat_count_tasks(
     game: str, players: int, bot: str, games_count: int, seed: int, change: Change, *, draw_every: int = 0, key: int = 0
 ) -> list[GameTask]:
     """The games of one seat count: seed ``seed + players`` (the paired arms use the same)."""
-    return [
-        GameTask((key, players, i), game, (bot,), players, seed + players, i, change, draw_every) for i in range(games_count)
-    ]
+    return [GameTask((key, players, i), game, (bot,), players, seed + players, i, change, draw_every) for i in range(games_count)]
 
 
 def balance_report(
@@ -215,9 +213,7 @@ def balance_report(
         per_seats = seat_reports_of(players, run_games(tasks, jobs=jobs, ray_address=ray_address, progress=progress))
     pairs = effect_games or games_count
     effects = [
-        paired_effect(lab, count, pairs, change, kind=kind, card=card)
-        for kind, change, card in comparisons
-        for count in players
+        paired_effect(lab, count, pairs, change, kind=kind, card=card) for kind, change, card in comparisons for count in players
     ]
     ranking = card_effects(lab, players, pairs, ranked) if ranked else []
     skill = (

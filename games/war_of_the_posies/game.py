@@ -33,6 +33,7 @@ def _use(components: components_module.Components) -> None:
 def _default_supply(components: components_module.Components) -> tuple[int, ...]:
     return tuple(0 if c.category == components_module.CATEGORY_STARTING else c.copies for c in components.cards)
 
+
 # Kernel constants (kernel.pxd / kernel.pyx), repeated for the Python side.
 EMPTY = 255
 LIMITS: dict[str, int] = kernel.LIMITS
@@ -216,7 +217,9 @@ class WarOfThePosiesGame(Game):
             "discard": [list(zeros) for _ in range(4)],
             "play": list(zeros),
             "market_row": list(zeros),
-            "market_deck": _pad([n if c.category == components_module.CATEGORY_MARKET else 0 for c, n in zip(cards, self.supply)]),
+            "market_deck": _pad(
+                [n if c.category == components_module.CATEGORY_MARKET else 0 for c, n in zip(cards, self.supply)]
+            ),
             "basic_pile": _pad([n if c.category == components_module.CATEGORY_BASIC else 0 for c, n in zip(cards, self.supply)]),
             "compost": list(zeros),
             "gf_loc": [GF_DECK if g < len(self.components.garden_features) else EMPTY for g in range(MAX_GF)],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,9 @@ class _HandicapState(State):
 
 
 class _HandicapBotanik(BotanikGame):
-    def new_game(self, players: int = 2, seed: int | None = None, variant: str | None = None, options=None) -> State:  # type: ignore[no-untyped-def]
+    def new_game(
+        self, players: int = 2, seed: int | None = None, variant: str | None = None, options: Mapping[str, str] | None = None
+    ) -> State:
         state = super().new_game(players, seed, variant, options)
         return _HandicapState(self, state.kernel_state, state.num_players, state.variant_code)
 
@@ -135,7 +138,19 @@ def test_a_bad_components_file_names_the_file_and_the_field(tmp_path: Path, caps
     bad = tmp_path / "edited.toml"
     bad.write_text(_card(SHIPPED, "Tulip", cost='"four"'))
     args = build_parser().parse_args(
-        ["balance", "--game", "war_of_the_posies", "--bots", "random", "--games", "1", "--components", str(bad), "-o", str(tmp_path)]
+        [
+            "balance",
+            "--game",
+            "war_of_the_posies",
+            "--bots",
+            "random",
+            "--games",
+            "1",
+            "--components",
+            str(bad),
+            "-o",
+            str(tmp_path),
+        ]
     )
     assert run(args) == 2
     message = capsys.readouterr().err

@@ -36,9 +36,7 @@ def cluster() -> Iterator[Any]:
 def test_jobs_and_a_two_node_cluster_give_the_same_bytes(cluster: Any) -> None:
     def report(**where: Any) -> str:
         # a comparison too: its arms run in the same task lists
-        return report_json(
-            balance_report("botanists", [2, 3], "level:1", 4, seed=6, variant={"tiles_per_colour": "25"}, **where)
-        )
+        return report_json(balance_report("botanists", [2, 3], "level:1", 4, seed=6, variant={"tiles_per_colour": "25"}, **where))
 
     one = report(jobs=1)
     assert report(jobs=2) == one
