@@ -18,6 +18,7 @@ from hortus.balance.paired import Lab, card_effects, paired_effect
 from hortus.balance.play import Change, GameRecord, GameTask, run_games
 from hortus.games.base import END_REASONS
 from hortus.search.arena import wilson_interval
+from hortus.search.levels import get_level
 
 __all__ = [
     "SeatReport",
@@ -203,10 +204,8 @@ def balance_report(
     ranked = list(everything) if cards is not None and list(cards) == ["all"] else list(cards or [])
     for card in ranked:
         replace(base, remove=(card,)).game(game)
-    for count in skill_levels:
-        games.get(game)  # levels are checked by make_bot in the matrix
-        if not 1 <= count <= 8:
-            raise ValueError(f"skill levels are 1..8, not {count}")
+    for level in skill_levels:
+        get_level(level)  # ValueError names a level out of 1..8
     per_seats = []
     if seat_reports:
         tasks = report_tasks(game, players, bot, games_count, seed, base, draw_every=draw_every)
