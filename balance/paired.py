@@ -118,6 +118,15 @@ class _Tally:
         }
 
 
+def _measured(change: Change, card: str | None) -> str:
+    if card is None:
+        return "seat 0: changed minus given"
+    for a, b in change.swap:
+        if a == card:
+            return f"the seats that took {card}: with it minus with {b} in its place"
+    return f"the seats that took {card}: with it minus without"
+
+
 def paired_effect(
     lab: Lab, players: int, max_pairs: int, change: Change, *, kind: str, card: str | None = None
 ) -> dict[str, Any]:
@@ -135,7 +144,7 @@ def paired_effect(
         "kind": kind,
         "change": change.describe(),
         "players": players,
-        "measured": f"the seats that took {card}: with it minus without" if card else "seat 0: changed minus given",
+        "measured": _measured(change, card),
         **tally.result(),
     }
 
