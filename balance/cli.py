@@ -37,6 +37,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="a rule option of the game as given (repeatable): the report and every comparison use it",
+    )
+    p.add_argument(
         "--variant",
         type=_option,
         action="append",
@@ -127,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             args.seed,
             jobs=args.jobs,
             ray_address=args.ray,
+            options=dict(args.option) or None,
             variant=dict(args.variant) or None,
             ablate=args.ablate,
             swap=dict(args.swap) or None,
