@@ -206,3 +206,24 @@ def test_a_rigged_card_is_found_and_ranked_first(tmp_path: Path) -> None:
     top = ranking[0]
     assert top["card"] == "Tulip"
     assert top["points_difference_interval95"][0] > 0.0 and top["share_difference"] > 0.0
+
+
+def test_a_components_file_equal_to_the_shipped_one_changes_nothing(tmp_path: Path) -> None:
+    # planted null: the same card data from another file replays the very same games
+    copy = tmp_path / "copy.toml"
+    copy.write_text(SHIPPED)
+    report = balance_report("war_of_the_posies", [2], "random", 4, seed=8, components=str(copy), seat_reports=False)
+    (effect,) = report["effects"]
+    assert effect["change"] == {"components": "copy.toml"} and effect["pairs"] == 4
+    assert effect["share_difference"] == 0.0 and effect["points_difference"] == 0.0
+
+
+def test_the_shipped_tables_come_back_after_a_changed_game(tmp_path: Path) -> None:
+    # a changed file installs its tables in the kernel; the next shipped game installs its own
+    rigged = tmp_path / "rigged.toml"
+    rigged.write_text(_card(SHIPPED, "Violet", points="9", cost="0"))
+    task = GameTask((0,), "war_of_the_posies", ("random",), 2, 3, 0)
+    before = play_one(task)
+    changed = play_one(GameTask((0,), "war_of_the_posies", ("random",), 2, 3, 0, Change(components=str(rigged))))
+    assert changed != before
+    assert play_one(task) == before
