@@ -1,5 +1,5 @@
-"""A self-contained HTML page of a balance report: tables always; an SVG bar chart of the seat
-shares when matplotlib (the ``report`` extra) is installed."""
+"""A self-contained HTML page of a balance report: tables always; SVG charts of the seat
+shares and of the card ranking when matplotlib (the ``report`` extra) is installed."""
 
 from __future__ import annotations
 
@@ -10,13 +10,31 @@ from typing import Any
 __all__ = ["render_html"]
 
 
-def _svg(seat: dict[str, Any]) -> str:
+def _pyplot() -> Any:
     try:
         import matplotlib
 
         matplotlib.use("svg")
         import matplotlib.pyplot as plt
     except ImportError:  # the report extra is optional: tables only
+        return None
+    # a fixed hash salt: the same report draws the same SVG bytes
+    matplotlib.rcParams["svg.hashsalt"] = "hortus-balance"
+    return plt
+
+
+def _svg_text(plt: Any, fig: Any) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _svg(seat: dict[str, Any]) -> str:
+    """Each seat's win share with its interval, the fair share dashed."""
+    plt = _pyplot()
+    if plt is None:
         return ""
     shares = seat["seat_share"]
     lows = [s - i[0] for s, i in zip(shares, seat["seat_interval95"])]
@@ -26,13 +44,28 @@ def _svg(seat: dict[str, Any]) -> str:
     ax.axhline(1.0 / seat["players"], linestyle="--", color="grey")
     ax.set_xlabel("seat")
     ax.set_ylabel("win share")
-    buffer = io.StringIO()
-    # a fixed hash salt: the same report draws the same SVG bytes
-    matplotlib.rcParams["svg.hashsalt"] = "hortus-balance"
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg") :]
+    return _svg_text(plt, fig)
+
+
+def _ranking_svg(rows: list[dict[str, Any]]) -> str:
+    """The cards' points differences with their intervals, strongest at the top."""
+    plt = _pyplot()
+    measured = [r for r in rows if r["points_difference_interval95"]]
+    if plt is None or not measured:
+        return ""
+    fig, ax = plt.subplots(figsize=(5, 0.22 * len(measured) + 0.8))
+    y = range(len(measured))
+    values = [r["points_difference"] for r in measured]
+    errors = [
+        [v - r["points_difference_interval95"][0] for v, r in zip(values, measured)],
+        [r["points_difference_interval95"][1] - v for v, r in zip(values, measured)],
+    ]
+    ax.errorbar(values, list(y), xerr=errors, fmt="o", capsize=2, markersize=3)
+    ax.axvline(0.0, linestyle="--", color="grey")
+    ax.set_yticks(list(y), [r["card"] for r in measured], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("takers' points with the card minus without")
+    return _svg_text(plt, fig)
 
 
 def _change_text(change: dict[str, Any]) -> str:
@@ -118,5 +151,7 @@ def render_html(report: dict[str, Any]) -> str:
         for row in report["card_ranking"]:
             parts.append(_effect_row(f"{row['rank']}</td><td>{row['players']}</td><td>{e(row['card'])}", row, seats=False))
         parts.append("</table>")
+        for count in sorted({row["players"] for row in report["card_ranking"]}):
+            parts.append(_ranking_svg([row for row in report["card_ranking"] if row["players"] == count]))
     parts.append("</body></html>\n")
     return "\n".join(parts)
