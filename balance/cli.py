@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from hortus.balance.html import render_html
-from hortus.balance.report import balance_report
+from hortus.balance.report import balance_report, report_json
 
 __all__ = ["add_parser", "run"]
 
@@ -24,7 +23,7 @@ def _positive(text: str) -> int:
 def _option(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
-        raise argparse.ArgumentTypeError(f"--variant takes OPTION=VALUE, not {text!r}")
+        raise argparse.ArgumentTypeError(f"takes NAME=VALUE, not {text!r}")
     return name, value
 
 
@@ -38,12 +37,69 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=1, help="worker processes")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="a rule option of the game as given (repeatable): the report and every comparison use it",
+    )
+    p.add_argument(
         "--variant",
         type=_option,
         action="append",
         default=[],
         metavar="OPTION=VALUE",
         help="a rule option to measure (repeatable): paired deals with and without it, seat 0's difference",
+    )
+    p.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        metavar="CARD",
+        help="a card to remove from the supply (repeatable): paired deals with and without it, its takers' difference",
+    )
+    p.add_argument(
+        "--swap",
+        type=_option,
+        action="append",
+        default=[],
+        metavar="A=B",
+        help="card A's copies replaced by card B's (repeatable): paired deals, A's takers' difference",
+    )
+    p.add_argument(
+        "--components",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a designer's edited components file: paired deals against the shipped one, seat 0's difference",
+    )
+    p.add_argument(
+        "--base-components",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a components file the game as given uses: the report and every comparison are about it",
+    )
+    p.add_argument(
+        "--cards",
+        nargs="+",
+        default=None,
+        metavar="CARD",
+        help="rank cards by their takers' difference when removed: names, or 'all' for every card of the supply",
+    )
+    p.add_argument("--effect-games", type=_positive, default=None, help="most paired deals per comparison (default --games)")
+    p.add_argument("--effect-bot", default=None, help="bot spec of the paired comparisons (default --bots)")
+    p.add_argument(
+        "--no-seat-report",
+        action="store_true",
+        help="play only the comparisons asked for (no per seat count report)",
+    )
+    p.add_argument(
+        "--ray",
+        default=None,
+        metavar="ADDRESS",
+        help="play the games as Ray tasks on the cluster at ADDRESS ('local': a cluster of this machine)",
     )
     p.add_argument(
         "--skill",
@@ -61,10 +117,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     bar: Any = None
+    compares = args.variant or args.ablate or args.swap or args.components is not None or args.cards
     try:
         from tqdm import tqdm  # the progress extra
 
-        bar = tqdm(total=args.games * len(args.players), file=sys.stderr, unit="game")
+        # the comparisons stop when their sequential test decides: no total known then
+        total = None if compares else args.games * len(args.players)
+        bar = tqdm(total=total, file=sys.stderr, unit="game", disable=not sys.stderr.isatty())
     except ImportError:
         pass
     try:
@@ -75,12 +134,22 @@ def run(args: argparse.Namespace) -> int:
             args.games,
             args.seed,
             jobs=args.jobs,
+            ray_address=args.ray,
+            options=dict(args.option) or None,
             variant=dict(args.variant) or None,
+            ablate=args.ablate,
+            swap=dict(args.swap) or None,
+            components=str(args.components) if args.components is not None else None,
+            base_components=str(args.base_components) if args.base_components is not None else None,
+            cards=args.cards,
+            effect_bot=args.effect_bot,
+            effect_games=args.effect_games,
+            seat_reports=not args.no_seat_report,
             progress=(lambda _record: bar.update(1)) if bar is not None else None,
             skill_levels=args.skill,
             skill_games=args.skill_games,
         )
-    except (KeyError, ValueError) as exc:  # an unknown game, seat count, bot or option: the user's mistake
+    except (KeyError, ValueError) as exc:  # an unknown game, seat count, bot, option, card or file: the user's mistake
         if bar is not None:
             bar.close()
         print(f"hortus balance: {exc}", file=sys.stderr)
@@ -89,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     out: Path = args.output
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / "report.json").write_text(report_json(report))
     (out / "report.html").write_text(render_html(report))
     print(f"wrote {out / 'report.json'} and {out / 'report.html'}")
     return 0

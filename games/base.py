@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from hortus._ext.engine import KernelState
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hortus.games.svg import Last
     from hortus.search.settings import SearchSettings
 
@@ -25,6 +27,10 @@ CHANCE = -1
 """``current_player`` at a chance node."""
 TERMINAL = -4
 """``current_player`` once the game is over."""
+END_REASONS = ("trigger", "supply", "safety")
+"""Why a game ended (``Game.end_reason``): the rule's end trigger (a score reached, the last
+round played), the supply running out, or the engine's safety end of a game the rules would
+let run on."""
 
 MAGIC = b"HRTS"
 FORMAT_VERSION = 1
@@ -182,6 +188,37 @@ class Game(ABC):
         """Visible, immediate effects of a legal action, in a few words each (for hint
         reasons): e.g. 'frees your red gear'. Default: none."""
         return []
+
+    # --- what the balance lab asks of a game (hortus.balance) ----------------------------
+    def round_number(self, state: "State") -> int | None:
+        """The round being played, as the rulebook counts them (1-based; at the end, the
+        rounds played); None when the state does not keep it."""
+        return None
+
+    def end_reason(self, state: "State") -> str | None:
+        """Why a finished game ended, one of :data:`END_REASONS`; None before the end or when
+        the game does not tell."""
+        return None
+
+    def card_names(self) -> tuple[str, ...]:
+        """The cards of the supply a designer may remove or swap (``with_components``), in
+        the components file's order; () for a game without editable card data."""
+        return ()
+
+    def card_of_action(self, state: "State", action: int) -> str | None:
+        """The card a legal decision of the mover buys, plays or plants (a name of
+        ``card_names``), None for any other decision."""
+        return None
+
+    def with_components(
+        self, path: "Path | None" = None, *, remove: Sequence[str] = (), swap: Mapping[str, str] | None = None
+    ) -> "Game":
+        """The same rules over changed components: `path`, a designer's edited components
+        file (errors name the file and the field), `remove` cards from the supply, `swap`
+        each card A's copies for card B's (``{A: B}``). Not registered: its states are for
+        the balance lab, which plays one game at a time per process (a game whose card
+        tables live in its compiled kernel installs them when a game starts)."""
+        raise ValueError(f"{self.name} has no editable components")
 
     def variant_code(self, variant: str | None) -> int:
         if variant is None:
@@ -354,6 +391,16 @@ class State:
     def returns(self) -> list[float]:
         """Win share per seat at the end: 1 sole winner, 1/k in a k-way tie, 0 otherwise."""
         return [float(v) for v in self.kernel_state.returns()]
+
+    def round_number(self) -> int | None:
+        """The round being played (1-based; at the end, the rounds played); None when the
+        game does not keep count."""
+        return self.game.round_number(self)
+
+    def end_reason(self) -> str | None:
+        """Why the game ended (one of ``END_REASONS``); None before the end or when the game
+        does not tell."""
+        return self.game.end_reason(self) if self.is_terminal() else None
 
     def clone(self) -> "State":
         return State(self.game, self.kernel_state.clone(), self.num_players, self.variant_code)

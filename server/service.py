@@ -14,6 +14,7 @@ from hortus.server.requests import PROTOCOL, SERVICE_NAME, SearchListener
 from hortus.server.slots import SearchSlots
 from hortus.server.reviewing import ReviewRpcs
 from hortus.server.searching import SearchRpcs
+from hortus.server.simulate import SimulateRpcs
 from hortus.server.sealed_rpcs import SealedRpcs
 from hortus.v1 import advisor_pb2_grpc
 
@@ -29,7 +30,9 @@ __all__ = [
 ]
 
 
-class AdvisorServicer(SealedRpcs, PositionRpcs, SearchRpcs, BatchRpcs, ReviewRpcs, advisor_pb2_grpc.AdvisorServicer):
+class AdvisorServicer(
+    SealedRpcs, PositionRpcs, SearchRpcs, BatchRpcs, ReviewRpcs, SimulateRpcs, advisor_pb2_grpc.AdvisorServicer
+):
     """Implements ``hortus.v1.Advisor`` (see ``proto/hortus/v1/advisor.proto``): the RPC families,
     each in its own module over the shared request preparation of ``hortus.server.requests``;
     ``SealedRpcs`` first, so that sealed positions are opened, and answers about them kept to

@@ -442,6 +442,11 @@ class BotanicalLabGame(Game):
         )
         return "\n".join(lines)
 
+    def end_reason(self, state: State) -> str | None:
+        """LE1: a turn ending with 35 VP or more makes its round the last, the rule's only
+        end. (The state keeps no round count: ``round_number`` stays None.)"""
+        return "trigger" if state.is_terminal() else None
+
     def heuristic(self, state: State, seat: int) -> float:
         """Greedy: points now (VP + seed sets) minus the best other seat's, plus part of the
         printed VP of the plants carrying this seat's markers (observed later for those VP: a

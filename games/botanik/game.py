@@ -433,6 +433,15 @@ class BotanikGame(Game):
             effects.append(f"{gain:+.0f} points in your machine now")
         return effects
 
+    def round_number(self, state: State) -> int | None:
+        """The phase (one arrival of three tiles), 1..20."""
+        return min(int(core_dict(state)["phase"]) + 1, 20)
+
+    def end_reason(self, state: State) -> str | None:
+        """K-E: the game stops once the last tile of the last arrival is placed: the tile supply
+        ran out (the only way it ends)."""
+        return "supply" if state.is_terminal() else None
+
     # How the search plays the game per seat count: search.toml beside this file.
 
     def heuristic(self, state: State, seat: int) -> float:

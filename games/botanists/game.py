@@ -397,6 +397,14 @@ class BotanistsGame(Game):
     def render(self, state: State, seat: int | None = None) -> str:
         return render(core_dict(state), state.current_player, seat)
 
+    def round_number(self, state: State) -> int | None:
+        """The round, 1..3 (0 during the setup)."""
+        return int(core_dict(state)["round"])
+
+    def end_reason(self, state: State) -> str | None:
+        """The game ends after the third scoring phase, the rule's only end."""
+        return "trigger" if state.is_terminal() else None
+
     # How the search plays the game per seat count: search.toml beside this file.
 
     def heuristic(self, state: State, seat: int) -> float:

@@ -7,9 +7,11 @@ the serialized core (``kernel.core_to_dict``) and builds cores (``kernel.dict_to
 
 from __future__ import annotations
 
+import copy
 from itertools import compress
 from operator import add
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 from hortus.games.base import Game, InvalidPositionError, RuleOption, State
 from hortus.games.war_of_the_posies import components as components_module
@@ -17,6 +19,20 @@ from hortus.games.war_of_the_posies import kernel
 
 COMPONENTS = components_module.load()
 components_module.install(COMPONENTS)
+_INSTALLED = [COMPONENTS]  # the tables in the kernel now (a designer's file may replace them)
+
+
+def _use(components: components_module.Components) -> None:
+    """Install `components` in the kernel unless they are there already: only the balance
+    lab's changed games (``with_components``) ever install others, one game at a time."""
+    if _INSTALLED[0] is not components:
+        components_module.install(components)
+        _INSTALLED[0] = components
+
+
+def _default_supply(components: components_module.Components) -> tuple[int, ...]:
+    return tuple(0 if c.category == components_module.CATEGORY_STARTING else c.copies for c in components.cards)
+
 
 # Kernel constants (kernel.pxd / kernel.pyx), repeated for the Python side.
 EMPTY = 255
@@ -164,7 +180,15 @@ class WarOfThePosiesGame(Game):
     def kernel_capsule(self) -> object:
         return kernel.kernel_capsule()
 
+    components: components_module.Components = COMPONENTS
+    """The card and Garden Feature tables of new games (``with_components`` changes them)."""
+    supply: tuple[int, ...] = _default_supply(COMPONENTS)
+    """Copies of each card kind in the Basic and Market decks of a new game."""
+
     def initial_core(self, players: int, variant: str | None, options: dict[str, str]) -> bytes:
+        _use(self.components)
+        cards = self.components.cards
+        starting = [c.copies if c.category == components_module.CATEGORY_STARTING else 0 for c in cards]
         zeros = [0] * MAX_KINDS
         d: dict[str, Any] = {
             "players": players,
@@ -189,18 +213,84 @@ class WarOfThePosiesGame(Game):
             "frame_left": [0, 0, 0],
             "hand": [list(zeros) for _ in range(4)],
             # WS2: every seat's starting deck, shuffled: a multiset until drawn.
-            "draw": [_pad(STARTING_DECK) if p < players else list(zeros) for p in range(4)],
+            "draw": [_pad(starting) if p < players else list(zeros) for p in range(4)],
             "discard": [list(zeros) for _ in range(4)],
             "play": list(zeros),
             "market_row": list(zeros),
-            "market_deck": _pad([c.copies if c.category == components_module.CATEGORY_MARKET else 0 for c in CARDS]),
-            "basic_pile": _pad([c.copies if c.category == components_module.CATEGORY_BASIC else 0 for c in CARDS]),
+            "market_deck": _pad(
+                [n if c.category == components_module.CATEGORY_MARKET else 0 for c, n in zip(cards, self.supply)]
+            ),
+            "basic_pile": _pad([n if c.category == components_module.CATEGORY_BASIC else 0 for c, n in zip(cards, self.supply)]),
             "compost": list(zeros),
-            "gf_loc": [GF_DECK if g < N_GF else EMPTY for g in range(MAX_GF)],
+            "gf_loc": [GF_DECK if g < len(self.components.garden_features) else EMPTY for g in range(MAX_GF)],
             "gf_slot": [[0] * MAX_SLOTS for _ in range(MAX_GF)],
             "gf_flags": [0] * MAX_GF,
         }
         return bytes(kernel.dict_to_core(d))
+
+    # --- the balance lab's questions ------------------------------------------------------
+    def round_number(self, state: State) -> int | None:
+        """The round, 1-based (0 during the setup)."""
+        return int(kernel.core_to_dict(state.kernel_state.core())["round"])
+
+    def end_reason(self, state: State) -> str | None:
+        """WZ1: someone completed END_REPUTATION and everyone else had a final turn (the
+        trigger), or nobody did by round ROUND_LIMIT (the engine's safety end)."""
+        if not state.is_terminal():
+            return None
+        return "safety" if kernel.core_to_dict(state.kernel_state.core())["end_trigger"] == EMPTY else "trigger"
+
+    def card_names(self) -> tuple[str, ...]:
+        """The Basic and Market cards (the starting decks are not part of the supply)."""
+        return tuple(c.name for c in self.components.cards if c.category != components_module.CATEGORY_STARTING)
+
+    def card_of_action(self, state: State, action: int) -> str | None:
+        """A Basic or Market card the mover plays, plants or buys."""
+        kind_of, kind, _, _ = kernel.action_info(state.kernel_state.core(), action)
+        if kind_of not in ("play", "plant", "buy"):
+            return None
+        card = self.components.cards[kind]
+        return None if card.category == components_module.CATEGORY_STARTING else card.name
+
+    def with_components(
+        self, path: Path | None = None, *, remove: Sequence[str] = (), swap: Mapping[str, str] | None = None
+    ) -> "WarOfThePosiesGame":
+        """New games over a designer's components file and/or a changed supply (see
+        ``Game.with_components``). Only new games, their moves, scores and card names follow
+        the change; views, notation and position checks keep the shipped components."""
+        components, supply = self.components, list(self.supply)
+        if path is not None:
+            try:
+                components = components_module.load(Path(path))
+            except OSError as exc:
+                raise components_module.ComponentDataError(f"{path}: {exc.strerror or exc}") from exc
+            except components_module.ComponentDataError as exc:
+                message = str(exc)
+                raise components_module.ComponentDataError(
+                    message if message.startswith(f"{path}:") else f"{path}: {message}"
+                ) from exc
+            supply = list(_default_supply(components))
+        names = [c.name for c in components.cards]
+        supplied = set(c.name for c in components.cards if c.category != components_module.CATEGORY_STARTING)
+
+        def kind(name: str, what: str) -> int:
+            if name not in supplied:
+                raise ValueError(f"{what}: {name!r} is not a card of the supply; its cards: {', '.join(sorted(supplied))}")
+            return names.index(name)
+
+        for name in remove:
+            supply[kind(name, "ablate")] = 0
+        for a, b in (swap or {}).items():
+            ka, kb = kind(a, "swap"), kind(b, "swap")
+            if ka != kb:
+                supply[kb] += supply[ka]
+                supply[ka] = 0
+        if any(n > components_module.MAX_CARDS_PER_SEAT for n in supply):
+            raise ValueError("swap: a pile would hold more cards than the state layout counts")
+        changed = copy.copy(self)
+        changed.components = components
+        changed.supply = tuple(supply)
+        return changed
 
     # --- notation ------------------------------------------------------------------------
     def action_to_string(self, state: State, action: int) -> str:
