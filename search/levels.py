@@ -3,9 +3,8 @@ temperature on the final choice for the weakest levels (they sometimes play a le
 move, as a beginner would). Hint strength is independent of these levels.
 
 Budgets double from level 1 to level 7 and quadruple from 7 to 8: doubling is worth less
-the larger the budget (2,048 → 4,096 iterations scored only 51-60% in these games, Botanical
-Lab's 55% over 400 games), so the strongest level takes a wider step to stay clearly ahead
-of the one below it.
+the larger the budget, so the strongest level takes a wider step to stay clearly ahead of the
+one below it (the measured gaps: docs/benchmarks.md).
 
 The Elo of each level, per game, is measured by ``bench/strength.py --levels`` (round robins
 of ``hortus arena``) and stored in ``levels_elo.json`` beside this file.
