@@ -296,24 +296,22 @@ def tune_malloc(
     """Tune glibc's malloc for a long-running server; returns which settings were applied.
 
     * At most `arenas` malloc arenas (as ``MALLOC_ARENA_MAX``): with one arena per gRPC thread
-      the free space left in each one adds up (+36% RSS in 60 s of bench/load.py).
+      the free space left in each one adds up.
     * A fixed mmap threshold (as ``MALLOC_MMAP_THRESHOLD_``): blocks of `mmap_threshold` bytes
       and more get their own mapping, returned to the system by ``free``. Left dynamic, glibc
       raises the threshold to the size of every mapped block freed, up to 32 MiB, so after
       one large block later ones are carved out of the heap between gRPC's and Python's small
-      blocks, and the holes they leave are not given back: +16% RSS over 60 s of
-      bench/load.py after the warm-up, against +1% with the threshold fixed (docs/service/operations.md,
-      Reliability), when node arenas still came from malloc.
+      blocks, and the holes they leave are not given back.
     * A fixed trim threshold (as ``MALLOC_TRIM_THRESHOLD_``), then one ``malloc_trim``: glibc
       serves a large block from the free top of the heap before it considers a mapping, and
       every mapped block freed before this call (while importing, say) raised the trim
-      threshold to twice its size, so the top could keep hundreds of KB free, and large blocks
-      were carved from it. Trimmed, and held at 128 KiB, the top stays small. Neither
-      threshold could rule out a large block in the heap (glibc maps one only when no free
-      chunk and not the top can hold it: a CI run still saw a whole node arena in the heap),
-      which is why node arenas now map themselves.
+      threshold to twice its size, so the top could keep hundreds of KB free. Trimmed, and
+      held at 128 KiB, the top stays small. Neither threshold can rule out a large block in
+      the heap (glibc maps one only when no free chunk and not the top can hold it), which is
+      why node arenas map themselves (``_ext/memory.pxd``).
 
-    A setting already made through its environment variable is left alone, and
+    The effect on memory over a load run: docs/service/operations.md (Reliability). A setting
+    already made through its environment variable is left alone, and
     ``HORTUS_MALLOC_TUNING=off`` leaves glibc's defaults entirely (to compare, or under another
     allocator). No effect elsewhere than glibc."""
     import ctypes
