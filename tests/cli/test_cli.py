@@ -327,8 +327,10 @@ def test_hints_json_from_position_sources(capsys: pytest.CaptureFixture[str], ta
         "draw_share",
         "draw_spread",
         "draw_points_spread",
+        "exact",
     }
     assert move["reason"] and move["draw_share"] is not None  # hints measure the draw
+    assert move["exact"] is False  # an opening is searched, not solved
     for other in results[1:]:
         other["analysis"]["elapsed_ms"] = analysis["elapsed_ms"]
         assert other == results[0]  # same position and search seed: the same analysis
