@@ -13,6 +13,13 @@ p90 regret in exact win probability, and calibration (mean absolute error of the
 own estimate of its move against that move's exact value), and the share of positions it
 solved. ``--no-solve``: every engine searches only (the engines as they were before the
 analysis solved positions). JSON + a table.
+
+``python bench/exact.py arena`` plays from positions beyond exact solving in the budget:
+``--games`` / 2 positions, each ``--from-end`` (8..20) decisions before the end of a seeded
+level-4 or level-6 self-play game, each played out twice with the seats swapped (paired, the
+same chance draws), the default engine that solves against the same engine searching only,
+``--time-ms`` per decision, one thread each, ``--jobs`` processes. Reports the solving
+engine's win share with a Wilson interval.
 """
 
 from __future__ import annotations
@@ -116,6 +123,86 @@ def make(out: Path, games_per_level: int, back: int, budget: int, seed: int, che
             f.write(json.dumps(row, sort_keys=True) + "\n")
 
 
+def arena_positions(count: int, seed: int, nearest: int, farthest: int) -> list[tuple[str, int, int]]:
+    """`count` positions (hex state, level, decisions before the end), each `nearest`..`farthest`
+    decisions before the end of a seeded level-4 or level-6 self-play game (alternating)."""
+    game = games.get("botanik")
+    positions: list[tuple[str, int, int]] = []
+    g = 0
+    while len(positions) < count:
+        level = (4, 6)[g % 2]
+        game_seed = seed * 100_000 + g
+        g += 1
+        rng = random.Random(game_seed)
+        bots = [LevelBot(level, game_seed * 2 + s) for s in range(2)]
+        state = game.new_game(players=2, seed=game_seed)
+        decisions = []
+        while not state.is_terminal():
+            if state.is_chance():
+                state.resolve_chance(rng)
+                continue
+            decisions.append(state.clone())
+            state.apply(bots[state.current_player].choose(state))
+        back = rng.randint(nearest, farthest)
+        if back <= len(decisions):
+            positions.append((decisions[-back].encode().hex(), level, back))
+    return positions
+
+
+def _arena_pair(task: tuple[int, str, float, int]) -> list[float]:
+    """Play the position twice, the solving engine at seat 0 and then at seat 1 (the same
+    chance draws, the same search seeds); its win share in each game."""
+    index, hex_state, time_ms, seed = task
+    game = games.get("botanik")
+    limits = Limits(iterations=None, time_ms=time_ms, threads=1)
+    shares = []
+    for solving_seat in (0, 1):
+        state = game.decode(bytes.fromhex(hex_state))
+        rng = random.Random(seed * 1_000_003 + index)
+        decision = 0
+        while not state.is_terminal():
+            if state.is_chance():
+                state.resolve_chance(rng)
+                continue
+            seat = state.current_player
+            analysis = analyze(state, replace(limits, seed=seed * 7919 + index * 131 + decision), solve=seat == solving_seat)
+            state.apply(analysis.best.action)
+            decision += 1
+        shares.append(float(state.returns()[solving_seat]))
+    return shares
+
+
+def arena(games_count: int, time_ms: float, jobs: int, seed: int, nearest: int, farthest: int) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    positions = arena_positions((games_count + 1) // 2, seed, nearest, farthest)
+    tasks = [(i, hex_state, time_ms, seed) for i, (hex_state, _, _) in enumerate(positions)]
+    shares: list[float] = []
+    start = time.monotonic()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for pair in pool.map(_arena_pair, tasks):
+            shares.extend(pair)
+            if len(shares) % 20 == 0:
+                print(
+                    f"{len(shares)} games: solving {sum(shares) / len(shares):.3f} ({time.monotonic() - start:.0f} s)",
+                    file=sys.stderr,
+                )
+    lo, hi = wilson_interval(sum(shares), len(shares))
+    report(
+        f"solving against searching only (botanik, 2 seats, {nearest}-{farthest} decisions from the end, {time_ms:g} ms)",
+        [
+            {
+                "games": len(shares),
+                "positions": len(positions),
+                "solving_share": sum(shares) / len(shares),
+                "share_lo": lo,
+                "share_hi": hi,
+            }
+        ],
+        ["games", "positions", "solving_share", "share_lo", "share_hi"],
+    )
+
+
 Engine = Callable[[Any, int], tuple[int, float | None, bool]]
 """(state, seed) -> (its move, its own estimate of that move's win probability, solved)"""
 
@@ -198,9 +285,9 @@ def run(path: Path, names: list[str], limit: int | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="run", choices=["make", "run"])
+    parser.add_argument("command", nargs="?", default="run", choices=["make", "run", "arena"])
     parser.add_argument("--file", type=Path, default=DATA)
-    parser.add_argument("--games", type=int, default=10, help="make: self-play games per level")
+    parser.add_argument("--games", type=int, default=None, help="make: self-play games per level (10); arena: games (400)")
     parser.add_argument("--back", type=int, default=7, help="make: decisions before the end")
     parser.add_argument("--budget", type=int, default=5_000_000, help="make: solver node budget per move")
     parser.add_argument("--check", type=int, default=40, help="make: positions checked by the pure-Python solver")
@@ -208,11 +295,17 @@ def main() -> None:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--limit", type=int, default=None, help="run: first N positions only")
     parser.add_argument("--no-solve", action="store_true", help="run: search only (the engines before solving)")
+    parser.add_argument("--time-ms", type=float, default=100.0, help="arena: time per decision")
+    parser.add_argument("--jobs", type=int, default=2, help="arena: processes")
+    parser.add_argument("--from-end", default="8-20", help="arena: decisions before the end (range)")
     args = parser.parse_args()
     global SOLVE
     SOLVE = not args.no_solve
-    if args.command == "make":
-        make(args.file, args.games, args.back, args.budget, args.seed, args.check)
+    if args.command == "arena":
+        nearest, farthest = (int(x) for x in args.from_end.split("-"))
+        arena(args.games or 400, args.time_ms, args.jobs, args.seed, nearest, farthest)
+    elif args.command == "make":
+        make(args.file, args.games or 10, args.back, args.budget, args.seed, args.check)
     else:
         run(args.file, args.engines.split(","), args.limit)
 

@@ -91,10 +91,14 @@ def _print_actions(actions: Sequence[Action]) -> None:
         say(f"  {i:>{width}}. {action.notation}")
 
 
+EXACT_MARK = "*"
+"""Marks a win % that is exact (``MoveHint.exact``) in the hint table."""
+
+
 def _hints_table(analysis: Analysis, numbers: Mapping[int, int] | None = None) -> list[str]:
     """The ranked moves as text rows: move number (as in the move list when `numbers` maps
-    action ids to it, else the rank), move, visits, win %, expected scores, PV; then each
-    move's reason."""
+    action ids to it, else the rank), move, visits, win % (marked ``EXACT_MARK`` where the
+    rest of the game was solved), expected scores, PV; then each move's reason."""
 
     def number(rank: int, action: int) -> str:
         return str(numbers[action]) if numbers is not None and action in numbers else str(rank)
@@ -107,7 +111,7 @@ def _hints_table(analysis: Analysis, numbers: Mapping[int, int] | None = None) -
                 number(i, m.action),
                 m.notation,
                 str(m.visits),
-                f"{100.0 * m.win_probability:.1f}",
+                f"{100.0 * m.win_probability:.1f}" + (EXACT_MARK if m.exact else ""),
                 format_scores(m.expected_scores),
                 " -> ".join(a.notation for a in m.principal_variation),
             ]
@@ -120,7 +124,8 @@ def _hints_table(analysis: Analysis, numbers: Mapping[int, int] | None = None) -
         return "  ".join(cells).rstrip()
 
     reasons = [f"  {number(i, m.action)}. {m.notation}: {m.reason}" for i, m in enumerate(analysis.moves, 1) if m.reason]
-    return [fmt(headers), *(fmt(r) for r in rows), *(["Why:", *reasons] if reasons else [])]
+    legend = [f"{EXACT_MARK} exact: the rest of the game solved"] if any(m.exact for m in analysis.moves) else []
+    return [fmt(headers), *(fmt(r) for r in rows), *legend, *(["Why:", *reasons] if reasons else [])]
 
 
 def _picture(info: PositionInfo, seat: int) -> str:
@@ -403,6 +408,8 @@ def _review_rows(moves: Sequence[ReviewedMove]) -> list[str]:
             label += " (forced)"
         if m.partial:
             label += " (partial)"
+        if m.exact:
+            label += " (exact)"
         rows.append(
             [
                 str(m.index),

@@ -189,6 +189,9 @@ class ReviewedMove:
     forced: bool
     partial: bool
     iterations: int
+    exact: bool = False
+    """Both win probabilities are exact (the decision was solved), so the label rests on
+    exact values."""
 
     @classmethod
     def from_proto(cls, msg: pb.ReviewedMove) -> "ReviewedMove":
@@ -208,6 +211,7 @@ class ReviewedMove:
             forced=msg.forced,
             partial=msg.partial,
             iterations=msg.iterations,
+            exact=msg.exact,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,6 +231,7 @@ class ReviewedMove:
             "forced": self.forced,
             "partial": self.partial,
             "iterations": self.iterations,
+            "exact": self.exact,
         }
 
 

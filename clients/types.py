@@ -245,6 +245,9 @@ class MoveHint:
     """Standard deviation of the win probability over the draw (None = not measured)."""
     draw_points_spread: float | None = None
     """Standard deviation of the mover's final points over the draw (None = not measured)."""
+    exact: bool = False
+    """``win_probability`` is exact: the rest of the game was solved (every chance outcome with
+    its odds, every seat playing its best); the other statistics are the search's."""
 
     @classmethod
     def from_proto(cls, msg: pb.MoveAnalysis) -> "MoveHint":
@@ -260,6 +263,7 @@ class MoveHint:
             draw_share=msg.draw_share if msg.HasField("draw_share") else None,
             draw_spread=msg.draw_spread if msg.HasField("draw_spread") else None,
             draw_points_spread=msg.draw_points_spread if msg.HasField("draw_points_spread") else None,
+            exact=msg.exact,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -275,6 +279,7 @@ class MoveHint:
             "draw_share": self.draw_share,
             "draw_spread": self.draw_spread,
             "draw_points_spread": self.draw_points_spread,
+            "exact": self.exact,
         }
 
 

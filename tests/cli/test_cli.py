@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from hortus import games
 from hortus.clients import AdvisorClient, Position
 from hortus.cli import main
+from hortus.cli.play import EXACT_MARK
 from hortus.search.arena import play_match, wilson_interval
 from hortus.server import ServerConfig, create_server
 from servers import Servers
@@ -325,8 +327,10 @@ def test_hints_json_from_position_sources(capsys: pytest.CaptureFixture[str], ta
         "draw_share",
         "draw_spread",
         "draw_points_spread",
+        "exact",
     }
     assert move["reason"] and move["draw_share"] is not None  # hints measure the draw
+    assert move["exact"] is False  # an opening is searched, not solved
     for other in results[1:]:
         other["analysis"]["elapsed_ms"] = analysis["elapsed_ms"]
         assert other == results[0]  # same position and search seed: the same analysis
@@ -340,6 +344,29 @@ def test_hints_table(capsys: pytest.CaptureFixture[str], target: str) -> None:
         assert column in header
     rows = out.split(header, 1)[1].strip().splitlines()
     assert [r.split()[0] for r in rows[:3]] == ["1", "2", "3"]
+    assert f"{EXACT_MARK} exact" not in out  # the opening is searched, not solved
+
+
+def test_hints_table_marks_exact_values(capsys: pytest.CaptureFixture[str], target: str) -> None:
+    """Two decisions before the end the rest of a Botanik game is solved: the best move's
+    win % is marked exact, and the table says what the mark means."""
+    rng = random.Random(2)
+    state = games.get(GAME).new_game(players=2, seed=2)
+    decisions = []
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        decisions.append(state.encode())
+        state.apply(rng.choice(state.legal_actions()))
+    args = ["hints", "--game", GAME, "--position-hex", decisions[-2].hex(), "--iterations", "1000", "--target", target]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
+    rows = [r for r in out.split(header, 1)[1].splitlines() if r.lstrip()[:1].isdigit()]
+    win = header.index("win %") + len("win %")  # the column is right-aligned
+    assert rows and rows[0][:win].endswith(EXACT_MARK)
+    assert f"{EXACT_MARK} exact" in out
 
 
 def test_bad_positions(capsys: pytest.CaptureFixture[str], target: str, tmp_path: Path) -> None:
@@ -423,3 +450,17 @@ def test_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
     rows = json.loads(capsys.readouterr().out)
     assert rows[0]["game"] == GAME
     assert rows[0]["random_decisions_per_s"] > 0 and rows[0]["ismcts_iterations_per_s"] > 0
+
+
+def test_review_table_says_which_labels_rest_on_exact_values() -> None:
+    from hortus.cli.play import _review_rows
+    from hortus.clients import Action
+    from hortus.clients.record import ReviewedMove
+
+    def reviewed(exact: bool) -> ReviewedMove:
+        a, b = Action(1, "a"), Action(2, "b")
+        return ReviewedMove(3, 0, a, b, (b,), 1.0, 0.5, 4.0, 2.0, 0.5, 2.0, "blunder", False, False, 100, exact)
+
+    solved, searched = _review_rows([reviewed(True), reviewed(False)])[1:]
+    assert solved.endswith("blunder?? (exact)")
+    assert searched.endswith("blunder??")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import random
 import socket
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from hortus.clients import (
     VersionInfo,
     error_from_rpc,
 )
+from hortus.clients.record import GameRecord, RecordedAction, ReviewedMove
 from hortus.server import ServerConfig
 from hortus.server.errors import CapacityError, NoAnswerError, RequestError, status_for
 from hortus.v1 import advisor_pb2 as pb
@@ -371,3 +373,38 @@ def test_drawing_at_a_decision_is_invalid(client: AdvisorClient) -> None:
     with pytest.raises(InvalidArgumentError) as error:
         client.apply_actions(position, [ChanceDraw(1)])
     assert "actions[0].draw_seed" in str(error.value)
+
+
+# --- exact values ----------------------------------------------------------------------------
+def _near_end_record(seed: int, back: int) -> tuple[Position, tuple[RecordedAction, ...]]:
+    """The decision `back` decisions before the end of a seeded random Botanik game, and the
+    actions (chance outcomes too) played from there to the end."""
+    rng = random.Random(seed)
+    state = games.get(GAME).new_game(players=2, seed=seed)
+    played: list[tuple[bytes | None, RecordedAction]] = []
+    while not state.is_terminal():
+        decision = state.encode() if not state.is_chance() else None
+        action = state.draw_chance(rng.getrandbits(64)) if state.is_chance() else rng.choice(state.legal_actions())
+        played.append((decision, RecordedAction(action, seat=state.current_player)))
+        state.apply(action)
+    starts = [i for i, (decision, _) in enumerate(played) if decision is not None]
+    start = starts[-back]
+    position = played[start][0]
+    assert position is not None
+    return Position(GAME, position), tuple(m for _, m in played[start:])
+
+
+def test_exact_values_are_flagged_on_hints_and_reviews(client: AdvisorClient) -> None:
+    """Two decisions before the end nothing is hidden and the rest is small: the hints and
+    the review carry the exact flag (and the dataclasses' dicts say so)."""
+    position, moves = _near_end_record(2, 2)
+    ranked = client.rank_moves(position, iterations=1000, seed=2)
+    assert ranked.best.exact  # the best move's value is exact (the others may hold bounds only)
+    assert ranked.to_dict()["moves"][0]["exact"] is True
+    record = GameRecord(GAME, 2, position=position.encoded, moves=moves)
+    reviewed = [r for r in client.review(record, iterations=1000, seed=2) if isinstance(r, ReviewedMove)]
+    assert reviewed[0].exact or reviewed[0].forced
+    assert any(r.exact for r in reviewed) and reviewed[0].to_dict()["exact"] == reviewed[0].exact
+    # early in a game nothing is solved
+    opening = client.new_game(GAME, players=2, seed=4).position
+    assert not any(m.exact for m in client.rank_moves(opening, iterations=200, seed=2).moves)

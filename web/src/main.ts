@@ -535,7 +535,8 @@ function showAnalysis(analysis: Analysis, live: boolean): void {
     const tr = document.createElement("tr");
     const pv = m.principalVariation.slice(1).map((a) => a.notation).join(", ");
     const cells = [
-      m.action?.notation ?? "", fmtPct(m.winProbability),
+      // an exact value (the rest of the game solved) is marked, not estimated
+      m.action?.notation ?? "", fmtPct(m.winProbability) + (m.exact ? " (exact)" : ""),
       m.expectedScores.slice(0, players).map((v) => v.toFixed(1)).join(" / "),
       String(m.visits), m.reason, pv,
     ];
