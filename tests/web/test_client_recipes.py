@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,23 +16,21 @@ pytest.importorskip("connectrpc", reason="the web front door needs the web extra
 
 from google.protobuf import json_format  # noqa: E402
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from paths import REPO  # noqa: E402
+from servers import Servers  # noqa: E402
 
 PAGES = ["unity", "godot", "php"]
 ROW = re.compile(r"^\| (\w+)(?: \([^)]*\))? \| `(\{.*?\})`(.*)\|$", re.M)
 
 
 @pytest.fixture(scope="module")
-def port() -> Iterator[int]:
-    server: RunningServer = build_server(
-        "127.0.0.1:0", ServerConfig(default_iterations=100, max_threads=1), web=WebOptions("127.0.0.1:0")
-    )
+def port(serve_module: Servers) -> int:
+    server = serve_module(ServerConfig(default_iterations=100, max_threads=1), web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
-    yield server.web.port
-    server.stop(0)
+    return server.web.port
 
 
 def post(port: int, method: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -16,8 +15,9 @@ import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 GAME = "botanik"
 CONFIG = ServerConfig(
@@ -32,10 +32,8 @@ CONFIG = ServerConfig(
 
 
 @pytest.fixture(scope="module")
-def running() -> Iterator[RunningServer]:
-    server = build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0"))
-    yield server
-    server.stop(0)
+def running(serve_module: Servers) -> RunningServer:
+    return serve_module(CONFIG, web=WebOptions("127.0.0.1:0"))
 
 
 @pytest.fixture(scope="module")
@@ -239,41 +237,38 @@ def test_connect_get_of_every_read_only_rpc_and_no_other(port: int) -> None:
     assert headers["cache-control"] == "no-store"
 
 
-def test_overload_error_json_carries_the_retry_delay_decoded() -> None:
+def test_overload_error_json_carries_the_retry_delay_decoded(serve: Servers) -> None:
     """A refusal for overload (every search slot busy) is resource_exhausted with the retry
     delay readable as JSON (details[].debug.retryDelay), unary and as a stream's end line."""
-    server = build_server("127.0.0.1:0", ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0"))
+    server = serve(ServerConfig(max_concurrent_searches=1, max_threads=1), web=WebOptions("127.0.0.1:0"))
+    assert server.web is not None
+    web = server.web.port
+    pos = position(web)
+    message = json.dumps({"position": pos, "limits": {"timeMs": 20_000, "threads": 1}, "intervalMs": 50}).encode()
+    sock = socket.create_connection(("127.0.0.1", web), timeout=30)
+    sock.sendall(
+        b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
+        + f"Content-Length: {len(message)}\r\n\r\n".encode()
+        + message
+    )
+    seen = b""
+    while b'{"result"' not in seen:
+        seen += sock.recv(65536)
     try:
-        assert server.web is not None
-        web = server.web.port
-        pos = position(web)
-        message = json.dumps({"position": pos, "limits": {"timeMs": 20_000, "threads": 1}, "intervalMs": 50}).encode()
-        sock = socket.create_connection(("127.0.0.1", web), timeout=30)
-        sock.sendall(
-            b"POST /hortus.v1.Advisor/Analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\n"
-            + f"Content-Length: {len(message)}\r\n\r\n".encode()
-            + message
+        ask = json.dumps({"position": pos, "limits": {"iterations": 100}}).encode()
+        # a short deadline: the fair queue does not hold a call with under 2 s left
+        short = {"Content-Type": "application/json", "Connect-Timeout-Ms": "1000"}
+        status, _, body = request(web, "POST", "/hortus.v1.Advisor/RankMoves", ask, short)
+        assert status == 429, body
+        error = json.loads(body)
+        assert error["code"] == "resource_exhausted"
+        delays = [d["debug"]["retryDelay"] for d in error["details"] if d["type"] == "google.rpc.RetryInfo"]
+        assert delays and delays[0].endswith("s"), error
+        status, _, body = request(
+            web, "POST", "/hortus.v1.Advisor/Analyze", ask, {**short, "Content-Type": "application/x-ndjson"}
         )
-        seen = b""
-        while b'{"result"' not in seen:
-            seen += sock.recv(65536)
-        try:
-            ask = json.dumps({"position": pos, "limits": {"iterations": 100}}).encode()
-            # a short deadline: the fair queue does not hold a call with under 2 s left
-            short = {"Content-Type": "application/json", "Connect-Timeout-Ms": "1000"}
-            status, _, body = request(web, "POST", "/hortus.v1.Advisor/RankMoves", ask, short)
-            assert status == 429, body
-            error = json.loads(body)
-            assert error["code"] == "resource_exhausted"
-            delays = [d["debug"]["retryDelay"] for d in error["details"] if d["type"] == "google.rpc.RetryInfo"]
-            assert delays and delays[0].endswith("s"), error
-            status, _, body = request(
-                web, "POST", "/hortus.v1.Advisor/Analyze", ask, {**short, "Content-Type": "application/x-ndjson"}
-            )
-            end = json.loads(body.decode().splitlines()[-1])["end"]
-            assert end["code"] == "resource_exhausted", end
-            assert any("retryDelay" in d.get("debug", {}) for d in end["details"]), end
-        finally:
-            sock.close()
+        end = json.loads(body.decode().splitlines()[-1])["end"]
+        assert end["code"] == "resource_exhausted", end
+        assert any("retryDelay" in d.get("debug", {}) for d in end["details"]), end
     finally:
-        server.stop(0)
+        sock.close()

@@ -9,15 +9,15 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 from paths import REPO  # noqa: E402
 
 LUA = shutil.which("lua5.4")
@@ -37,15 +37,12 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    server: RunningServer = build_server(
-        "127.0.0.1:0",
-        ServerConfig(default_iterations=100, max_threads=1, max_concurrent_searches=2),
-        web=WebOptions("127.0.0.1:0"),
+def url(serve_module: Servers) -> str:
+    server = serve_module(
+        ServerConfig(default_iterations=100, max_threads=1, max_concurrent_searches=2), web=WebOptions("127.0.0.1:0")
     )
     assert server.web is not None
-    yield f"http://127.0.0.1:{server.web.port}"
-    server.stop(0)
+    return f"http://127.0.0.1:{server.web.port}"
 
 
 def lua(script: Path | str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,10 @@ import pytest
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 jsonschema = pytest.importorskip("jsonschema", reason="schemathesis (the test extra) brings jsonschema")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.openapi import document_json, openapi_document, openapi_json  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 # searches stay short whatever limits the generated requests ask for
 CONFIG = ServerConfig(
@@ -34,11 +34,10 @@ EXAMPLES = int(os.environ.get("HORTUS_SCHEMATHESIS_EXAMPLES", "20"))
 
 
 @pytest.fixture(scope="module")
-def port() -> Iterator[int]:
-    server: RunningServer = build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0"))
+def port(serve_module: Servers) -> int:
+    server = serve_module(CONFIG, web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
-    yield server.web.port
-    server.stop(0)
+    return server.web.port
 
 
 def test_the_served_document_passes_openapi_spec_validator(port: int) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,19 +15,19 @@ from node_tools import NODE, NPM, OPENAPI_CLIENT, ensure_node_modules, node_majo
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are not installed (node 20+)")
 BIN = OPENAPI_CLIENT / "node_modules" / ".bin"
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    server: RunningServer = build_server("127.0.0.1:0", ServerConfig(max_threads=1), web=WebOptions("127.0.0.1:0"))
+def url(serve_module: Servers) -> str:
+    server = serve_module(ServerConfig(max_threads=1), web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
-    yield f"http://127.0.0.1:{server.web.port}"
-    server.stop(0)
+    return f"http://127.0.0.1:{server.web.port}"
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:

@@ -23,8 +23,9 @@ pytest.importorskip("connectrpc", reason="the page needs the web front door: pip
 pytest.importorskip("hortus.server.web", reason="the page needs the web front door (hortus serve --web-address)")
 
 from hortus import games  # noqa: E402
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = TESTS / "artifacts"
@@ -34,14 +35,11 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get i
 
 
 @pytest.fixture(scope="module")
-def url() -> Iterator[str]:
+def url(serve_module: Servers) -> str:
     config = ServerConfig(default_iterations=200, max_iterations=10**6, max_time_ms=60_000)
-    server: RunningServer = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
+    server = serve_module(config, web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
-    try:
-        yield f"http://127.0.0.1:{server.web.port}"
-    finally:
-        server.stop(0)
+    return f"http://127.0.0.1:{server.web.port}"
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ pytest.importorskip("connectrpc", reason="the page needs the web front door: pip
 from hortus import games  # noqa: E402
 from hortus.games.botanical_lab.game import COMPONENTS as LAB, SPACE_BREEDS, SPACE_NAMES  # noqa: E402
 from hortus.games.botanists.game import COLOURS, EMPTY  # noqa: E402
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install chromium (.ci/run does)")
@@ -33,10 +34,8 @@ READY = (
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[RunningServer]:
-    running = build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0"))
-    yield running
-    running.stop(0)
+def server(serve_module: Servers) -> RunningServer:
+    return serve_module(CONFIG, web=WebOptions("127.0.0.1:0"))
 
 
 @pytest.fixture(scope="module")

@@ -31,12 +31,13 @@ import grpc  # noqa: E402
 from google.protobuf import json_format  # noqa: E402
 
 from hortus import games  # noqa: E402
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.sealing import Sealer, load_sealer  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc, positions_pb2  # noqa: E402
 from positions import midgame  # noqa: E402
+from servers import Servers  # noqa: E402
 
 CHROMIUM = os.environ.get("HORTUS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium: apt-get install chromium (.ci/run does)")
@@ -51,11 +52,11 @@ READY = "() => document.body.dataset.busy === '0' && document.querySelector('#pi
 class Sealing:
     """A sealing server with its web port, the key file's sealer, and a gRPC stub of it."""
 
-    def __init__(self, key_file: Path) -> None:
+    def __init__(self, key_file: Path, serve: Servers) -> None:
         config = ServerConfig(
             default_iterations=100, max_iterations=10**5, max_time_ms=60_000, max_threads=1, seal_key_file=str(key_file)
         )
-        self.running: RunningServer = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
+        self.running: RunningServer = serve(config, web=WebOptions("127.0.0.1:0"))
         assert self.running.web is not None
         self.url = f"http://127.0.0.1:{self.running.web.port}"
         self.sealer: Sealer = load_sealer(key_file)
@@ -64,13 +65,12 @@ class Sealing:
 
 
 @pytest.fixture(scope="module")
-def sealing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sealing]:
+def sealing(tmp_path_factory: pytest.TempPathFactory, serve_module: Servers) -> Iterator[Sealing]:
     key_file = tmp_path_factory.mktemp("seal") / "seal.keys"
     key_file.write_text(f"k1 {KEY}\n")
-    served = Sealing(key_file)
+    served = Sealing(key_file, serve_module)
     yield served
     served.channel.close()
-    served.running.stop(0)
 
 
 @pytest.fixture(scope="module")

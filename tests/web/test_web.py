@@ -29,11 +29,12 @@ from connectrpc.protocol import ProtocolType  # noqa: E402
 from google.rpc import error_details_pb2  # type: ignore[import-untyped, unused-ignore]  # noqa: E402
 
 from hortus.search import Analysis  # noqa: E402
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
 from hortus.v1.advisor_connect import AdvisorClientSync  # noqa: E402
+from servers import Servers  # noqa: E402
 
 GAME = "botanik"
 PAGE_ORIGIN = "http://page.test:9000"
@@ -49,13 +50,11 @@ CONFIG = ServerConfig(
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def running(tmp_path_factory: pytest.TempPathFactory, serve_module: Servers) -> RunningServer:
     static = tmp_path_factory.mktemp("static")
     (static / "index.html").write_text("<!doctype html><title>hortus</title>")
     (static / "app.js").write_text("export const x = 1;")
-    server = build_server("127.0.0.1:0", CONFIG, web=WebOptions("127.0.0.1:0", cors_origins=(PAGE_ORIGIN,), static_dir=static))
-    yield server
-    server.stop(0)
+    return serve_module(CONFIG, web=WebOptions("127.0.0.1:0", cors_origins=(PAGE_ORIGIN,), static_dir=static))
 
 
 @pytest.fixture(scope="module")
@@ -342,14 +341,14 @@ def _grpc_details(error: grpc.RpcError) -> list[tuple[str, bytes]]:
     return []
 
 
-def test_both_ports_share_one_admission_control() -> None:
+def test_both_ports_share_one_admission_control(serve: Servers) -> None:
     """max_concurrent_rpcs=2 over both ports together: a gRPC Analyze and a web Analyze
     in flight fill it, so a third work call is RESOURCE_EXHAUSTED (QuotaFailure subject
     max_concurrent_rpcs, RetryInfo) on either port, a probe (GetVersion) is still answered on
     both, and the budget is back once the two calls end. (With a count of its own, the web
     port admitted 2 calls beside gRPC's 2.)"""
     config = replace(CONFIG, max_concurrent_rpcs=2, max_concurrent_searches=4, retry_after_ms=250)
-    server = build_server("127.0.0.1:0", config, web=WebOptions("127.0.0.1:0"))
+    server = serve(config, web=WebOptions("127.0.0.1:0"))
     channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
     sock: socket.socket | None = None
     held: Any = None
@@ -409,11 +408,10 @@ def test_both_ports_share_one_admission_control() -> None:
             assert client.list_games(pb.ListGamesRequest()).games
     finally:
         channel.close()
-        server.stop(0)
 
 
-def test_stop_closes_the_web_port() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(default_iterations=20), web=WebOptions("127.0.0.1:0"))
+def test_stop_closes_the_web_port(serve: Servers) -> None:
+    server = serve(ServerConfig(default_iterations=20), web=WebOptions("127.0.0.1:0"))
     assert server.web is not None
     port = server.web.port
     assert post_json(f"http://127.0.0.1:{port}", "ListGames", {})[0] == 200
@@ -422,17 +420,14 @@ def test_stop_closes_the_web_port() -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
-def test_web_calls_reach_the_access_log(caplog: pytest.LogCaptureFixture) -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0"))
-    try:
-        assert server.web is not None
-        with caplog.at_level("INFO", logger="hortus.access"):
-            post_json(f"http://127.0.0.1:{server.web.port}", "NewGame", {"game": "nope"})
-        records = [r for r in caplog.records if r.name == "hortus.access"]
-        assert any(getattr(r, "method", "") == "NewGame" and getattr(r, "code", "") == "INVALID_ARGUMENT" for r in records)
-        assert any(str(getattr(r, "peer", "")).startswith("web:") for r in records)
-    finally:
-        server.stop(0)
+def test_web_calls_reach_the_access_log(serve: Servers, caplog: pytest.LogCaptureFixture) -> None:
+    server = serve(ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0"))
+    assert server.web is not None
+    with caplog.at_level("INFO", logger="hortus.access"):
+        post_json(f"http://127.0.0.1:{server.web.port}", "NewGame", {"game": "nope"})
+    records = [r for r in caplog.records if r.name == "hortus.access"]
+    assert any(getattr(r, "method", "") == "NewGame" and getattr(r, "code", "") == "INVALID_ARGUMENT" for r in records)
+    assert any(str(getattr(r, "peer", "")).startswith("web:") for r in records)
 
 
 def test_hortus_serve_starts_the_web_port_by_default() -> None:

@@ -22,8 +22,9 @@ import pytest
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 from node_tools import NPM, TS, ensure_node_modules, node_major  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -120,14 +121,10 @@ def page_site(page_folder: Path, bundle: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def api(page_site: str) -> Iterator[RunningServer]:
-    server = build_server(
-        "127.0.0.1:0",
-        ServerConfig(max_concurrent_searches=2, max_threads=1),
-        web=WebOptions("127.0.0.1:0", cors_origins=(page_site,)),
+def api(page_site: str, serve_module: Servers) -> RunningServer:
+    return serve_module(
+        ServerConfig(max_concurrent_searches=2, max_threads=1), web=WebOptions("127.0.0.1:0", cors_origins=(page_site,))
     )
-    yield server
-    server.stop(0)
 
 
 @pytest.fixture(scope="module")

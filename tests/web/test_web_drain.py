@@ -10,9 +10,10 @@ import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import ServerConfig, build_server  # noqa: E402
+from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.drain import BacklogRefuser  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 REQUEST = (
     b"POST /hortus.v1.Advisor/ListGames HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -44,8 +45,8 @@ def test_queued_connections_are_answered_not_reset() -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
 
 
-def test_answers_while_draining_close_the_connection() -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(grace_seconds=2.0), web=WebOptions("127.0.0.1:0"))
+def test_answers_while_draining_close_the_connection(serve: Servers) -> None:
+    server = serve(ServerConfig(grace_seconds=2.0), web=WebOptions("127.0.0.1:0"))
     try:
         assert server.web is not None
         server.servicer.draining.set()
@@ -58,4 +59,3 @@ def test_answers_while_draining_close_the_connection() -> None:
         conn.close()
     finally:
         server.servicer.draining.clear()
-        server.stop(0)

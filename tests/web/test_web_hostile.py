@@ -7,25 +7,23 @@ from __future__ import annotations
 import http.client
 import logging
 import os
-from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def running(tmp_path_factory: pytest.TempPathFactory, serve_module: Servers) -> RunningServer:
     static = tmp_path_factory.mktemp("static")
     (static / "index.html").write_text("<!doctype html><title>hortus</title>")
     os.symlink(static / "loop-b", static / "loop-a")
     os.symlink(static / "loop-a", static / "loop-b")
-    server = build_server("127.0.0.1:0", ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", static_dir=static))
-    yield server
-    server.stop(0)
+    return serve_module(ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", static_dir=static))
 
 
 def _request(
@@ -111,17 +109,14 @@ def _peers_logged(server: RunningServer, caplog: pytest.LogCaptureFixture) -> li
     return [str(getattr(r, "peer", "")) for r in caplog.records if r.name == "hortus.access"]
 
 
-def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(running: RunningServer, caplog: pytest.LogCaptureFixture) -> None:
+def test_x_forwarded_for_is_believed_only_from_a_trusted_proxy(
+    serve: Servers, running: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
     peers = _peers_logged(running, caplog)
     assert peers and all("127.0.0.1" in p and "6.6.6.6" not in p for p in peers), peers
-    trusting = build_server(
-        "127.0.0.1:0", ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", trusted_proxies=("127.0.0.1",))
-    )
-    try:
-        peers = _peers_logged(trusting, caplog)
-        assert peers and all("6.6.6.6" in p for p in peers), peers
-    finally:
-        trusting.stop(0)
+    trusting = serve(ServerConfig(access_log=True), web=WebOptions("127.0.0.1:0", trusted_proxies=("127.0.0.1",)))
+    peers = _peers_logged(trusting, caplog)
+    assert peers and all("6.6.6.6" in p for p in peers), peers
 
 
 def test_content_length_with_transfer_encoding_is_400(running: RunningServer) -> None:

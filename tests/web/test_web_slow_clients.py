@@ -9,32 +9,26 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Iterator
 
 import grpc
 import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
-from hortus.server import RunningServer, ServerConfig, build_server  # noqa: E402
+from hortus.server import RunningServer, ServerConfig  # noqa: E402
 from hortus.server.guard import RateLimitedLog, default_max_connections  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 from hortus.v1 import advisor_pb2 as pb  # noqa: E402
 from hortus.v1 import advisor_pb2_grpc  # noqa: E402
+from servers import Servers  # noqa: E402
 
 CAP = 20
 TIMEOUT_S = 1.0
 
 
 @pytest.fixture
-def running() -> Iterator[RunningServer]:
-    server = build_server(
-        "127.0.0.1:0",
-        ServerConfig(),
-        web=WebOptions("127.0.0.1:0", max_connections=CAP, request_timeout=TIMEOUT_S),
-    )
-    yield server
-    server.stop(0)
+def running(serve: Servers) -> RunningServer:
+    return serve(ServerConfig(), web=WebOptions("127.0.0.1:0", max_connections=CAP, request_timeout=TIMEOUT_S))
 
 
 def _closed(sock: socket.socket, wait: float) -> bool:

@@ -11,7 +11,6 @@ import ipaddress
 import json
 import logging
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,8 +22,9 @@ from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID  # noqa: E402
 
-from hortus.server import ServerConfig, ServerTls, build_server  # noqa: E402
+from hortus.server import ServerConfig, ServerTls  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
+from servers import Servers  # noqa: E402
 
 PATH = "/hortus.v1.Advisor/GetVersion"
 
@@ -116,13 +116,10 @@ def _tls(pki: dict[str, Path], mutual: bool) -> ServerTls:
 
 
 @pytest.fixture
-def tls_server(pki: dict[str, Path]) -> Iterator[int]:
-    server = build_server("127.0.0.1:0", ServerConfig(), tls=_tls(pki, False), web=WebOptions("127.0.0.1:0"))
-    try:
-        assert server.web is not None and server.web.scheme == "https"
-        yield server.web.port
-    finally:
-        server.stop(0)
+def tls_server(pki: dict[str, Path], serve: Servers) -> int:
+    server = serve(ServerConfig(), tls=_tls(pki, False), web=WebOptions("127.0.0.1:0"))
+    assert server.web is not None and server.web.scheme == "https"
+    return server.web.port
 
 
 def test_web_port_serves_https_with_the_grpc_certificate(pki: dict[str, Path], tls_server: int) -> None:
@@ -132,27 +129,21 @@ def test_web_port_serves_https_with_the_grpc_certificate(pki: dict[str, Path], t
         _call(tls_server, None)
 
 
-def test_web_port_keeps_the_client_certificate_rule(pki: dict[str, Path]) -> None:
-    server = build_server("127.0.0.1:0", ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0"))
-    try:
-        assert server.web is not None
-        port = server.web.port
-        assert _call(port, _client_context(pki, with_cert=True))["protocol"] == "hortus.v1"
-        # no client certificate: the handshake (or the first read, under TLS 1.3) fails
-        with pytest.raises((ssl.SSLError, ConnectionError, http.client.HTTPException, OSError)):
-            _call(port, _client_context(pki, with_cert=False))
-    finally:
-        server.stop(0)
+def test_web_port_keeps_the_client_certificate_rule(pki: dict[str, Path], serve: Servers) -> None:
+    server = serve(ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0"))
+    assert server.web is not None
+    port = server.web.port
+    assert _call(port, _client_context(pki, with_cert=True))["protocol"] == "hortus.v1"
+    # no client certificate: the handshake (or the first read, under TLS 1.3) fails
+    with pytest.raises((ssl.SSLError, ConnectionError, http.client.HTTPException, OSError)):
+        _call(port, _client_context(pki, with_cert=False))
 
 
 def test_plaintext_web_beside_tls_only_when_asked_and_with_a_warning(
-    pki: dict[str, Path], caplog: pytest.LogCaptureFixture
+    pki: dict[str, Path], serve: Servers, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="hortus.server"):
-        server = build_server("127.0.0.1:0", ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0", plaintext=True))
-    try:
-        assert server.web is not None and server.web.scheme == "http"
-        assert _call(server.web.port, None)["protocol"] == "hortus.v1"
-        assert any("plaintext" in r.getMessage() for r in caplog.records)
-    finally:
-        server.stop(0)
+        server = serve(ServerConfig(), tls=_tls(pki, True), web=WebOptions("127.0.0.1:0", plaintext=True))
+    assert server.web is not None and server.web.scheme == "http"
+    assert _call(server.web.port, None)["protocol"] == "hortus.v1"
+    assert any("plaintext" in r.getMessage() for r in caplog.records)
