@@ -4,7 +4,6 @@ whatever the split, resumable, and on a two-node Ray cluster even when a node di
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,26 +126,15 @@ def test_selfplay_is_seeded_and_resumable(tmp_path: Path, capsys: pytest.Capture
 
 
 # --- a two-node Ray cluster on this machine --------------------------------------------------
-# Loopback only: Ray otherwise rewrites 127.0.0.1 to the machine's outward address, where a
-# node started on loopback cannot be reached (read before ray is imported).
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+from ray_cluster import two_node_cluster  # noqa: E402  (sets Ray's loopback setting first)
+
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'hortus[ray]')")
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """A head and a worker node, one CPU each, on loopback; stopped by the test itself
-    (never `ray stop`, which would end every Ray process on the machine)."""
-    from ray.cluster_utils import Cluster
-
-    node_args = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024 * 1024}
-    c = Cluster(initialize_head=True, head_node_args={**node_args, "include_dashboard": False})
-    c.add_node(**node_args)
-    ray.init(address=c.address, log_to_driver=False)
-    c.wait_for_nodes()
-    yield c
-    ray.shutdown()
-    c.shutdown()
+    with two_node_cluster() as running:
+        yield running
 
 
 def test_two_nodes_give_the_local_answer_byte_for_byte(tmp_path: Path, cluster: Any) -> None:
