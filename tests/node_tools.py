@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,11 +23,15 @@ def node_major() -> int:
 
 
 def ensure_node_modules(folder: Path = TS) -> None:
-    """``npm ci`` in `folder` when node_modules is missing or older than package-lock.json."""
+    """``npm ci`` in `folder` unless the last one there finished for today's package-lock.json.
+
+    The marker is written only after ``npm ci`` succeeded and holds the lock file's hash, so an
+    interrupted install or a changed lock file (whatever its mtime) installs again."""
     assert NPM is not None
-    marker = folder / "node_modules" / ".package-lock.json"
-    lock = folder / "package-lock.json"
-    if marker.exists() and marker.stat().st_mtime >= lock.stat().st_mtime:
+    lock_hash = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
+    marker = folder / "node_modules" / ".hortus-installed"
+    if marker.exists() and marker.read_text() == lock_hash:
         return
     result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    marker.write_text(lock_hash)

@@ -138,8 +138,9 @@ def test_time_budgets_and_partial_answers_are_never_cached(cached: RunningServer
         s.RankMoves(request, timeout=60)
     assert counts(cached) == before  # not even looked up
     # an iteration budget the deadline cuts short: partial, looked up but never stored
-    huge = pb.SuggestMoveRequest(position=position(6), limits=pb.SearchLimits(iterations=10**6, seed=4))
-    answer = s.SuggestMove(huge, timeout=0.3)
+    # the cap's budget takes seconds on any machine; 2 s leaves a loaded machine room to answer
+    huge = pb.SuggestMoveRequest(position=position(6), limits=pb.SearchLimits(iterations=5_000_000, seed=4))
+    answer = s.SuggestMove(huge, timeout=2.0)
     assert answer.analysis.partial
     assert counts(cached)[2] == before[2]  # looked up (a miss), but not stored
 

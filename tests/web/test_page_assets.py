@@ -8,14 +8,14 @@ TypeScript is type-checked (``tsc --noEmit``, pinned in web/package.json)."""
 
 from __future__ import annotations
 
-from paths import REPO
 import hashlib
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from node_tools import ensure_node_modules
+from paths import REPO
 
 ROOT = REPO
 WEB = ROOT / "web"
@@ -38,16 +38,6 @@ def source_hash() -> str:
     for name in sorted(names):
         h.update(name.encode() + b"\0" + (ROOT / name).read_bytes() + b"\0")
     return h.hexdigest()
-
-
-def ensure_node_modules(folder: Path) -> None:
-    """``npm ci`` in `folder` when its node_modules is missing or older than package-lock.json."""
-    assert NPM is not None
-    marker = folder / "node_modules" / ".package-lock.json"
-    if marker.exists() and marker.stat().st_mtime >= (folder / "package-lock.json").stat().st_mtime:
-        return
-    result = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=folder, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
 @pytest.fixture(scope="module")
