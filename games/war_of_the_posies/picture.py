@@ -110,7 +110,7 @@ def draw(state: State, seat: int, highlight: Sequence[int] = (), last: Last | No
     moves = Moves(state, seat, highlight, last)
     n = v["players"]
     scores = state.scores()
-    svg = Svg("war_of_the_posies", seat, f"War of the Posies - you are seat {seat} - round {v['round']} - {who(state)}")
+    svg = Svg("war_of_the_posies", seat, f"Botany: War of the Posies - you are seat {seat} - round {v['round']} - {who(state)}")
     svg.text(
         10,
         50,
