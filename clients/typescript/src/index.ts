@@ -275,6 +275,7 @@ export interface SimulationReport {
   game: string;
   /** Every seat's bot, e.g. "level:4". */
   bot: string;
+  /** The seed as a JS number: exact up to 2^53 (the text, `reportJson`, keeps any seed). */
   seed: number;
   games_per_seat_count: number;
   options: Record<string, string>;
