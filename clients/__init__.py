@@ -46,6 +46,7 @@ from hortus.clients.record import (
     ReviewThresholds,
     SeatReview,
 )
+from hortus.clients.simulation import SeatCountReport, SimulatedGame, SimulationReport
 from hortus.clients.types import (
     CHANCE,
     TERMINAL,
@@ -99,7 +100,10 @@ __all__ = [
     "ReviewSummary",
     "ReviewThresholds",
     "ReviewedMove",
+    "SeatCountReport",
     "SeatReview",
+    "SimulatedGame",
+    "SimulationReport",
     "InvalidArgumentError",
     "LegalActions",
     "MoveHint",

@@ -37,6 +37,7 @@ from google.protobuf.message import Message
 
 from hortus.clients.errors import AdvisorError, UnavailableError, error_from_rpc
 from hortus.clients.record import GameRecord, ReviewedMove, ReviewSummary, review_answer
+from hortus.clients.simulation import SimulatedGame, SimulationReport, simulation_answer
 from hortus.clients.types import (
     Action,
     Analysis,
@@ -305,6 +306,7 @@ _GET_VERSION = _Method("GetVersion", pb.GetVersionRequest, pb.GetVersionResponse
 _VIEW_POSITION = _Method("ViewPosition", pb.ViewPositionRequest, pb.ViewPositionResponse)
 _ANALYZE = _Method("Analyze", pb.AnalyzeRequest, pb.AnalyzeResponse)
 _REVIEW_GAME = _Method("ReviewGame", pb.ReviewGameRequest, pb.ReviewGameResponse)
+_SIMULATE_GAMES = _Method("SimulateGames", pb.SimulateGamesRequest, pb.SimulateGamesResponse)
 _EVALUATE_POSITIONS = _Method("EvaluatePositions", pb.EvaluateRequest, pb.EvaluateResponse)
 
 
@@ -594,6 +596,34 @@ class AdvisorMethods:
         request = record.to_proto()
         request.limits.CopyFrom(_limits(iterations, time_ms, seed, threads))
         return Stream(_REVIEW_GAME, request, review_answer, timeout)
+
+    @staticmethod
+    def simulate_games(
+        game: str,
+        games: int,
+        *,
+        players: Iterable[int] = (),
+        level: int = 0,
+        seed: int = 0,
+        options: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Stream[pb.SimulateGamesResponse, SimulatedGame | SimulationReport]:
+        """A balance report (``SimulateGames``, docs/balance.md): `games` seeded self-play games
+        per seat count (``players``, each once; none = the game's minimum), every seat played
+        at difficulty ``level`` (0 = 4), with the rule ``options``. Yields one
+        :class:`SimulatedGame` per finished game (each ``game_id`` once, in completion order,
+        ``games_done`` of ``games_total``), then one :class:`SimulationReport`, the same report
+        as ``hortus balance`` for the same arguments and seed. The server's caps: all games
+        together at most ``max_batch_size``, the level's iterations at most
+        ``max_iterations``; a bad argument raises InvalidArgumentError naming the field
+        (``players[1]``) before any game is played. ``timeout`` is the deadline of the whole
+        call (None = none): past it the games finished so far arrive, then
+        DeadlineExceededError, without a report. Closing the iterator early cancels the call,
+        which stops the games."""
+        request = pb.SimulateGamesRequest(
+            game=game, players=list(players), level=level, games=games, seed=seed, options=dict(options or {})
+        )
+        return Stream(_SIMULATE_GAMES, request, simulation_answer, timeout)
 
     @staticmethod
     def evaluate(
@@ -1101,6 +1131,7 @@ class AdvisorClient:
     suggest_elo = _blocking(AdvisorMethods.suggest_elo)
     analyze = _iterating(AdvisorMethods.analyze)
     review = _iterating(AdvisorMethods.review)
+    simulate_games = _iterating(AdvisorMethods.simulate_games)
     evaluate = _batching(AdvisorMethods.evaluate)
 
 
@@ -1247,4 +1278,5 @@ class AsyncAdvisorClient:
     suggest_elo = _awaited(AdvisorMethods.suggest_elo)
     analyze = _async_iterating(AdvisorMethods.analyze)
     review = _async_iterating(AdvisorMethods.review)
+    simulate_games = _async_iterating(AdvisorMethods.simulate_games)
     evaluate = _async_batching(AdvisorMethods.evaluate)

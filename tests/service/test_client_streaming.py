@@ -190,7 +190,8 @@ def test_both_clients_have_every_described_method_with_its_arguments() -> None:
     from hortus.clients import AdvisorMethods
 
     described = [name for name in vars(AdvisorMethods) if not name.startswith("_")]
-    assert {"suggest_move", "analyze", "review", "evaluate", "view_position"} <= set(described)
+    assert {"suggest_move", "analyze", "review", "evaluate", "simulate_games", "view_position"} <= set(described)
+    streams: set[str] = set()
     for name in described:
         parameters = list(inspect.signature(getattr(AdvisorMethods, name)).parameters.values())
         for client in (AdvisorClient, AsyncAdvisorClient):
@@ -198,8 +199,12 @@ def test_both_clients_have_every_described_method_with_its_arguments() -> None:
             assert method.__name__ == name and method.__doc__ == getattr(AdvisorMethods, name).__doc__
             signature = inspect.signature(method)
             assert list(signature.parameters.values())[1:] == parameters, (client, name)
-        streaming = name in ("analyze", "review", "evaluate")
+        described_as = str(inspect.signature(getattr(AdvisorMethods, name)).return_annotation)
+        streaming = described_as.startswith(("Stream[", "Batch"))
         assert inspect.iscoroutinefunction(getattr(AsyncAdvisorClient, name)) is not streaming
+        if streaming:
+            streams.add(name)
+    assert streams == {"analyze", "review", "evaluate", "simulate_games"}
 
 
 def _failing_source(position: Position, good: int) -> Iterator[Position]:

@@ -126,6 +126,7 @@ def test_every_ndjson_line_matches_the_documented_line_schema(port: int) -> None
         ],
         "ReviewGame": [{"start": position, "moves": []}, {"start": position, "moves": [{"id": 99999}]}],
         "EvaluateBatch": [{"positions": [position, position], "limits": {"iterations": 100}}, {"positions": [{}]}],
+        "SimulateGames": [{"game": "botanik", "games": 2, "level": 1, "seed": 1}, {"game": "botanik", "games": 0}],
     }
     results = 0
     for method, bodies in requests.items():

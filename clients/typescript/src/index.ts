@@ -26,6 +26,7 @@ import {
   type PositionInfo,
   type ReviewGameResponse,
   type SearchLimitsSchema,
+  type SimulateGamesResponse,
   type SuggestMoveResponse,
 } from "./gen/hortus/v1/advisor_pb.js";
 
@@ -231,6 +232,65 @@ export interface GameRecord {
   seed?: number | bigint;
   position?: Uint8Array;
   moves: ActionLike[];
+}
+
+/** What `simulateGames` plays: `games` per seat count (required, >= 1). */
+export interface SimulationOptions {
+  games: number;
+  /** Seat counts, each once (none: the game's minimum). */
+  players?: number[];
+  /** Difficulty level 1-8 of every seat (0 or none: 4). */
+  level?: number;
+  seed?: number | bigint;
+  /** Rule options (see `GameInfo.options`), e.g. `{ first_player: "1" }`. */
+  options?: Record<string, string>;
+}
+
+/** One seat count's figures in a simulation's report (docs/balance.md). */
+export interface SeatCountReport {
+  players: number;
+  games: number;
+  /** Mean win share of each seat (ties shared), and its 95% Wilson interval. */
+  seat_share: number[];
+  seat_interval95: [number, number][];
+  /** Seat 0's share minus the fair share 1/players. */
+  first_player_gap: number;
+  decisions_p10_p50_p90: [number, number, number];
+  rounds_p10_p50_p90: [number, number, number];
+  /** "rounds" as the game counts them, or "turns per seat". */
+  rounds_counted: string;
+  /** The share of games that ended each way ("trigger", "supply", "safety", ...). */
+  end_share: Record<string, number>;
+  /** The winner's lead over the runner-up in points. */
+  margin_p10_p50_p90: [number, number, number];
+  mean_points: number[];
+  /** Mean share of a decision's outcome the draw decides (null: none measured). */
+  draw_share_mean: number | null;
+  draw_share_decisions: number;
+}
+
+/** The report a simulation ends with: report.json as `hortus balance` writes it (the fields
+ * SimulateGames fills; `skill`, `effects` and `card_ranking` stay empty there). */
+export interface SimulationReport {
+  game: string;
+  /** Every seat's bot, e.g. "level:4". */
+  bot: string;
+  /** The seed as a JS number: exact up to 2^53 (the text, `reportJson`, keeps any seed). */
+  seed: number;
+  games_per_seat_count: number;
+  options: Record<string, string>;
+  components: string;
+  seat_counts: SeatCountReport[];
+  skill: unknown[];
+  effects: unknown[];
+  card_ranking: unknown[];
+  effect_bot: string;
+  effect_pairs_max: number;
+}
+
+/** A simulation's `reportJson` as its typed report. */
+export function parseSimulationReport(reportJson: string): SimulationReport {
+  return JSON.parse(reportJson) as SimulationReport;
 }
 
 function limits(budget: Budget): MessageInitShape<typeof SearchLimitsSchema> {
@@ -493,6 +553,32 @@ export class AdvisorClient {
       limits: limits(opts),
     };
     yield* cancellable((signal) => this.rpc.reviewGame(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal }), opts.signal);
+  }
+
+  /** A balance report (SimulateGames; see docs/balance.md): `games` seeded self-play games per
+   * seat count (`players`, each once; none = the game's minimum), every seat played at
+   * difficulty `level` (0 = 4), with the rule `options`. Yields one `game` answer per finished
+   * game (`response.item.case === "game"`: `gameId` sent exactly once, final `scores`,
+   * `gamesDone` of `gamesTotal`), in completion order, then one `reportJson`, the text of
+   * `hortus balance`'s report.json for the same arguments (`parseSimulationReport` reads it).
+   * The server's caps: all games together at most `max_batch_size`, the level's iterations at
+   * most `max_iterations`; a bad argument is InvalidArgumentError naming the field
+   * (`players[1]`) before any game. `timeoutMs` bounds the whole call (past it: the games
+   * finished so far, then DeadlineExceededError, no report). Leaving the loop early cancels
+   * the call, which stops the games. */
+  async *simulateGames(
+    game: string,
+    opts: SimulationOptions & CallOptions,
+  ): AsyncGenerator<SimulateGamesResponse, void, undefined> {
+    const request = {
+      game,
+      players: opts.players ?? [],
+      level: opts.level ?? 0,
+      games: opts.games,
+      seed: BigInt(opts.seed ?? 0),
+      options: opts.options ?? {},
+    };
+    yield* cancellable((signal) => this.rpc.simulateGames(request, { timeoutMs: opts.timeoutMs ?? this.timeoutMs, signal }), opts.signal);
   }
 }
 

@@ -14,6 +14,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ResourceExhaustedError,
+  parseSimulationReport,
   position as makePosition,
 } from "../dist/index.js";
 
@@ -53,6 +54,7 @@ after(async () => {
   }
 });
 
+let simulationReport; // the first protocol's: every protocol sends the same bytes
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 for (const [name, options] of [
@@ -250,6 +252,41 @@ for (const [name, options] of [
       await assert.rejects(
         (async () => { for await (const _ of advisor.reviewGame(bad)) { /* none */ } })(),
         (e) => e instanceof InvalidArgumentError && e.field === `moves[${decisions[3]}].action`,
+      );
+    });
+
+    test("simulateGames: each game once as it finishes, then the report; a bad field named", async () => {
+      const advisor = client();
+      const answers = [];
+      for await (const answer of advisor.simulateGames("botanik", { games: 4, level: 1, seed: 5 })) answers.push(answer);
+      const games = answers.slice(0, -1).map((a) => {
+        assert.equal(a.item.case, "game");
+        return a.item.value;
+      });
+      assert.deepEqual(games.map((g) => g.gameId).sort(), ["2:0", "2:1", "2:2", "2:3"]);
+      assert.deepEqual(games.map((g) => g.gamesDone), [1, 2, 3, 4]);
+      assert.ok(games.every((g) => g.gamesTotal === 4 && g.players === 2 && g.scores.length === 2));
+      const last = answers.at(-1);
+      assert.equal(last.item.case, "reportJson");
+      const report = parseSimulationReport(last.item.value);
+      assert.equal(report.game, "botanik");
+      assert.equal(report.bot, "level:1");
+      assert.equal(report.games_per_seat_count, 4);
+      const [seats] = report.seat_counts;
+      assert.equal(seats.players, 2);
+      assert.equal(seats.games, 4);
+      assert.ok(Math.abs(seats.seat_share[0] + seats.seat_share[1] - 1) < 1e-9);
+      const meanPoints = (seat) => games.reduce((sum, g) => sum + g.scores[seat], 0) / 4;
+      assert.ok(Math.abs(seats.mean_points[0] - meanPoints(0)) < 1e-9 && Math.abs(seats.mean_points[1] - meanPoints(1)) < 1e-9);
+      simulationReport ??= last.item.value;
+      assert.equal(last.item.value, simulationReport);
+      await assert.rejects(
+        (async () => { for await (const _ of advisor.simulateGames("botanists", { games: 1, players: [2, 2] })) { /* none */ } })(),
+        (e) => e instanceof InvalidArgumentError && e.field === "players[1]",
+      );
+      await assert.rejects(
+        (async () => { for await (const _ of advisor.simulateGames("botanik", { games: 9 })) { /* none */ } })(),
+        (e) => e instanceof InvalidArgumentError && e.field === "games" && e.violations[0].description.includes("max_batch_size"),
       );
     });
   });
