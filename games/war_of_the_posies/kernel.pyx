@@ -72,7 +72,7 @@ from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below, rng_seed, rng_uniform, rng_weighted_index
+from hortus._ext.rng cimport Rng, rng_below, rng_next, rng_seed, rng_uniform, rng_weighted_index
 from hortus.games.war_of_the_posies.kernel cimport *
 
 # Byte-set helpers over the per-kind (64-byte) and per-GF (32-byte) arrays: the rules iterate
@@ -216,6 +216,11 @@ cdef int8_t K_POINTS[64]        # printed points (negative: Poisonous, A19)
 cdef int K_EXP_POINTS[64]       # points scored while in the deck (WZ2b): non-Flowers only
 cdef uint8_t K_COST[64]
 cdef uint8_t K_PURE[64]         # play text only adds coins, purchases or plantings
+# A coin-only play text's totals (its OP_COIN, OP_BUY, OP_PLANT arguments summed, capped at 255:
+# saturating adds of non-negative numbers add up in any grouping), 0 for the other kinds.
+cdef uint8_t K_PLAY_COINS[64]
+cdef uint8_t K_PLAY_BUYS[64]
+cdef uint8_t K_PLAY_PLANTS[64]
 cdef uint8_t E_LEN[160]
 cdef uint8_t E_OP[160][6]
 cdef uint8_t E_ARG[160][6]
@@ -266,6 +271,9 @@ def load_components(list category, list symbol, list points, list cost, list pla
         K_EXP_POINTS[k] = 0
         K_COST[k] = 0
         K_PURE[k] = 0
+        K_PLAY_COINS[k] = 0
+        K_PLAY_BUYS[k] = 0
+        K_PLAY_PLANTS[k] = 0
     for k in range(N_KINDS):
         K_CATEGORY[k] = category[k]
         K_SYMBOL[k] = EMPTY if symbol[k] is None else symbol[k]
@@ -281,6 +289,14 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i in range(E_LEN[2 * k]):
             if E_OP[2 * k][i] not in (OP_COIN, OP_BUY, OP_PLANT):
                 K_PURE[k] = 0
+        if K_PURE[k]:
+            for i in range(E_LEN[2 * k]):
+                if E_OP[2 * k][i] == OP_COIN:
+                    K_PLAY_COINS[k] = sat_add(K_PLAY_COINS[k], E_ARG[2 * k][i])
+                elif E_OP[2 * k][i] == OP_BUY:
+                    K_PLAY_BUYS[k] = sat_add(K_PLAY_BUYS[k], E_ARG[2 * k][i])
+                else:
+                    K_PLAY_PLANTS[k] = sat_add(K_PLAY_PLANTS[k], E_ARG[2 * k][i])
     for g in range(MAX_GF):
         G_NSLOTS[g] = 0
         G_COST[g] = 0
@@ -735,28 +751,51 @@ cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_sym
     return found
 
 
-cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint canonical) noexcept nogil:
+ctypedef struct PolicyPick:
+    # The playout policy's running choice while turn_actions lists a turn (see k_rollout_action).
+    Rng noise          # the generator the per-action noise is drawn from
+    int best_value     # the best score + noise so far
+    int32_t best       # the first action with it
+
+
+cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nogil:
+    """The playout policy's look at one action of the turn, in ascending order: its score plus
+    rng_below(4) of noise, the first best wins. Every action draws its noise, so the generator
+    moves the same whatever wins; an action whose score + 3 cannot beat the best only moves it
+    (the same draw, its value unused)."""
+    if value + 3 > pick.best_value:
+        value += rng_below(&pick.noise, 4)
+        if value > pick.best_value:
+            pick.best_value = value
+            pick.best = action
+    else:
+        rng_next(&pick.noise)
+
+
+cdef inline int turn_actions(const WarCore* c, int32_t* out, PolicyPick* pick, bint canonical) noexcept nogil:
     """The actions of a turn decision outside any effect (depth 0), ascending: every legal one,
     or with `canonical` the search's subset (coin-only runs ascending, one of identical GF
-    copies). With `values` (not NULL), also the playout policy's score of each (see
-    k_rollout_action)."""
+    copies). Written to `out`, or with `pick` (not NULL) scored by the playout policy as they
+    are found instead (see k_rollout_action; `out` is not written then). Returns their count."""
     cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
     cdef uint64_t hand, m
     cdef uint32_t gm, own, one_free = 0
     cdef uint32_t own_by_symbol[MAX_SYMBOLS]
     cdef uint32_t any_by_symbol[MAX_SYMBOLS]
-    out[n] = ACT_END                         # WT2: the turn may end at any time
-    if values != NULL:
-        values[n] = 0
+    if pick != NULL:                         # WT2: the turn may end at any time
+        offer(pick, ACT_END, 0)
+    else:
+        out[n] = ACT_END
     n += 1
     hand = wp_nonzero64(c.hand[tp]) & KIND_MASK
     m = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
     while m:
         k = wp_ctz64(m)
         m &= m - 1
-        out[n] = ACT_PLAY + k
-        if values != NULL:
-            values[n] = 200 + (0 if K_PURE[k] else 10)
+        if pick != NULL:
+            offer(pick, ACT_PLAY + k, 200 + (0 if K_PURE[k] else 10))
+        else:
+            out[n] = ACT_PLAY + k
         n += 1
     own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
     # WB1 purchase (A15: the top Basic Flower is a Market purchase).
@@ -765,20 +804,22 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint c
         while m:
             k = wp_ctz64(m)
             m &= m - 1
-            out[n] = ACT_BUY + k
-            if values != NULL:
-                values[n] = 100 + K_COST[k] * 3 + K_POINTS[k] * 2
+            if pick != NULL:
+                offer(pick, ACT_BUY + k, 100 + K_COST[k] * 3 + K_POINTS[k] * 2)
+            else:
+                out[n] = ACT_BUY + k
             n += 1
         gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
-        if gm and values != NULL:
+        if gm and pick != NULL:
             open_gfs = wp_popcount32(own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
         while gm:
             g = wp_ctz64(gm)
             gm &= gm - 1
             if not (canonical and gf_is_duplicate(c, g)):
-                out[n] = ACT_BUY_GF + g
-                if values != NULL:
-                    values[n] = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
+                if pick != NULL:
+                    offer(pick, ACT_BUY_GF + g, (150 + G_REP[g] * 10) if open_gfs < 2 else -10)
+                else:
+                    out[n] = ACT_BUY_GF + g
                 n += 1
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
@@ -796,15 +837,16 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint c
                 g = wp_ctz64(gm)
                 gm &= gm - 1
                 if n < MAX_LEGAL:
-                    out[n] = ACT_PLANT + k * MAX_GF + g
-                    if values != NULL:
-                        if (own >> g) & 1:
-                            if K_POINTS[k] < 0:
-                                values[n] = -50
-                            else:
-                                values[n] = 300 + K_POINTS[k] + (30 if (one_free >> g) & 1 else 0)
+                    if pick == NULL:
+                        out[n] = ACT_PLANT + k * MAX_GF + g
+                    elif (own >> g) & 1:
+                        if K_POINTS[k] < 0:
+                            offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
                         else:
-                            values[n] = -50 if (one_free >> g) & 1 else 280
+                            offer(pick, ACT_PLANT + k * MAX_GF + g,
+                                  300 + K_POINTS[k] + (30 if (one_free >> g) & 1 else 0))
+                    else:
+                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if (one_free >> g) & 1 else 280)
                     n += 1
     return n
 
@@ -1077,6 +1119,14 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         if K_PURE[k]:
             if k + 1 > c.last_pure:
                 c.last_pure = k + 1
+            if c.depth == 0:
+                # A coin-only text resolves here, all at once (the frame advance would push and
+                # pop): it only adds to the turn's counters, so the turn player decides again
+                # (no chance, choice or pending When-Completed ability can follow).
+                c.coins = sat_add(c.coins, K_PLAY_COINS[k])
+                c.buys = sat_add(c.buys, K_PLAY_BUYS[k])
+                c.plants = sat_add(c.plants, K_PLAY_PLANTS[k])
+                return
         else:
             c.last_pure = 0
         push_frame(c, 2 * k)
@@ -1093,6 +1143,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.discard[tp][k] += 1
         c.discard_count[tp] += 1
         c.last_pure = 0
+        return                  # at rest: the refill's chance node or the turn player's decision
     elif action < ACT_PLANT:
         # WB2: a bought GF goes face up into the play area for good.
         g = action - ACT_BUY_GF
@@ -1101,6 +1152,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.gf_loc[g] = GF_OWNED + tp
         c.gf_row_count -= 1
         c.last_pure = 0
+        return                  # at rest: the refill's chance node or the turn player's decision
     elif action < ACT_COMPOST_HAND:
         # WPl1-WPl3: under the GF, then (WG1) lock if complete, then the Plant ability, then
         # the WC ability (now on the owner's turn, at the owner's next turn start otherwise).
@@ -1251,36 +1303,50 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     (into an own GF, completing first; poison into an opponent's GF only where it does not
     complete it), play every card, buy the most expensive thing affordable (a GF while owning
     fewer than two incomplete ones), compost starters, uproot poison from own GFs, then end.
-    One decision in ten is uniform, so playouts keep some variety. The turn decisions' scores
-    are computed with the actions themselves (turn_actions); ties and noise as before: each
-    action in ascending order adds rng_below(4), the first best one wins."""
+    One decision in ten is uniform, so playouts keep some variety. The draws: with two or more
+    actions, rng_below(10) (0: uniform, rng_below(n)), else each action in ascending order adds
+    rng_below(4) of noise to its score and the first best wins; a lone action draws
+    rng_below(1). A turn decision is scored while turn_actions finds its actions (no list):
+    the first draw is the same whether the turn has one action or more, so it is drawn first,
+    and the noise draws are kept only if the turn had two or more."""
     cdef const WarCore* c = <const WarCore*>buf
-    cdef int32_t acts[MAX_LEGAL]
-    cdef int values[MAX_LEGAL]
-    cdef int n, i, best = -1, best_value = -100000, value
-    cdef uint32_t pending
-    cdef Rng local
+    cdef PolicyPick pick
+    cdef int n
     # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
     # check): inside an "up to n" choice, or a turn decision.
     if c.depth > 0:
         return choice_rollout_action(c, buf, rng)
-    pending = pending_wc(c)
-    if pending:                                  # the order of pending WCs: at random
-        n = policy_actions(buf, acts)
-        return acts[rng_below(rng, n)]
-    n = turn_actions(c, acts, values, True)
-    if n <= 1 or rng_below(rng, 10) == 0:
-        return acts[rng_below(rng, n)]
+    if pending_wc(c):                            # the order of pending WCs: at random
+        return uniform_policy_action(buf, rng)
+    if rng_below(rng, 10) == 0:                  # rng_below(10), or a lone action's rng_below(1)
+        return uniform_turn_action(c, rng)
     # The noise draws on a local copy of the generator, written back once: the build does not
     # assume strict aliasing, so through the pointer every draw would store and reload its state.
-    local = rng[0]
-    for i in range(n):
-        value = values[i] + rng_below(&local, 4)
-        if value > best_value:
-            best_value = value
-            best = acts[i]
-    rng[0] = local
-    return best
+    pick.noise = rng[0]
+    pick.best_value = -100000
+    pick.best = ACT_END
+    n = turn_actions(c, NULL, &pick, True)
+    if n > 1:
+        rng[0] = pick.noise
+    return pick.best
+
+
+cdef int32_t uniform_policy_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """A uniform pick of the canonical subset (kept out of k_rollout_action: its list is large)."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = policy_actions(buf, acts)
+    return acts[rng_below(rng, n)]
+
+
+cdef int32_t uniform_turn_action(const WarCore* c, Rng* rng) noexcept nogil:
+    """The playout policy's uniform turn decision, after its rng_below(10) drew 0: that draw
+    stands for a lone action's rng_below(1) (the same move of the generator), so a lone END
+    draws nothing more."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = turn_actions(c, acts, NULL, True)
+    if n <= 1:
+        return acts[0]
+    return acts[rng_below(rng, n)]
 
 
 cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rng) noexcept nogil:
