@@ -389,6 +389,59 @@ cdef inline void push_frame(WarCore* c, int effect) noexcept nogil:
     c.depth += 1
 
 
+# --- the derived cache (WarCache): every write of a hand, a draw pile, a GF's slots or its
+# pending When-Completed flag goes through the helpers below (or recomputes the seat's bit sets).
+cdef inline WarCache* cache_of(const WarCore* c) noexcept nogil:
+    return &(<WarState*>c).cache
+
+
+cdef inline void hand_add(WarCore* c, int seat, int k) noexcept nogil:
+    c.hand[seat][k] += 1
+    c.hand_count[seat] += 1
+    cache_of(c).hand_kinds[seat] |= <uint64_t>1 << k
+
+
+cdef inline void hand_remove(WarCore* c, int seat, int k) noexcept nogil:
+    c.hand[seat][k] -= 1
+    c.hand_count[seat] -= 1
+    if c.hand[seat][k] == 0:
+        cache_of(c).hand_kinds[seat] &= ~(<uint64_t>1 << k)
+
+
+cdef inline void piles_changed(WarCore* c, int seat) noexcept nogil:
+    """The seat's hand and draw pile were rewritten as a whole."""
+    cdef WarCache* ca = cache_of(c)
+    ca.hand_kinds[seat] = wp_nonzero64(c.hand[seat]) & KIND_MASK
+    ca.draw_kinds[seat] = wp_nonzero64(c.draw[seat]) & KIND_MASK
+
+
+cdef inline void slots_changed(WarCore* c, int g) noexcept nogil:
+    cache_of(c).free_symbols[g] = G_FREE_SYMBOLS[g][wp_slot_key(c.gf_slot[g])]
+
+
+cdef inline void set_wc_pending(WarCore* c, int g) noexcept nogil:
+    c.gf_flags[g] |= GF_WC_PENDING
+    cache_of(c).wc_pending |= <uint32_t>1 << g
+
+
+cdef inline void clear_wc_pending(WarCore* c, int g) noexcept nogil:
+    c.gf_flags[g] &= ~GF_WC_PENDING
+    cache_of(c).wc_pending &= ~(<uint32_t>1 << g)
+
+
+cdef void k_rebuild(uint8_t* buf) noexcept nogil:
+    """The cache from the core (after a decode, or any write of the core alone)."""
+    cdef WarCore* c = <WarCore*>buf
+    cdef WarCache* ca = cache_of(c)
+    cdef int seat, g
+    memset(ca, 0, sizeof(WarCache))
+    for seat in range(MAX_SEATS):
+        piles_changed(c, seat)
+    ca.wc_pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+    for g in range(MAX_GF):
+        slots_changed(c, g)
+
+
 cdef inline int free_slot(const WarCore* c, int g, int symbol) noexcept nogil:
     """The lowest free slot of GF g showing `symbol`, or -1 (WPl1: one Flower per symbol)."""
     cdef int i
@@ -460,7 +513,7 @@ cdef void remember_hand(WarCore* c, int seat) noexcept nogil:
     pile, whose contents everyone knows (the discarded hand is public, A13), so those cards
     are known to be in the new hand. determinize keeps them there."""
     cdef int k, j, n = 0
-    cdef uint64_t m = wp_nonzero64(c.hand[seat]) & KIND_MASK
+    cdef uint64_t m = cache_of(c).hand_kinds[seat]
     for j in range(4):
         c.known_hand[seat][j] = 0
     while m and n < 4:                         # ascending kinds, at most 4 entries
@@ -489,6 +542,7 @@ cdef bint chance_pending(WarCore* c) noexcept nogil:
             if c.turn_ending:
                 remember_hand(c, seat)
             move_all(c.discard[seat], c.draw[seat], &c.discard_count[seat], &c.draw_count[seat])
+            cache_of(c).draw_kinds[seat] = wp_nonzero64(c.draw[seat]) & KIND_MASK
         return True
     return False
 
@@ -507,8 +561,7 @@ cdef void resolve_primitive(WarCore* c, int op, int arg) noexcept nogil:
         c.draws_pending = sat_add(c.draws_pending, arg)
     elif op == OP_GAIN_BASIC_HAND:
         if c.basic_top != EMPTY:
-            c.hand[tp][c.basic_top] += 1
-            c.hand_count[tp] += 1
+            hand_add(c, tp, c.basic_top)
             c.basic_top = EMPTY               # the next one is revealed by chance (WB3)
 
 
@@ -517,7 +570,7 @@ cdef inline uint32_t pending_wc(const WarCore* c) noexcept nogil:
     cdef uint32_t pending
     if c.depth or c.stage != STAGE_PLAY or c.turn_ending:
         return 0
-    pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+    pending = cache_of(c).wc_pending
     if pending:
         pending &= wp_eq32(c.gf_loc, GF_OWNED + c.turn_player)
     return pending
@@ -612,13 +665,13 @@ cdef void advance(WarCore* c) noexcept nogil:
         pending = pending_wc(c)
         if pending & NO_WC_MASK:                  # nothing to resolve: just no longer pending
             g = wp_ctz64(pending & NO_WC_MASK)
-            c.gf_flags[g] &= ~GF_WC_PENDING
+            clear_wc_pending(c, g)
             continue
         if pending:
             if wc_order_matters(pending):
                 return
             g = wp_ctz64(pending)
-            c.gf_flags[g] &= ~GF_WC_PENDING
+            clear_wc_pending(c, g)
             push_frame(c, EFFECT_WC + g)
             continue
         return
@@ -649,7 +702,7 @@ cdef int choice_actions(const WarCore* c, int op, int32_t* out, bint canonical) 
     cdef uint64_t m
     cdef uint32_t gm
     if op == OP_COMPOST_HAND or op == OP_COMPOST_ANY:
-        m = wp_nonzero64(c.hand[tp]) & KIND_MASK
+        m = cache_of(c).hand_kinds[tp]
         while m:
             out[n] = ACT_COMPOST_HAND + wp_ctz64(m)
             n += 1
@@ -708,47 +761,30 @@ cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
     return (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g)
 
 
-cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_symbol,
-                           uint32_t* any_by_symbol, uint32_t* one_free, bint canonical,
-                           bint poison) noexcept nogil:
-    """WPl1/WPl3/WPl5 targets per flower symbol: own_by_symbol[s] holds the seat's own (`own`)
-    incomplete GFs with a free slot showing s, any_by_symbol[s] every player's (for Poisonous
-    Flowers; only filled with `poison`, a Poisonous Flower in hand: other players' GFs are no
-    target otherwise, and at 4 seats they are most of the GFs to look at). With `canonical`,
-    copies identical to a lower-id GF are left out (the same move up to the copy's number).
-    one_free gets the targets with exactly one free slot (planting completes them). Returns
-    the targets."""
-    cdef uint32_t open_gfs, bit, found = 0, single = 0
-    cdef int g, s, free, filled
-    cdef uint8_t free_symbols
-    for s in range(MAX_SYMBOLS):
-        own_by_symbol[s] = 0
-        any_by_symbol[s] = 0
-    if poison:
-        open_gfs = owned_open_gfs(c)
-    else:
-        open_gfs = own & ~wp_anybit32(c.gf_flags, GF_COMPLETE)
-    while open_gfs:
-        g = wp_ctz64(open_gfs)
-        open_gfs &= open_gfs - 1
-        if canonical and gf_is_duplicate(c, g):
-            continue
-        filled = wp_slot_key(c.gf_slot[g])
-        free_symbols = G_FREE_SYMBOLS[g][filled]
-        free = G_FREE_COUNT[g][filled]
-        bit = <uint32_t>1 << g
-        if free_symbols:
-            found |= bit
-        if free == 1:
-            single |= bit
-        while free_symbols:
-            s = wp_ctz64(free_symbols)
-            free_symbols &= free_symbols - 1
-            any_by_symbol[s] |= bit
-            if own & bit:
-                own_by_symbol[s] |= bit
-    one_free[0] = single
-    return found
+cdef inline uint32_t plant_gfs(const WarCore* c, uint32_t own, bint canonical, bint poison) noexcept nogil:
+    """WPl1/WPl3/WPl5: the GFs with a free slot a Flower could go under: the seat's own (`own`)
+    or, with `poison` (a Poisonous Flower in hand), every player's. With `canonical`, copies
+    identical to a lower-id GF are left out (the same move up to the copy's number). A complete
+    GF has no free slot (WG1 locks it once every slot is filled), so the free symbols say it."""
+    cdef uint32_t gfs, copies
+    cdef int g
+    # One signed compare for every player's GFs: GF_DECK 0 and GF_ROW 1 are not above GF_ROW,
+    # EMPTY (255) reads as -1.
+    gfs = wp_gt32(c.gf_loc, GF_ROW) & GF_MASK if poison else own
+    gfs &= wp_anybit32(cache_of(c).free_symbols, 0xFF)
+    if canonical:
+        copies = gfs & LOWER_COPY_MASK
+        while copies:
+            g = wp_ctz64(copies)
+            copies &= copies - 1
+            if same_gf_as_lower_copy(c, g):
+                gfs &= ~(<uint32_t>1 << g)
+    return gfs
+
+
+cdef inline bint completes(const WarCore* c, int g) noexcept nogil:
+    """Does one more Flower complete GF g (exactly one free slot)?"""
+    return G_FREE_COUNT[g][wp_slot_key(c.gf_slot[g])] == 1
 
 
 ctypedef struct PolicyPick:
@@ -779,15 +815,13 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, PolicyPick* pick, b
     are found instead (see k_rollout_action; `out` is not written then). Returns their count."""
     cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
     cdef uint64_t hand, m
-    cdef uint32_t gm, own, one_free = 0
-    cdef uint32_t own_by_symbol[MAX_SYMBOLS]
-    cdef uint32_t any_by_symbol[MAX_SYMBOLS]
+    cdef uint32_t gm, own, targets
     if pick != NULL:                         # WT2: the turn may end at any time
         offer(pick, ACT_END, 0)
     else:
         out[n] = ACT_END
     n += 1
-    hand = wp_nonzero64(c.hand[tp]) & KIND_MASK
+    hand = cache_of(c).hand_kinds[tp]
     m = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
     while m:
         k = wp_ctz64(m)
@@ -824,15 +858,14 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, PolicyPick* pick, b
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
     m = hand & FLOWER_MASK
-    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free, canonical,
-                                            (m & POISON_MASK) != 0):
-        while m:
+    if c.plants > 0 and m:
+        targets = plant_gfs(c, own, canonical, (m & POISON_MASK) != 0)
+        while m and targets:
             k = wp_ctz64(m)
             m &= m - 1
-            if (POISON_MASK >> k) & 1:
-                gm = any_by_symbol[K_SYMBOL[k]]
-            else:
-                gm = own_by_symbol[K_SYMBOL[k]]
+            gm = targets & wp_anybit32(cache_of(c).free_symbols, <uint8_t>1 << K_SYMBOL[k])
+            if not (POISON_MASK >> k) & 1:
+                gm &= own
             while gm:
                 g = wp_ctz64(gm)
                 gm &= gm - 1
@@ -844,9 +877,9 @@ cdef inline int turn_actions(const WarCore* c, int32_t* out, PolicyPick* pick, b
                             offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
                         else:
                             offer(pick, ACT_PLANT + k * MAX_GF + g,
-                                  300 + K_POINTS[k] + (30 if (one_free >> g) & 1 else 0))
+                                  300 + K_POINTS[k] + (30 if completes(c, g) else 0))
                     else:
-                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if (one_free >> g) & 1 else 280)
+                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if completes(c, g) else 280)
                     n += 1
     return n
 
@@ -942,14 +975,15 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
-cdef inline int32_t sample_multiset(const uint8_t* counts, int total, int32_t base, Rng* rng) noexcept nogil:
+cdef inline int32_t sample_multiset(const uint8_t* counts, uint64_t m, int total, int32_t base,
+                                    Rng* rng) noexcept nogil:
     """One kind of a per-kind multiset of `total` cards, weighted by its copies: exactly
     rng_weighted_index over chance_outcomes' list (ascending kinds, weight = copies), without
     writing the list. rng_weighted_index subtracts the weights from x = u * total one by one
     and stops below 0; while x stays >= 0 every subtraction of a small integer is exact, so it
     stops at the first kind whose running sum of copies exceeds x, which for an integer sum is
-    the first that exceeds floor(x): integer compares give the same kind."""
-    cdef uint64_t m = wp_nonzero64(counts) & KIND_MASK
+    the first that exceeds floor(x): integer compares give the same kind. `m` is the bit set of
+    the kinds with copies."""
     cdef int k, below = <int>(rng_uniform(rng) * <double>total), running = 0
     while True:
         k = wp_ctz64(m)
@@ -999,10 +1033,13 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
         return sample_gf_refill(c, rng)
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
-        return sample_multiset(c.market_deck, c.market_deck_count, ACT_REFILL_MARKET, rng)
+        return sample_multiset(c.market_deck, wp_nonzero64(c.market_deck) & KIND_MASK, c.market_deck_count,
+                               ACT_REFILL_MARKET, rng)
     if c.basic_top == EMPTY and c.basic_count > 0:
-        return sample_multiset(c.basic_pile, c.basic_count, ACT_REVEAL_BASIC, rng)
-    return sample_multiset(c.draw[c.draw_seat], c.draw_count[c.draw_seat], ACT_DRAW, rng)
+        return sample_multiset(c.basic_pile, wp_nonzero64(c.basic_pile) & KIND_MASK, c.basic_count,
+                               ACT_REVEAL_BASIC, rng)
+    return sample_multiset(c.draw[c.draw_seat], cache_of(c).draw_kinds[c.draw_seat], c.draw_count[c.draw_seat],
+                           ACT_DRAW, rng)
 
 
 cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
@@ -1019,6 +1056,7 @@ cdef void end_turn(WarCore* c) noexcept nogil:
     cdef int tp = c.turn_player
     move_all(c.play, c.discard[tp], &c.play_count, &c.discard_count[tp])
     move_all(c.hand[tp], c.discard[tp], &c.hand_count[tp], &c.discard_count[tp])
+    cache_of(c).hand_kinds[tp] = 0
     c.coins = 0                 # WT3/WT14: unspent coins are lost
     c.buys = 1
     c.plants = 1
@@ -1063,7 +1101,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if action >= ACT_RESOLVE_WC:
         # WG2: the owner picked which pending When-Completed ability resolves now.
         g = action - ACT_RESOLVE_WC
-        c.gf_flags[g] &= ~GF_WC_PENDING
+        clear_wc_pending(c, g)
         push_frame(c, EFFECT_WC + g)
         advance(c)
         return
@@ -1095,8 +1133,9 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             seat = c.draw_seat
             c.draw[seat][k] -= 1
             c.draw_count[seat] -= 1
-            c.hand[seat][k] += 1
-            c.hand_count[seat] += 1
+            if c.draw[seat][k] == 0:
+                cache_of(c).draw_kinds[seat] &= ~(<uint64_t>1 << k)
+            hand_add(c, seat, k)
             c.draws_pending -= 1
             if c.draws_pending and c.draw_count[seat]:
                 # The next card is drawn by chance again: advance would stop at once (no refill
@@ -1110,8 +1149,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     elif action < ACT_BUY:
         # WP1/WP2: into the play area, then its text (a Flower's Cultivate ability).
         k = action - ACT_PLAY
-        c.hand[tp][k] -= 1
-        c.hand_count[tp] -= 1
+        hand_remove(c, tp, k)
         c.play[k] += 1
         c.play_count += 1
         # The highest kind of the current run of coin-only plays (policy_actions' order): the
@@ -1159,10 +1197,10 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         k = (action - ACT_PLANT) // MAX_GF
         g = (action - ACT_PLANT) % MAX_GF
         c.plants -= 1
-        c.hand[tp][k] -= 1
-        c.hand_count[tp] -= 1
+        hand_remove(c, tp, k)
         slot = free_slot(c, g, K_SYMBOL[k])
         c.gf_slot[g][slot] = k + 1
+        slots_changed(c, g)
         complete = True
         for i in range(G_NSLOTS[g]):
             if not c.gf_slot[g][i]:
@@ -1173,7 +1211,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             if owner == tp:
                 push_frame(c, EFFECT_WC + g)
             else:
-                c.gf_flags[g] |= GF_WC_PENDING
+                set_wc_pending(c, g)
         push_frame(c, 2 * k + 1)
         c.last_pure = 0
     elif action == ACT_STOP:
@@ -1183,8 +1221,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         # WK1: composted cards leave the game; A12 uprooting composts an unlocked Flower.
         if action < ACT_COMPOST_DISCARD:
             k = action - ACT_COMPOST_HAND
-            c.hand[tp][k] -= 1
-            c.hand_count[tp] -= 1
+            hand_remove(c, tp, k)
         elif action < ACT_UPROOT:
             k = action - ACT_COMPOST_DISCARD
             c.discard[tp][k] -= 1
@@ -1195,6 +1232,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             k = c.gf_slot[g][slot] - 1
             c.gf_slot[g][slot] = 0
             normalize_slots(c, g, G_SYM[g][slot])
+            slots_changed(c, g)
         c.compost[k] += 1
         c.last_pure = 0
         c.frame_left[top] -= 1
@@ -1295,6 +1333,7 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
             cards[j] = tmp
             c.hand[q][cards[i]] += 1
             c.draw[q][cards[i]] -= 1
+        piles_changed(c, q)
 
 
 # --- rollout policy -----------------------------------------------------------------------------
@@ -1397,7 +1436,7 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
-KERNEL.rebuild = NULL
+KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = k_search_actions
 KERNEL.num_features = FEATURE_COUNT
@@ -1541,13 +1580,14 @@ def at_rest(const uint8_t[::1] data):
     """For the validator, once every field is in range: True if no forced step is pending
     (advance would change nothing), i.e. the state waits for a decision, a chance outcome or
     is over. Positions are only ever stored at rest."""
-    cdef WarCore before, after
+    cdef WarState after
     if data.shape[0] != sizeof(WarCore):
         raise ValueError("wrong core size")
-    memcpy(&before, &data[0], sizeof(WarCore))
-    memcpy(&after, &data[0], sizeof(WarCore))
-    advance(&after)
-    return memcmp(&before, &after, sizeof(WarCore)) == 0
+    memset(&after, 0, sizeof(WarState))
+    memcpy(&after.core, &data[0], sizeof(WarCore))
+    k_rebuild(<uint8_t*>&after)
+    advance(&after.core)
+    return memcmp(&data[0], &after.core, sizeof(WarCore)) == 0
 
 
 def action_info(const uint8_t[::1] data, int action):
@@ -1626,12 +1666,14 @@ LIMITS = {"max_kinds": MAX_KINDS, "max_gf": MAX_GF, "max_slots": MAX_SLOTS,
 def policy_action(const uint8_t[::1] data, uint64_t seed):
     """The playout policy's choice in a decision state (for tests and tools). The core must be
     a validated position where a seat is to decide."""
-    cdef WarCore c
+    cdef WarState st
     cdef Rng rng
     if data.shape[0] != sizeof(WarCore):
         raise ValueError("wrong core size")
-    memcpy(&c, &data[0], sizeof(WarCore))
-    if k_current_player(<uint8_t*>&c) < 0:
+    memset(&st, 0, sizeof(WarState))
+    memcpy(&st.core, &data[0], sizeof(WarCore))
+    k_rebuild(<uint8_t*>&st)
+    if k_current_player(<uint8_t*>&st) < 0:
         raise ValueError("not a decision")
     rng_seed(&rng, seed)
-    return k_rollout_action(<uint8_t*>&c, &rng)
+    return k_rollout_action(<uint8_t*>&st, &rng)
