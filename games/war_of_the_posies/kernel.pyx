@@ -787,11 +787,99 @@ cdef inline bint completes(const WarCore* c, int g) noexcept nogil:
     return G_FREE_COUNT[g][wp_slot_key(c.gf_slot[g])] == 1
 
 
+ctypedef struct TurnSets:
+    # The actions of a turn decision outside any effect (depth 0) as bit sets. In ascending ids:
+    # END, PLAY by kind, BUY by kind, BUY_GF by GF, PLANT by kind then GF.
+    uint64_t plays           # WP1: kinds to play
+    uint64_t buys            # WB1: kinds to buy (Market row, top Basic Flower)
+    uint32_t buy_gfs         # WB1/WB2: GFs to buy
+    uint32_t own             # the turn player's GFs
+    uint64_t plant_kinds     # WPl1: Flower kinds in hand with somewhere to go
+    uint32_t plant_gfs[64]   # [k] for each k of plant_kinds: the GFs it may go under
+
+
+cdef inline void turn_sets(const WarCore* c, bint canonical, TurnSets* t) noexcept nogil:
+    """Every legal action of a turn decision, or with `canonical` the search's subset (coin-only
+    runs ascending, one of identical GF copies)."""
+    cdef int k, g, tp = c.turn_player
+    cdef uint64_t hand = cache_of(c).hand_kinds[tp], m
+    cdef uint32_t gm, copies, targets
+    t.plays = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
+    t.own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
+    t.buys = 0
+    t.buy_gfs = 0
+    t.plant_kinds = 0
+    # WB1 purchase (A15: the top Basic Flower is a Market purchase).
+    if c.buys > 0:
+        t.buys = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
+        gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
+        if canonical:
+            copies = gm & LOWER_COPY_MASK
+            while copies:
+                g = wp_ctz64(copies)
+                copies &= copies - 1
+                if same_gf_as_lower_copy(c, g):
+                    gm &= ~(<uint32_t>1 << g)
+        t.buy_gfs = gm
+    # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
+    # also into an opponent's.
+    m = hand & FLOWER_MASK
+    if c.plants > 0 and m:
+        targets = plant_gfs(c, t.own, canonical, (m & POISON_MASK) != 0)
+        while m and targets:
+            k = wp_ctz64(m)
+            m &= m - 1
+            gm = targets & wp_anybit32(cache_of(c).free_symbols, <uint8_t>1 << K_SYMBOL[k])
+            if not (POISON_MASK >> k) & 1:
+                gm &= t.own
+            if gm:
+                t.plant_kinds |= <uint64_t>1 << k
+                t.plant_gfs[k] = gm
+
+
+cdef int turn_actions(const WarCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """The actions of a turn decision outside any effect (depth 0), ascending (see turn_sets)."""
+    cdef TurnSets t
+    cdef int n = 1, k, g
+    cdef uint64_t m
+    cdef uint32_t gm
+    turn_sets(c, canonical, &t)
+    out[0] = ACT_END                          # WT2: the turn may end at any time
+    m = t.plays
+    while m:
+        out[n] = ACT_PLAY + wp_ctz64(m)
+        m &= m - 1
+        n += 1
+    m = t.buys
+    while m:
+        out[n] = ACT_BUY + wp_ctz64(m)
+        m &= m - 1
+        n += 1
+    gm = t.buy_gfs
+    while gm:
+        out[n] = ACT_BUY_GF + wp_ctz64(gm)
+        gm &= gm - 1
+        n += 1
+    m = t.plant_kinds
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        gm = t.plant_gfs[k]
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if n < MAX_LEGAL:
+                out[n] = ACT_PLANT + k * MAX_GF + g
+                n += 1
+    return n
+
+
 ctypedef struct PolicyPick:
-    # The playout policy's running choice while turn_actions lists a turn (see k_rollout_action).
+    # The playout policy's running choice over a turn's actions (see k_rollout_action).
     Rng noise          # the generator the per-action noise is drawn from
     int best_value     # the best score + noise so far
     int32_t best       # the first action with it
+    int n              # actions looked at
 
 
 cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nogil:
@@ -799,6 +887,7 @@ cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nog
     rng_below(4) of noise, the first best wins. Every action draws its noise, so the generator
     moves the same whatever wins; an action whose score + 3 cannot beat the best only moves it
     (the same draw, its value unused)."""
+    pick.n += 1
     if value + 3 > pick.best_value:
         value += rng_below(&pick.noise, 4)
         if value > pick.best_value:
@@ -808,80 +897,50 @@ cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nog
         rng_next(&pick.noise)
 
 
-cdef inline int turn_actions(const WarCore* c, int32_t* out, PolicyPick* pick, bint canonical) noexcept nogil:
-    """The actions of a turn decision outside any effect (depth 0), ascending: every legal one,
-    or with `canonical` the search's subset (coin-only runs ascending, one of identical GF
-    copies). Written to `out`, or with `pick` (not NULL) scored by the playout policy as they
-    are found instead (see k_rollout_action; `out` is not written then). Returns their count."""
-    cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
-    cdef uint64_t hand, m
-    cdef uint32_t gm, own, targets
-    if pick != NULL:                         # WT2: the turn may end at any time
-        offer(pick, ACT_END, 0)
-    else:
-        out[n] = ACT_END
-    n += 1
-    hand = cache_of(c).hand_kinds[tp]
-    m = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
+cdef inline void pick_turn_action(const WarCore* c, PolicyPick* pick) noexcept nogil:
+    """The playout policy's scores of a turn's actions (the canonical subset, ascending): plant
+    into an own GF (completing it first; poison there only at a loss), poison into an
+    opponent's GF that it does not complete, play a card (one with more than coins first), a
+    GF while owning fewer than two incomplete ones, buy by cost and points, end."""
+    cdef TurnSets t
+    cdef int k, g, open_gfs
+    cdef uint64_t m
+    cdef uint32_t gm
+    turn_sets(c, True, &t)
+    offer(pick, ACT_END, 0)
+    m = t.plays
     while m:
         k = wp_ctz64(m)
         m &= m - 1
-        if pick != NULL:
-            offer(pick, ACT_PLAY + k, 200 + (0 if K_PURE[k] else 10))
-        else:
-            out[n] = ACT_PLAY + k
-        n += 1
-    own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
-    # WB1 purchase (A15: the top Basic Flower is a Market purchase).
-    if c.buys > 0:
-        m = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
-        while m:
-            k = wp_ctz64(m)
-            m &= m - 1
-            if pick != NULL:
-                offer(pick, ACT_BUY + k, 100 + K_COST[k] * 3 + K_POINTS[k] * 2)
-            else:
-                out[n] = ACT_BUY + k
-            n += 1
-        gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
-        if gm and pick != NULL:
-            open_gfs = wp_popcount32(own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
+        offer(pick, ACT_PLAY + k, 200 + (0 if K_PURE[k] else 10))
+    m = t.buys
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        offer(pick, ACT_BUY + k, 100 + K_COST[k] * 3 + K_POINTS[k] * 2)
+    gm = t.buy_gfs
+    if gm:
+        open_gfs = wp_popcount32(t.own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
         while gm:
             g = wp_ctz64(gm)
             gm &= gm - 1
-            if not (canonical and gf_is_duplicate(c, g)):
-                if pick != NULL:
-                    offer(pick, ACT_BUY_GF + g, (150 + G_REP[g] * 10) if open_gfs < 2 else -10)
-                else:
-                    out[n] = ACT_BUY_GF + g
-                n += 1
-    # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
-    # also into an opponent's.
-    m = hand & FLOWER_MASK
-    if c.plants > 0 and m:
-        targets = plant_gfs(c, own, canonical, (m & POISON_MASK) != 0)
-        while m and targets:
-            k = wp_ctz64(m)
-            m &= m - 1
-            gm = targets & wp_anybit32(cache_of(c).free_symbols, <uint8_t>1 << K_SYMBOL[k])
-            if not (POISON_MASK >> k) & 1:
-                gm &= own
-            while gm:
-                g = wp_ctz64(gm)
-                gm &= gm - 1
-                if n < MAX_LEGAL:
-                    if pick == NULL:
-                        out[n] = ACT_PLANT + k * MAX_GF + g
-                    elif (own >> g) & 1:
-                        if K_POINTS[k] < 0:
-                            offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
-                        else:
-                            offer(pick, ACT_PLANT + k * MAX_GF + g,
-                                  300 + K_POINTS[k] + (30 if completes(c, g) else 0))
+            offer(pick, ACT_BUY_GF + g, (150 + G_REP[g] * 10) if open_gfs < 2 else -10)
+    m = t.plant_kinds
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        gm = t.plant_gfs[k]
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if pick.n < MAX_LEGAL:
+                if (t.own >> g) & 1:
+                    if K_POINTS[k] < 0:
+                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
                     else:
-                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if completes(c, g) else 280)
-                    n += 1
-    return n
+                        offer(pick, ACT_PLANT + k * MAX_GF + g, 300 + K_POINTS[k] + (30 if completes(c, g) else 0))
+                else:
+                    offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if completes(c, g) else 280)
 
 
 cdef inline int decision_actions(const WarCore* c, int32_t* out, bint canonical) noexcept nogil:
@@ -901,7 +960,7 @@ cdef inline int decision_actions(const WarCore* c, int32_t* out, bint canonical)
             pending &= pending - 1
             n += 1
         return n
-    return turn_actions(c, out, NULL, canonical)
+    return turn_actions(c, out, canonical)
 
 
 cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
@@ -1345,12 +1404,11 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     One decision in ten is uniform, so playouts keep some variety. The draws: with two or more
     actions, rng_below(10) (0: uniform, rng_below(n)), else each action in ascending order adds
     rng_below(4) of noise to its score and the first best wins; a lone action draws
-    rng_below(1). A turn decision is scored while turn_actions finds its actions (no list):
+    rng_below(1). A turn decision is scored straight from its bit sets (turn_sets, no list):
     the first draw is the same whether the turn has one action or more, so it is drawn first,
     and the noise draws are kept only if the turn had two or more."""
     cdef const WarCore* c = <const WarCore*>buf
     cdef PolicyPick pick
-    cdef int n
     # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
     # check): inside an "up to n" choice, or a turn decision.
     if c.depth > 0:
@@ -1364,8 +1422,9 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     pick.noise = rng[0]
     pick.best_value = -100000
     pick.best = ACT_END
-    n = turn_actions(c, NULL, &pick, True)
-    if n > 1:
+    pick.n = 0
+    pick_turn_action(c, &pick)
+    if pick.n > 1:
         rng[0] = pick.noise
     return pick.best
 
@@ -1382,7 +1441,7 @@ cdef int32_t uniform_turn_action(const WarCore* c, Rng* rng) noexcept nogil:
     stands for a lone action's rng_below(1) (the same move of the generator), so a lone END
     draws nothing more."""
     cdef int32_t acts[MAX_LEGAL]
-    cdef int n = turn_actions(c, acts, NULL, True)
+    cdef int n = turn_actions(c, acts, True)
     if n <= 1:
         return acts[0]
     return acts[rng_below(rng, n)]
