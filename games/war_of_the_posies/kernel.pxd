@@ -88,12 +88,15 @@ ctypedef struct WarCore:
                                # old draw pile, drawn before a reshuffle at the end of the turn
 
 # Derived cache (rebuilt from the core by rebuild(), kept in step by every write of the kernel):
-# bit sets of the hands, the draw piles and the When-Completed abilities waiting, and each GF's
-# free flower symbols, so that a turn's actions, plant targets and draws are found without
-# scanning the byte arrays.
+# bit sets of the hands, the draw piles, the Market row, the GFs by place and the When-Completed
+# abilities waiting, and each GF's free flower symbols, so that a turn's actions, plant targets
+# and draws are found without scanning the byte arrays.
 ctypedef struct WarCache:
     uint64_t hand_kinds[4]     # bit k: hand[seat][k] > 0
     uint64_t draw_kinds[4]     # bit k: draw[seat][k] > 0
+    uint64_t market_kinds      # bit k: market_row[k] > 0
+    uint32_t owned_gfs[4]      # bit g: gf_loc[g] == GF_OWNED + seat
+    uint32_t row_gfs           # bit g: gf_loc[g] == GF_ROW
     uint32_t wc_pending        # bit g: gf_flags[g] has GF_WC_PENDING
     uint8_t free_symbols[32]   # bit s: GF g has a free slot showing flower symbol s
 

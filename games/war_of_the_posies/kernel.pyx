@@ -105,12 +105,6 @@ cdef extern from *:
         uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128((const __m128i*)(p + 16)), b), z));
         return ~(m0 | (m1 << 16));
     }
-    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
-        const __m128i b = _mm_set1_epi8((char)v);
-        uint32_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)p), b));
-        uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), b));
-        return m0 | (m1 << 16);
-    }
     static inline int wp_sum64(const uint8_t* p) {
         const __m128i z = _mm_setzero_si128();
         __m128i a = _mm_add_epi64(_mm_sad_epu8(_mm_loadu_si128((const __m128i*)p), z),
@@ -139,11 +133,6 @@ cdef extern from *:
     static inline uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) {
         uint32_t m = 0; int i;
         for (i = 0; i < 32; i++) m |= (uint32_t)((p[i] & bits) != 0) << i;
-        return m;
-    }
-    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
-        uint32_t m = 0; int i;
-        for (i = 0; i < 32; i++) m |= (uint32_t)((int8_t)p[i] > v) << i;
         return m;
     }
     static inline int wp_sum64(const uint8_t* p) {
@@ -175,7 +164,6 @@ cdef extern from *:
     uint64_t wp_nonzero64(const uint8_t* p) noexcept nogil      # bit k: p[k] != 0 (64 bytes)
     uint32_t wp_eq32(const uint8_t* p, uint8_t v) noexcept nogil  # bit g: p[g] == v (32 bytes)
     uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) noexcept nogil  # bit g: p[g] & bits
-    uint32_t wp_gt32(const uint8_t* p, int8_t v) noexcept nogil  # bit g: (signed) p[g] > v (32 bytes)
     void wp_add64(uint8_t* t, const uint8_t* s) noexcept nogil  # t[k] += s[k] (mod 256), 64 bytes
     int wp_sum64(const uint8_t* p) noexcept nogil              # sum of 64 bytes
     int wp_ctz64(uint64_t x) noexcept nogil                     # lowest set bit (x != 0)
@@ -390,7 +378,8 @@ cdef inline void push_frame(WarCore* c, int effect) noexcept nogil:
 
 
 # --- the derived cache (WarCache): every write of a hand, a draw pile, a GF's slots or its
-# pending When-Completed flag goes through the helpers below (or recomputes the seat's bit sets).
+# pending When-Completed flag goes through the helpers below (or recomputes the seat's bit sets);
+# the Market row and the GF places change in k_apply alone (purchases and refills).
 cdef inline WarCache* cache_of(const WarCore* c) noexcept nogil:
     return &(<WarState*>c).cache
 
@@ -437,6 +426,9 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     memset(ca, 0, sizeof(WarCache))
     for seat in range(MAX_SEATS):
         piles_changed(c, seat)
+        ca.owned_gfs[seat] = wp_eq32(c.gf_loc, GF_OWNED + seat) & GF_MASK
+    ca.row_gfs = wp_eq32(c.gf_loc, GF_ROW) & GF_MASK
+    ca.market_kinds = wp_nonzero64(c.market_row) & KIND_MASK
     ca.wc_pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
     for g in range(MAX_GF):
         slots_changed(c, g)
@@ -464,11 +456,16 @@ cdef inline bint same_gf_as_lower_copy(const WarCore* c, int g) noexcept nogil:
     return False
 
 
+cdef inline uint32_t owned_gfs(const WarCore* c) noexcept nogil:
+    """Bit set of the GFs in some player's play area."""
+    cdef const WarCache* ca = cache_of(c)
+    return ca.owned_gfs[0] | ca.owned_gfs[1] | ca.owned_gfs[2] | ca.owned_gfs[3]
+
+
 cdef inline uint32_t owned_open_gfs(const WarCore* c) noexcept nogil:
-    """Bit set of the GFs in some player's play area that are not complete (gf_loc >= GF_OWNED,
-    not EMPTY, no GF_COMPLETE flag)."""
-    # One signed compare: GF_DECK 0 and GF_ROW 1 are not above GF_ROW, EMPTY (255) reads as -1.
-    return wp_gt32(c.gf_loc, GF_ROW) & ~wp_anybit32(c.gf_flags, GF_COMPLETE) & GF_MASK
+    """Bit set of the GFs in some player's play area that are not complete (no GF_COMPLETE
+    flag)."""
+    return owned_gfs(c) & ~wp_anybit32(c.gf_flags, GF_COMPLETE)
 
 
 cdef bint uproot_targets_exist(const WarCore* c) noexcept nogil:
@@ -572,7 +569,7 @@ cdef inline uint32_t pending_wc(const WarCore* c) noexcept nogil:
         return 0
     pending = cache_of(c).wc_pending
     if pending:
-        pending &= wp_eq32(c.gf_loc, GF_OWNED + c.turn_player)
+        pending &= cache_of(c).owned_gfs[c.turn_player]
     return pending
 
 
@@ -751,7 +748,7 @@ cdef inline uint64_t playable_kinds(const WarCore* c, uint64_t hand) noexcept no
 cdef inline uint64_t buyable_kinds(const WarCore* c) noexcept nogil:
     """WB1 purchase candidates by kind before the cost check: the Market row and the top Basic
     Flower (A15: a Market purchase)."""
-    cdef uint64_t m = wp_nonzero64(c.market_row)
+    cdef uint64_t m = cache_of(c).market_kinds
     if c.basic_top < MAX_KINDS:
         m |= <uint64_t>1 << c.basic_top
     return m & KIND_MASK
@@ -768,9 +765,7 @@ cdef inline uint32_t plant_gfs(const WarCore* c, uint32_t own, bint canonical, b
     GF has no free slot (WG1 locks it once every slot is filled), so the free symbols say it."""
     cdef uint32_t gfs, copies
     cdef int g
-    # One signed compare for every player's GFs: GF_DECK 0 and GF_ROW 1 are not above GF_ROW,
-    # EMPTY (255) reads as -1.
-    gfs = wp_gt32(c.gf_loc, GF_ROW) & GF_MASK if poison else own
+    gfs = owned_gfs(c) if poison else own
     gfs &= wp_anybit32(cache_of(c).free_symbols, 0xFF)
     if canonical:
         copies = gfs & LOWER_COPY_MASK
@@ -805,14 +800,14 @@ cdef inline void turn_sets(const WarCore* c, bint canonical, TurnSets* t) noexce
     cdef uint64_t hand = cache_of(c).hand_kinds[tp], m
     cdef uint32_t gm, copies, targets
     t.plays = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
-    t.own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
+    t.own = cache_of(c).owned_gfs[tp]
     t.buys = 0
     t.buy_gfs = 0
     t.plant_kinds = 0
     # WB1 purchase (A15: the top Basic Flower is a Market purchase).
     if c.buys > 0:
         t.buys = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
-        gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
+        gm = cache_of(c).row_gfs & AFFORDABLE_GFS[c.coins]
         if canonical:
             copies = gm & LOWER_COPY_MASK
             while copies:
@@ -1178,6 +1173,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             for h in range(N_GF):
                 if c.gf_loc[h] == GF_DECK and G_KIND[h] == g:
                     c.gf_loc[h] = GF_ROW
+                    cache_of(c).row_gfs |= <uint32_t>1 << h
                     break
             c.gf_deck_count -= 1
             c.gf_row_count += 1
@@ -1186,6 +1182,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.market_deck[k] -= 1
             c.market_deck_count -= 1
             c.market_row[k] += 1
+            cache_of(c).market_kinds |= <uint64_t>1 << k
             c.market_row_count += 1
         else:
             k = action - ACT_DRAW
@@ -1234,6 +1231,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.buys -= 1
         if c.market_row[k]:
             c.market_row[k] -= 1
+            if c.market_row[k] == 0:
+                cache_of(c).market_kinds &= ~(<uint64_t>1 << k)
             c.market_row_count -= 1
         else:
             c.basic_top = EMPTY
@@ -1247,6 +1246,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.coins -= G_COST[g]
         c.buys -= 1
         c.gf_loc[g] = GF_OWNED + tp
+        cache_of(c).row_gfs &= ~(<uint32_t>1 << g)
+        cache_of(c).owned_gfs[tp] |= <uint32_t>1 << g
         c.gf_row_count -= 1
         c.last_pure = 0
         return                  # at rest: the refill's chance node or the turn player's decision
