@@ -1152,6 +1152,22 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef WarCore* c = <WarCore*>buf
     cdef int tp = c.turn_player, k, g, h, i, seat, owner, slot, top
     cdef bint complete
+    if <uint32_t>(action - ACT_DRAW) < <uint32_t>(ACT_REFILL_MARKET - ACT_DRAW):
+        # WE2 / OP_DRAW: one card drawn (the most frequent event of a playout, so asked first).
+        k = action - ACT_DRAW
+        seat = c.draw_seat
+        c.draw[seat][k] -= 1
+        c.draw_count[seat] -= 1
+        if c.draw[seat][k] == 0:
+            cache_of(c).draw_kinds[seat] &= ~(<uint64_t>1 << k)
+        hand_add(c, seat, k)
+        c.draws_pending -= 1
+        if c.draws_pending and c.draw_count[seat]:
+            # The next card is drawn by chance again: advance would stop at once (no refill
+            # was pending, or this event would have been one, and the pile has cards).
+            return
+        advance(c)
+        return
     if action >= ACT_RESOLVE_WC:
         # WG2: the owner picked which pending When-Completed ability resolves now.
         g = action - ACT_RESOLVE_WC
@@ -1177,26 +1193,13 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
                     break
             c.gf_deck_count -= 1
             c.gf_row_count += 1
-        elif action >= ACT_REFILL_MARKET:
+        else:
             k = action - ACT_REFILL_MARKET
             c.market_deck[k] -= 1
             c.market_deck_count -= 1
             c.market_row[k] += 1
             cache_of(c).market_kinds |= <uint64_t>1 << k
             c.market_row_count += 1
-        else:
-            k = action - ACT_DRAW
-            seat = c.draw_seat
-            c.draw[seat][k] -= 1
-            c.draw_count[seat] -= 1
-            if c.draw[seat][k] == 0:
-                cache_of(c).draw_kinds[seat] &= ~(<uint64_t>1 << k)
-            hand_add(c, seat, k)
-            c.draws_pending -= 1
-            if c.draws_pending and c.draw_count[seat]:
-                # The next card is drawn by chance again: advance would stop at once (no refill
-                # was pending, or this event would have been one, and the pile has cards).
-                return
         advance(c)
         return
     top = c.depth - 1
