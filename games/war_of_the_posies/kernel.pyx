@@ -1205,6 +1205,11 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     top = c.depth - 1
     if action == ACT_END:
         end_turn(c)
+        if c.stage == STAGE_OVER or c.draw_count[c.draw_seat]:
+            # At rest: the game is over, or a refill or the new hand's first card is drawn
+            # by chance (advance would stop at once; only an empty draw pile needs its WE2
+            # reshuffle or "draw fewer" first).
+            return
     elif action < ACT_BUY:
         # WP1/WP2: into the play area, then its text (a Flower's Cultivate ability).
         k = action - ACT_PLAY
@@ -1221,8 +1226,9 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
                 # pop): it only adds to the turn's counters, so the turn player decides again
                 # (no chance, choice or pending When-Completed ability can follow).
                 c.coins = sat_add(c.coins, K_PLAY_COINS[k])
-                c.buys = sat_add(c.buys, K_PLAY_BUYS[k])
-                c.plants = sat_add(c.plants, K_PLAY_PLANTS[k])
+                if K_PLAY_BUYS[k] or K_PLAY_PLANTS[k]:
+                    c.buys = sat_add(c.buys, K_PLAY_BUYS[k])
+                    c.plants = sat_add(c.plants, K_PLAY_PLANTS[k])
                 return
         else:
             c.last_pure = 0
