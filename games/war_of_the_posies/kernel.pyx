@@ -72,7 +72,7 @@ from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memcmp
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
-from hortus._ext.rng cimport Rng, rng_below, rng_next, rng_seed, rng_uniform, rng_weighted_index
+from hortus._ext.rng cimport Rng, rng_below, rng_seed, rng_uniform, rng_weighted_index
 from hortus.games.war_of_the_posies.kernel cimport *
 
 # Byte-set helpers over the per-kind (64-byte) and per-GF (32-byte) arrays: the rules iterate
@@ -879,17 +879,12 @@ ctypedef struct PolicyPick:
 
 cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nogil:
     """The playout policy's look at one action of the turn, in ascending order: its score plus
-    rng_below(4) of noise, the first best wins. Every action draws its noise, so the generator
-    moves the same whatever wins; an action whose score + 3 cannot beat the best only moves it
-    (the same draw, its value unused)."""
+    rng_below(4) of noise, the first best wins."""
     pick.n += 1
-    if value + 3 > pick.best_value:
-        value += rng_below(&pick.noise, 4)
-        if value > pick.best_value:
-            pick.best_value = value
-            pick.best = action
-    else:
-        rng_next(&pick.noise)
+    value += rng_below(&pick.noise, 4)
+    if value > pick.best_value:
+        pick.best_value = value
+        pick.best = action
 
 
 cdef inline void pick_turn_action(const WarCore* c, PolicyPick* pick) noexcept nogil:
