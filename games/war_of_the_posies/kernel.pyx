@@ -223,6 +223,7 @@ cdef uint64_t KIND_MASK = 0     # kinds in the pool
 cdef uint64_t PURE_MASK = 0     # K_PURE
 cdef uint64_t FLOWER_MASK = 0   # kinds with a flower symbol (plantable)
 cdef uint64_t POISON_MASK = 0   # K_POINTS < 0 (Poisonous Flowers, WPl5)
+cdef uint64_t EXPEDITION_MASK = 0  # K_EXP_POINTS != 0 (points while in the deck, WZ2b)
 cdef uint32_t GF_MASK = 0       # GFs in the pool
 cdef uint32_t LOWER_COPY_MASK = 0  # GFs with an identical lower-id copy (G_KIND[g] != g)
 cdef uint32_t NO_WC_MASK = 0    # GFs without a When-Completed text
@@ -241,7 +242,8 @@ def load_components(list category, list symbol, list points, list cost, list pla
     """Fill the static tables from validated data (components.install). Effects are lists of
     (op, arg) pairs; sizes were checked by the loader."""
     global N_KINDS, N_GF, END_REPUTATION, LOADED
-    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, GF_MASK, LOWER_COPY_MASK, NO_WC_MASK
+    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, EXPEDITION_MASK
+    global GF_MASK, LOWER_COPY_MASK, NO_WC_MASK
     cdef int k, g, i, e, coins, filled, key
     cdef uint8_t slots[4]
     N_KINDS = len(category)
@@ -319,7 +321,7 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i in range(G_NSLOTS[g]):
             if G_SYM[g][i] >= MAX_SYMBOLS:
                 raise ValueError("garden feature symbol index beyond the kernel's symbol masks")
-    KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = 0
+    KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = EXPEDITION_MASK = 0
     GF_MASK = LOWER_COPY_MASK = NO_WC_MASK = 0
     for k in range(N_KINDS):
         KIND_MASK |= <uint64_t>1 << k
@@ -329,6 +331,8 @@ def load_components(list category, list symbol, list points, list cost, list pla
             FLOWER_MASK |= <uint64_t>1 << k
         if K_POINTS[k] < 0:
             POISON_MASK |= <uint64_t>1 << k
+        if K_EXP_POINTS[k]:
+            EXPEDITION_MASK |= <uint64_t>1 << k
     for g in range(N_GF):
         GF_MASK |= <uint32_t>1 << g
         if G_KIND[g] != g:
@@ -758,7 +762,8 @@ cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
     return (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g)
 
 
-cdef inline uint32_t plant_gfs(const WarCore* c, uint32_t own, bint canonical, bint poison) noexcept nogil:
+cdef inline uint32_t plant_gfs(const WarCore* c, uint32_t own, bint canonical,
+                               bint poison) noexcept nogil:
     """WPl1/WPl3/WPl5: the GFs with a free slot a Flower could go under: the seat's own (`own`)
     or, with `poison` (a Poisonous Flower in hand), every player's. With `canonical`, copies
     identical to a lower-id GF are left out (the same move up to the copy's number). A complete
@@ -928,7 +933,8 @@ cdef inline void pick_turn_action(const WarCore* c, PolicyPick* pick) noexcept n
                     if K_POINTS[k] < 0:
                         offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
                     else:
-                        offer(pick, ACT_PLANT + k * MAX_GF + g, 300 + K_POINTS[k] + (30 if completes(c, g) else 0))
+                        offer(pick, ACT_PLANT + k * MAX_GF + g,
+                              300 + K_POINTS[k] + (30 if completes(c, g) else 0))
                 else:
                     offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if completes(c, g) else 280)
 
@@ -1082,13 +1088,13 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
         return sample_gf_refill(c, rng)
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
-        return sample_multiset(c.market_deck, wp_nonzero64(c.market_deck) & KIND_MASK, c.market_deck_count,
-                               ACT_REFILL_MARKET, rng)
+        return sample_multiset(c.market_deck, wp_nonzero64(c.market_deck) & KIND_MASK,
+                               c.market_deck_count, ACT_REFILL_MARKET, rng)
     if c.basic_top == EMPTY and c.basic_count > 0:
         return sample_multiset(c.basic_pile, wp_nonzero64(c.basic_pile) & KIND_MASK, c.basic_count,
                                ACT_REVEAL_BASIC, rng)
-    return sample_multiset(c.draw[c.draw_seat], cache_of(c).draw_kinds[c.draw_seat], c.draw_count[c.draw_seat],
-                           ACT_DRAW, rng)
+    return sample_multiset(c.draw[c.draw_seat], cache_of(c).draw_kinds[c.draw_seat],
+                           c.draw_count[c.draw_seat], ACT_DRAW, rng)
 
 
 cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
@@ -1309,9 +1315,11 @@ cdef void seat_totals(const WarCore* c, int p, int* points, int* planted_all,
                       int* planted_locked) noexcept nogil:
     """WZ2 points of seat p and the WZ3 tie-break counts (A9)."""
     cdef int g, i, k, total = 0, planted = 0, locked = 0
-    for g in range(N_GF):
-        if c.gf_loc[g] != GF_OWNED + p:
-            continue
+    cdef uint32_t gm = wp_eq32(c.gf_loc, GF_OWNED + p) & GF_MASK
+    cdef uint64_t km = EXPEDITION_MASK
+    while gm:
+        g = wp_ctz64(gm)
+        gm &= gm - 1
         for i in range(G_NSLOTS[g]):
             if c.gf_slot[g][i]:
                 planted += 1
@@ -1320,10 +1328,11 @@ cdef void seat_totals(const WarCore* c, int p, int* points, int* planted_all,
             for i in range(G_NSLOTS[g]):
                 total += K_POINTS[c.gf_slot[g][i] - 1]   # (a) locked Flowers, poison included
                 locked += 1
-    for k in range(N_KINDS):                       # (b) Expeditions anywhere in the deck (A10)
-        if K_EXP_POINTS[k]:
-            total += K_EXP_POINTS[k] * (c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
-                                        + (c.play[k] if p == c.turn_player else 0))
+    while km:                                      # (b) Expeditions anywhere in the deck (A10)
+        k = wp_ctz64(km)
+        km &= km - 1
+        total += K_EXP_POINTS[k] * (c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
+                                    + (c.play[k] if p == c.turn_player else 0))
     points[0] = total
     planted_all[0] = planted
     planted_locked[0] = locked
