@@ -1,5 +1,5 @@
-# War of the Posies state layout. Every field is a byte, so the serialized core is the same on
-# every platform (no endianness). Card kinds and Garden Features (GF) are indices into the
+# War of the Posies state layout. Every field of the core is a byte, so the serialized core is
+# the same on every platform (no endianness); the cache after it is never serialized. Card kinds and Garden Features (GF) are indices into the
 # static tables that kernel.pyx fills from components.toml. Legend beside each field.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
