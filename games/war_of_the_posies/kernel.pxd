@@ -1,7 +1,7 @@
-# War of the Posies state layout. Every field is a byte, so the serialized core is the same on
-# every platform (no endianness). Card kinds and Garden Features (GF) are indices into the
+# War of the Posies state layout. Every field of the core is a byte, so the serialized core is
+# the same on every platform (no endianness); the cache after it is never serialized. Card kinds and Garden Features (GF) are indices into the
 # static tables that kernel.pyx fills from components.toml. Legend beside each field.
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef enum:
     MAX_KINDS = 64         # card kinds (identical copies are one kind); the default pool has 45
@@ -87,6 +87,19 @@ ctypedef struct WarCore:
     uint8_t known_hand[4][4]   # kind + 1 of hand cards everyone knows (ascending, 0 = none): the
                                # old draw pile, drawn before a reshuffle at the end of the turn
 
+# Derived cache (rebuilt from the core by rebuild(), kept in step by every write of the kernel):
+# bit sets of the hands, the draw piles, the Market row, the GFs by place and the When-Completed
+# abilities waiting, and each GF's free flower symbols, so that a turn's actions, plant targets
+# and draws are found without scanning the byte arrays.
+ctypedef struct WarCache:
+    uint64_t hand_kinds[4]     # bit k: hand[seat][k] > 0
+    uint64_t draw_kinds[4]     # bit k: draw[seat][k] > 0
+    uint64_t market_kinds      # bit k: market_row[k] > 0
+    uint32_t owned_gfs[4]      # bit g: gf_loc[g] == GF_OWNED + seat
+    uint32_t row_gfs           # bit g: gf_loc[g] == GF_ROW
+    uint32_t wc_pending        # bit g: gf_flags[g] has GF_WC_PENDING
+    uint8_t free_symbols[32]   # bit s: GF g has a free slot showing flower symbol s
+
 ctypedef struct WarState:
     WarCore core
     # Outside the encoded core: 1 in a world a search sampled (set by determinize, which the
@@ -94,3 +107,4 @@ ctypedef struct WarState:
     # search_actions orders coin-only runs only in such worlds, where the run's memory
     # (last_pure) starts at that root.
     uint8_t search_world
+    WarCache cache

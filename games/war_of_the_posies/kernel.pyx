@@ -105,12 +105,6 @@ cdef extern from *:
         uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128((const __m128i*)(p + 16)), b), z));
         return ~(m0 | (m1 << 16));
     }
-    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
-        const __m128i b = _mm_set1_epi8((char)v);
-        uint32_t m0 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)p), b));
-        uint32_t m1 = (uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_loadu_si128((const __m128i*)(p + 16)), b));
-        return m0 | (m1 << 16);
-    }
     static inline int wp_sum64(const uint8_t* p) {
         const __m128i z = _mm_setzero_si128();
         __m128i a = _mm_add_epi64(_mm_sad_epu8(_mm_loadu_si128((const __m128i*)p), z),
@@ -139,11 +133,6 @@ cdef extern from *:
     static inline uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) {
         uint32_t m = 0; int i;
         for (i = 0; i < 32; i++) m |= (uint32_t)((p[i] & bits) != 0) << i;
-        return m;
-    }
-    static inline uint32_t wp_gt32(const uint8_t* p, int8_t v) {
-        uint32_t m = 0; int i;
-        for (i = 0; i < 32; i++) m |= (uint32_t)((int8_t)p[i] > v) << i;
         return m;
     }
     static inline int wp_sum64(const uint8_t* p) {
@@ -175,7 +164,6 @@ cdef extern from *:
     uint64_t wp_nonzero64(const uint8_t* p) noexcept nogil      # bit k: p[k] != 0 (64 bytes)
     uint32_t wp_eq32(const uint8_t* p, uint8_t v) noexcept nogil  # bit g: p[g] == v (32 bytes)
     uint32_t wp_anybit32(const uint8_t* p, uint8_t bits) noexcept nogil  # bit g: p[g] & bits
-    uint32_t wp_gt32(const uint8_t* p, int8_t v) noexcept nogil  # bit g: (signed) p[g] > v (32 bytes)
     void wp_add64(uint8_t* t, const uint8_t* s) noexcept nogil  # t[k] += s[k] (mod 256), 64 bytes
     int wp_sum64(const uint8_t* p) noexcept nogil              # sum of 64 bytes
     int wp_ctz64(uint64_t x) noexcept nogil                     # lowest set bit (x != 0)
@@ -216,6 +204,11 @@ cdef int8_t K_POINTS[64]        # printed points (negative: Poisonous, A19)
 cdef int K_EXP_POINTS[64]       # points scored while in the deck (WZ2b): non-Flowers only
 cdef uint8_t K_COST[64]
 cdef uint8_t K_PURE[64]         # play text only adds coins, purchases or plantings
+# A coin-only play text's totals (its OP_COIN, OP_BUY, OP_PLANT arguments summed, capped at 255:
+# saturating adds of non-negative numbers add up in any grouping), 0 for the other kinds.
+cdef uint8_t K_PLAY_COINS[64]
+cdef uint8_t K_PLAY_BUYS[64]
+cdef uint8_t K_PLAY_PLANTS[64]
 cdef uint8_t E_LEN[160]
 cdef uint8_t E_OP[160][6]
 cdef uint8_t E_ARG[160][6]
@@ -230,6 +223,7 @@ cdef uint64_t KIND_MASK = 0     # kinds in the pool
 cdef uint64_t PURE_MASK = 0     # K_PURE
 cdef uint64_t FLOWER_MASK = 0   # kinds with a flower symbol (plantable)
 cdef uint64_t POISON_MASK = 0   # K_POINTS < 0 (Poisonous Flowers, WPl5)
+cdef uint64_t EXPEDITION_MASK = 0  # K_EXP_POINTS != 0 (points while in the deck, WZ2b)
 cdef uint32_t GF_MASK = 0       # GFs in the pool
 cdef uint32_t LOWER_COPY_MASK = 0  # GFs with an identical lower-id copy (G_KIND[g] != g)
 cdef uint32_t NO_WC_MASK = 0    # GFs without a When-Completed text
@@ -248,7 +242,8 @@ def load_components(list category, list symbol, list points, list cost, list pla
     """Fill the static tables from validated data (components.install). Effects are lists of
     (op, arg) pairs; sizes were checked by the loader."""
     global N_KINDS, N_GF, END_REPUTATION, LOADED
-    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, GF_MASK, LOWER_COPY_MASK, NO_WC_MASK
+    global KIND_MASK, PURE_MASK, FLOWER_MASK, POISON_MASK, EXPEDITION_MASK
+    global GF_MASK, LOWER_COPY_MASK, NO_WC_MASK
     cdef int k, g, i, e, coins, filled, key
     cdef uint8_t slots[4]
     N_KINDS = len(category)
@@ -266,6 +261,9 @@ def load_components(list category, list symbol, list points, list cost, list pla
         K_EXP_POINTS[k] = 0
         K_COST[k] = 0
         K_PURE[k] = 0
+        K_PLAY_COINS[k] = 0
+        K_PLAY_BUYS[k] = 0
+        K_PLAY_PLANTS[k] = 0
     for k in range(N_KINDS):
         K_CATEGORY[k] = category[k]
         K_SYMBOL[k] = EMPTY if symbol[k] is None else symbol[k]
@@ -281,6 +279,14 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i in range(E_LEN[2 * k]):
             if E_OP[2 * k][i] not in (OP_COIN, OP_BUY, OP_PLANT):
                 K_PURE[k] = 0
+        if K_PURE[k]:
+            for i in range(E_LEN[2 * k]):
+                if E_OP[2 * k][i] == OP_COIN:
+                    K_PLAY_COINS[k] = sat_add(K_PLAY_COINS[k], E_ARG[2 * k][i])
+                elif E_OP[2 * k][i] == OP_BUY:
+                    K_PLAY_BUYS[k] = sat_add(K_PLAY_BUYS[k], E_ARG[2 * k][i])
+                else:
+                    K_PLAY_PLANTS[k] = sat_add(K_PLAY_PLANTS[k], E_ARG[2 * k][i])
     for g in range(MAX_GF):
         G_NSLOTS[g] = 0
         G_COST[g] = 0
@@ -315,7 +321,7 @@ def load_components(list category, list symbol, list points, list cost, list pla
         for i in range(G_NSLOTS[g]):
             if G_SYM[g][i] >= MAX_SYMBOLS:
                 raise ValueError("garden feature symbol index beyond the kernel's symbol masks")
-    KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = 0
+    KIND_MASK = PURE_MASK = FLOWER_MASK = POISON_MASK = EXPEDITION_MASK = 0
     GF_MASK = LOWER_COPY_MASK = NO_WC_MASK = 0
     for k in range(N_KINDS):
         KIND_MASK |= <uint64_t>1 << k
@@ -325,6 +331,8 @@ def load_components(list category, list symbol, list points, list cost, list pla
             FLOWER_MASK |= <uint64_t>1 << k
         if K_POINTS[k] < 0:
             POISON_MASK |= <uint64_t>1 << k
+        if K_EXP_POINTS[k]:
+            EXPEDITION_MASK |= <uint64_t>1 << k
     for g in range(N_GF):
         GF_MASK |= <uint32_t>1 << g
         if G_KIND[g] != g:
@@ -373,6 +381,63 @@ cdef inline void push_frame(WarCore* c, int effect) noexcept nogil:
     c.depth += 1
 
 
+# --- the derived cache (WarCache): every write of a hand, a draw pile, a GF's slots or its
+# pending When-Completed flag goes through the helpers below (or recomputes the seat's bit sets);
+# the Market row and the GF places change in k_apply alone (purchases and refills).
+cdef inline WarCache* cache_of(const WarCore* c) noexcept nogil:
+    return &(<WarState*>c).cache
+
+
+cdef inline void hand_add(WarCore* c, int seat, int k) noexcept nogil:
+    c.hand[seat][k] += 1
+    c.hand_count[seat] += 1
+    cache_of(c).hand_kinds[seat] |= <uint64_t>1 << k
+
+
+cdef inline void hand_remove(WarCore* c, int seat, int k) noexcept nogil:
+    c.hand[seat][k] -= 1
+    c.hand_count[seat] -= 1
+    if c.hand[seat][k] == 0:
+        cache_of(c).hand_kinds[seat] &= ~(<uint64_t>1 << k)
+
+
+cdef inline void piles_changed(WarCore* c, int seat) noexcept nogil:
+    """The seat's hand and draw pile were rewritten as a whole."""
+    cdef WarCache* ca = cache_of(c)
+    ca.hand_kinds[seat] = wp_nonzero64(c.hand[seat]) & KIND_MASK
+    ca.draw_kinds[seat] = wp_nonzero64(c.draw[seat]) & KIND_MASK
+
+
+cdef inline void slots_changed(WarCore* c, int g) noexcept nogil:
+    cache_of(c).free_symbols[g] = G_FREE_SYMBOLS[g][wp_slot_key(c.gf_slot[g])]
+
+
+cdef inline void set_wc_pending(WarCore* c, int g) noexcept nogil:
+    c.gf_flags[g] |= GF_WC_PENDING
+    cache_of(c).wc_pending |= <uint32_t>1 << g
+
+
+cdef inline void clear_wc_pending(WarCore* c, int g) noexcept nogil:
+    c.gf_flags[g] &= ~GF_WC_PENDING
+    cache_of(c).wc_pending &= ~(<uint32_t>1 << g)
+
+
+cdef void k_rebuild(uint8_t* buf) noexcept nogil:
+    """The cache from the core (after a decode, or any write of the core alone)."""
+    cdef WarCore* c = <WarCore*>buf
+    cdef WarCache* ca = cache_of(c)
+    cdef int seat, g
+    memset(ca, 0, sizeof(WarCache))
+    for seat in range(MAX_SEATS):
+        piles_changed(c, seat)
+        ca.owned_gfs[seat] = wp_eq32(c.gf_loc, GF_OWNED + seat) & GF_MASK
+    ca.row_gfs = wp_eq32(c.gf_loc, GF_ROW) & GF_MASK
+    ca.market_kinds = wp_nonzero64(c.market_row) & KIND_MASK
+    ca.wc_pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+    for g in range(MAX_GF):
+        slots_changed(c, g)
+
+
 cdef inline int free_slot(const WarCore* c, int g, int symbol) noexcept nogil:
     """The lowest free slot of GF g showing `symbol`, or -1 (WPl1: one Flower per symbol)."""
     cdef int i
@@ -395,11 +460,16 @@ cdef inline bint same_gf_as_lower_copy(const WarCore* c, int g) noexcept nogil:
     return False
 
 
+cdef inline uint32_t owned_gfs(const WarCore* c) noexcept nogil:
+    """Bit set of the GFs in some player's play area."""
+    cdef const WarCache* ca = cache_of(c)
+    return ca.owned_gfs[0] | ca.owned_gfs[1] | ca.owned_gfs[2] | ca.owned_gfs[3]
+
+
 cdef inline uint32_t owned_open_gfs(const WarCore* c) noexcept nogil:
-    """Bit set of the GFs in some player's play area that are not complete (gf_loc >= GF_OWNED,
-    not EMPTY, no GF_COMPLETE flag)."""
-    # One signed compare: GF_DECK 0 and GF_ROW 1 are not above GF_ROW, EMPTY (255) reads as -1.
-    return wp_gt32(c.gf_loc, GF_ROW) & ~wp_anybit32(c.gf_flags, GF_COMPLETE) & GF_MASK
+    """Bit set of the GFs in some player's play area that are not complete (no GF_COMPLETE
+    flag)."""
+    return owned_gfs(c) & ~wp_anybit32(c.gf_flags, GF_COMPLETE)
 
 
 cdef bint uproot_targets_exist(const WarCore* c) noexcept nogil:
@@ -444,7 +514,7 @@ cdef void remember_hand(WarCore* c, int seat) noexcept nogil:
     pile, whose contents everyone knows (the discarded hand is public, A13), so those cards
     are known to be in the new hand. determinize keeps them there."""
     cdef int k, j, n = 0
-    cdef uint64_t m = wp_nonzero64(c.hand[seat]) & KIND_MASK
+    cdef uint64_t m = cache_of(c).hand_kinds[seat]
     for j in range(4):
         c.known_hand[seat][j] = 0
     while m and n < 4:                         # ascending kinds, at most 4 entries
@@ -473,6 +543,7 @@ cdef bint chance_pending(WarCore* c) noexcept nogil:
             if c.turn_ending:
                 remember_hand(c, seat)
             move_all(c.discard[seat], c.draw[seat], &c.discard_count[seat], &c.draw_count[seat])
+            cache_of(c).draw_kinds[seat] = wp_nonzero64(c.draw[seat]) & KIND_MASK
         return True
     return False
 
@@ -491,8 +562,7 @@ cdef void resolve_primitive(WarCore* c, int op, int arg) noexcept nogil:
         c.draws_pending = sat_add(c.draws_pending, arg)
     elif op == OP_GAIN_BASIC_HAND:
         if c.basic_top != EMPTY:
-            c.hand[tp][c.basic_top] += 1
-            c.hand_count[tp] += 1
+            hand_add(c, tp, c.basic_top)
             c.basic_top = EMPTY               # the next one is revealed by chance (WB3)
 
 
@@ -501,9 +571,9 @@ cdef inline uint32_t pending_wc(const WarCore* c) noexcept nogil:
     cdef uint32_t pending
     if c.depth or c.stage != STAGE_PLAY or c.turn_ending:
         return 0
-    pending = wp_anybit32(c.gf_flags, GF_WC_PENDING) & GF_MASK
+    pending = cache_of(c).wc_pending
     if pending:
-        pending &= wp_eq32(c.gf_loc, GF_OWNED + c.turn_player)
+        pending &= cache_of(c).owned_gfs[c.turn_player]
     return pending
 
 
@@ -596,13 +666,13 @@ cdef void advance(WarCore* c) noexcept nogil:
         pending = pending_wc(c)
         if pending & NO_WC_MASK:                  # nothing to resolve: just no longer pending
             g = wp_ctz64(pending & NO_WC_MASK)
-            c.gf_flags[g] &= ~GF_WC_PENDING
+            clear_wc_pending(c, g)
             continue
         if pending:
             if wc_order_matters(pending):
                 return
             g = wp_ctz64(pending)
-            c.gf_flags[g] &= ~GF_WC_PENDING
+            clear_wc_pending(c, g)
             push_frame(c, EFFECT_WC + g)
             continue
         return
@@ -633,7 +703,7 @@ cdef int choice_actions(const WarCore* c, int op, int32_t* out, bint canonical) 
     cdef uint64_t m
     cdef uint32_t gm
     if op == OP_COMPOST_HAND or op == OP_COMPOST_ANY:
-        m = wp_nonzero64(c.hand[tp]) & KIND_MASK
+        m = cache_of(c).hand_kinds[tp]
         while m:
             out[n] = ACT_COMPOST_HAND + wp_ctz64(m)
             n += 1
@@ -682,7 +752,7 @@ cdef inline uint64_t playable_kinds(const WarCore* c, uint64_t hand) noexcept no
 cdef inline uint64_t buyable_kinds(const WarCore* c) noexcept nogil:
     """WB1 purchase candidates by kind before the cost check: the Market row and the top Basic
     Flower (A15: a Market purchase)."""
-    cdef uint64_t m = wp_nonzero64(c.market_row)
+    cdef uint64_t m = cache_of(c).market_kinds
     if c.basic_top < MAX_KINDS:
         m |= <uint64_t>1 << c.basic_top
     return m & KIND_MASK
@@ -692,121 +762,181 @@ cdef inline bint gf_is_duplicate(const WarCore* c, int g) noexcept nogil:
     return (LOWER_COPY_MASK >> g) & 1 and same_gf_as_lower_copy(c, g)
 
 
-cdef uint32_t plant_targets(const WarCore* c, uint32_t own, uint32_t* own_by_symbol,
-                           uint32_t* any_by_symbol, uint32_t* one_free, bint canonical,
-                           bint poison) noexcept nogil:
-    """WPl1/WPl3/WPl5 targets per flower symbol: own_by_symbol[s] holds the seat's own (`own`)
-    incomplete GFs with a free slot showing s, any_by_symbol[s] every player's (for Poisonous
-    Flowers; only filled with `poison`, a Poisonous Flower in hand: other players' GFs are no
-    target otherwise, and at 4 seats they are most of the GFs to look at). With `canonical`,
-    copies identical to a lower-id GF are left out (the same move up to the copy's number).
-    one_free gets the targets with exactly one free slot (planting completes them). Returns
-    the targets."""
-    cdef uint32_t open_gfs, bit, found = 0, single = 0
-    cdef int g, s, free, filled
-    cdef uint8_t free_symbols
-    for s in range(MAX_SYMBOLS):
-        own_by_symbol[s] = 0
-        any_by_symbol[s] = 0
-    if poison:
-        open_gfs = owned_open_gfs(c)
-    else:
-        open_gfs = own & ~wp_anybit32(c.gf_flags, GF_COMPLETE)
-    while open_gfs:
-        g = wp_ctz64(open_gfs)
-        open_gfs &= open_gfs - 1
-        if canonical and gf_is_duplicate(c, g):
-            continue
-        filled = wp_slot_key(c.gf_slot[g])
-        free_symbols = G_FREE_SYMBOLS[g][filled]
-        free = G_FREE_COUNT[g][filled]
-        bit = <uint32_t>1 << g
-        if free_symbols:
-            found |= bit
-        if free == 1:
-            single |= bit
-        while free_symbols:
-            s = wp_ctz64(free_symbols)
-            free_symbols &= free_symbols - 1
-            any_by_symbol[s] |= bit
-            if own & bit:
-                own_by_symbol[s] |= bit
-    one_free[0] = single
-    return found
+cdef inline uint32_t plant_gfs(const WarCore* c, uint32_t own, bint canonical,
+                               bint poison) noexcept nogil:
+    """WPl1/WPl3/WPl5: the GFs with a free slot a Flower could go under: the seat's own (`own`)
+    or, with `poison` (a Poisonous Flower in hand), every player's. With `canonical`, copies
+    identical to a lower-id GF are left out (the same move up to the copy's number). A complete
+    GF has no free slot (WG1 locks it once every slot is filled), so the free symbols say it."""
+    cdef uint32_t gfs, copies
+    cdef int g
+    gfs = owned_gfs(c) if poison else own
+    gfs &= wp_anybit32(cache_of(c).free_symbols, 0xFF)
+    if canonical:
+        copies = gfs & LOWER_COPY_MASK
+        while copies:
+            g = wp_ctz64(copies)
+            copies &= copies - 1
+            if same_gf_as_lower_copy(c, g):
+                gfs &= ~(<uint32_t>1 << g)
+    return gfs
 
 
-cdef inline int turn_actions(const WarCore* c, int32_t* out, int* values, bint canonical) noexcept nogil:
-    """The actions of a turn decision outside any effect (depth 0), ascending: every legal one,
-    or with `canonical` the search's subset (coin-only runs ascending, one of identical GF
-    copies). With `values` (not NULL), also the playout policy's score of each (see
-    k_rollout_action)."""
-    cdef int n = 0, k, g, tp = c.turn_player, open_gfs = 0
-    cdef uint64_t hand, m
-    cdef uint32_t gm, own, one_free = 0
-    cdef uint32_t own_by_symbol[MAX_SYMBOLS]
-    cdef uint32_t any_by_symbol[MAX_SYMBOLS]
-    out[n] = ACT_END                         # WT2: the turn may end at any time
-    if values != NULL:
-        values[n] = 0
-    n += 1
-    hand = wp_nonzero64(c.hand[tp]) & KIND_MASK
-    m = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
-    while m:
-        k = wp_ctz64(m)
-        m &= m - 1
-        out[n] = ACT_PLAY + k
-        if values != NULL:
-            values[n] = 200 + (0 if K_PURE[k] else 10)
-        n += 1
-    own = wp_eq32(c.gf_loc, GF_OWNED + tp) & GF_MASK
+cdef inline bint completes(const WarCore* c, int g) noexcept nogil:
+    """Does one more Flower complete GF g (exactly one free slot)?"""
+    return G_FREE_COUNT[g][wp_slot_key(c.gf_slot[g])] == 1
+
+
+ctypedef struct TurnSets:
+    # The actions of a turn decision outside any effect (depth 0) as bit sets. In ascending ids:
+    # END, PLAY by kind, BUY by kind, BUY_GF by GF, PLANT by kind then GF.
+    uint64_t plays           # WP1: kinds to play
+    uint64_t buys            # WB1: kinds to buy (Market row, top Basic Flower)
+    uint32_t buy_gfs         # WB1/WB2: GFs to buy
+    uint32_t own             # the turn player's GFs
+    uint64_t plant_kinds     # WPl1: Flower kinds in hand with somewhere to go
+    uint32_t plant_gfs[64]   # [k] for each k of plant_kinds: the GFs it may go under
+
+
+cdef inline void turn_sets(const WarCore* c, bint canonical, TurnSets* t) noexcept nogil:
+    """Every legal action of a turn decision, or with `canonical` the search's subset (coin-only
+    runs ascending, one of identical GF copies)."""
+    cdef int k, g, tp = c.turn_player
+    cdef uint64_t hand = cache_of(c).hand_kinds[tp], m
+    cdef uint32_t gm, copies, targets
+    t.plays = playable_kinds(c, hand) if canonical else hand   # WP1 play (WT1: in any order)
+    t.own = cache_of(c).owned_gfs[tp]
+    t.buys = 0
+    t.buy_gfs = 0
+    t.plant_kinds = 0
     # WB1 purchase (A15: the top Basic Flower is a Market purchase).
     if c.buys > 0:
-        m = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
-        while m:
-            k = wp_ctz64(m)
-            m &= m - 1
-            out[n] = ACT_BUY + k
-            if values != NULL:
-                values[n] = 100 + K_COST[k] * 3 + K_POINTS[k] * 2
-            n += 1
-        gm = wp_eq32(c.gf_loc, GF_ROW) & AFFORDABLE_GFS[c.coins]
-        if gm and values != NULL:
-            open_gfs = wp_popcount32(own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
-        while gm:
-            g = wp_ctz64(gm)
-            gm &= gm - 1
-            if not (canonical and gf_is_duplicate(c, g)):
-                out[n] = ACT_BUY_GF + g
-                if values != NULL:
-                    values[n] = (150 + G_REP[g] * 10) if open_gfs < 2 else -10
-                n += 1
+        t.buys = buyable_kinds(c) & AFFORDABLE_KINDS[c.coins]
+        gm = cache_of(c).row_gfs & AFFORDABLE_GFS[c.coins]
+        if canonical:
+            copies = gm & LOWER_COPY_MASK
+            while copies:
+                g = wp_ctz64(copies)
+                copies &= copies - 1
+                if same_gf_as_lower_copy(c, g):
+                    gm &= ~(<uint32_t>1 << g)
+        t.buy_gfs = gm
     # WPl1/WPl3/WPl5 plant: own incomplete GF with a free matching slot; a Poisonous Flower
     # also into an opponent's.
     m = hand & FLOWER_MASK
-    if c.plants > 0 and m and plant_targets(c, own, own_by_symbol, any_by_symbol, &one_free, canonical,
-                                            (m & POISON_MASK) != 0):
-        while m:
+    if c.plants > 0 and m:
+        targets = plant_gfs(c, t.own, canonical, (m & POISON_MASK) != 0)
+        while m and targets:
             k = wp_ctz64(m)
             m &= m - 1
-            if (POISON_MASK >> k) & 1:
-                gm = any_by_symbol[K_SYMBOL[k]]
-            else:
-                gm = own_by_symbol[K_SYMBOL[k]]
-            while gm:
-                g = wp_ctz64(gm)
-                gm &= gm - 1
-                if n < MAX_LEGAL:
-                    out[n] = ACT_PLANT + k * MAX_GF + g
-                    if values != NULL:
-                        if (own >> g) & 1:
-                            if K_POINTS[k] < 0:
-                                values[n] = -50
-                            else:
-                                values[n] = 300 + K_POINTS[k] + (30 if (one_free >> g) & 1 else 0)
-                        else:
-                            values[n] = -50 if (one_free >> g) & 1 else 280
-                    n += 1
+            gm = targets & wp_anybit32(cache_of(c).free_symbols, <uint8_t>1 << K_SYMBOL[k])
+            if not (POISON_MASK >> k) & 1:
+                gm &= t.own
+            if gm:
+                t.plant_kinds |= <uint64_t>1 << k
+                t.plant_gfs[k] = gm
+
+
+cdef int turn_actions(const WarCore* c, int32_t* out, bint canonical) noexcept nogil:
+    """The actions of a turn decision outside any effect (depth 0), ascending (see turn_sets)."""
+    cdef TurnSets t
+    cdef int n = 1, k, g
+    cdef uint64_t m
+    cdef uint32_t gm
+    turn_sets(c, canonical, &t)
+    out[0] = ACT_END                          # WT2: the turn may end at any time
+    m = t.plays
+    while m:
+        out[n] = ACT_PLAY + wp_ctz64(m)
+        m &= m - 1
+        n += 1
+    m = t.buys
+    while m:
+        out[n] = ACT_BUY + wp_ctz64(m)
+        m &= m - 1
+        n += 1
+    gm = t.buy_gfs
+    while gm:
+        out[n] = ACT_BUY_GF + wp_ctz64(gm)
+        gm &= gm - 1
+        n += 1
+    m = t.plant_kinds
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        gm = t.plant_gfs[k]
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if n < MAX_LEGAL:
+                out[n] = ACT_PLANT + k * MAX_GF + g
+                n += 1
     return n
+
+
+ctypedef struct PolicyPick:
+    # The playout policy's running choice over a turn's actions (see k_rollout_action).
+    Rng noise          # the generator the per-action noise is drawn from
+    int best_value     # the best score + noise so far
+    int32_t best       # the first action with it
+    int n              # actions looked at
+
+
+cdef inline void offer(PolicyPick* pick, int32_t action, int value) noexcept nogil:
+    """The playout policy's look at one action of the turn, in ascending order: its score plus
+    rng_below(4) of noise, the first best wins."""
+    pick.n += 1
+    value += rng_below(&pick.noise, 4)
+    if value > pick.best_value:
+        pick.best_value = value
+        pick.best = action
+
+
+cdef inline void pick_turn_action(const WarCore* c, PolicyPick* pick) noexcept nogil:
+    """The playout policy's scores of a turn's actions (the canonical subset, ascending): plant
+    into an own GF (completing it first; poison there only at a loss), poison into an
+    opponent's GF that it does not complete, play a card (one with more than coins first), a
+    GF while owning fewer than two incomplete ones, buy by cost and points, end."""
+    cdef TurnSets t
+    cdef int k, g, open_gfs
+    cdef uint64_t m
+    cdef uint32_t gm
+    turn_sets(c, True, &t)
+    offer(pick, ACT_END, 0)
+    m = t.plays
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        offer(pick, ACT_PLAY + k, 200 + (0 if K_PURE[k] else 10))
+    m = t.buys
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        offer(pick, ACT_BUY + k, 100 + K_COST[k] * 3 + K_POINTS[k] * 2)
+    gm = t.buy_gfs
+    if gm:
+        open_gfs = wp_popcount32(t.own & ~wp_anybit32(c.gf_flags, GF_COMPLETE))
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            offer(pick, ACT_BUY_GF + g, (150 + G_REP[g] * 10) if open_gfs < 2 else -10)
+    m = t.plant_kinds
+    while m:
+        k = wp_ctz64(m)
+        m &= m - 1
+        gm = t.plant_gfs[k]
+        while gm:
+            g = wp_ctz64(gm)
+            gm &= gm - 1
+            if pick.n < MAX_LEGAL:
+                if (t.own >> g) & 1:
+                    if K_POINTS[k] < 0:
+                        offer(pick, ACT_PLANT + k * MAX_GF + g, -50)
+                    else:
+                        offer(pick, ACT_PLANT + k * MAX_GF + g,
+                              300 + K_POINTS[k] + (30 if completes(c, g) else 0))
+                else:
+                    offer(pick, ACT_PLANT + k * MAX_GF + g, -50 if completes(c, g) else 280)
 
 
 cdef inline int decision_actions(const WarCore* c, int32_t* out, bint canonical) noexcept nogil:
@@ -826,7 +956,7 @@ cdef inline int decision_actions(const WarCore* c, int32_t* out, bint canonical)
             pending &= pending - 1
             n += 1
         return n
-    return turn_actions(c, out, NULL, canonical)
+    return turn_actions(c, out, canonical)
 
 
 cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
@@ -900,14 +1030,15 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return n
 
 
-cdef inline int32_t sample_multiset(const uint8_t* counts, int total, int32_t base, Rng* rng) noexcept nogil:
+cdef inline int32_t sample_multiset(const uint8_t* counts, uint64_t m, int total, int32_t base,
+                                    Rng* rng) noexcept nogil:
     """One kind of a per-kind multiset of `total` cards, weighted by its copies: exactly
     rng_weighted_index over chance_outcomes' list (ascending kinds, weight = copies), without
     writing the list. rng_weighted_index subtracts the weights from x = u * total one by one
     and stops below 0; while x stays >= 0 every subtraction of a small integer is exact, so it
     stops at the first kind whose running sum of copies exceeds x, which for an integer sum is
-    the first that exceeds floor(x): integer compares give the same kind."""
-    cdef uint64_t m = wp_nonzero64(counts) & KIND_MASK
+    the first that exceeds floor(x): integer compares give the same kind. `m` is the bit set of
+    the kinds with copies."""
     cdef int k, below = <int>(rng_uniform(rng) * <double>total), running = 0
     while True:
         k = wp_ctz64(m)
@@ -957,10 +1088,13 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     if c.gf_row_count < GF_ROW_SIZE and c.gf_deck_count > 0:
         return sample_gf_refill(c, rng)
     if c.market_row_count < MARKET_SIZE and c.market_deck_count > 0:
-        return sample_multiset(c.market_deck, c.market_deck_count, ACT_REFILL_MARKET, rng)
+        return sample_multiset(c.market_deck, wp_nonzero64(c.market_deck) & KIND_MASK,
+                               c.market_deck_count, ACT_REFILL_MARKET, rng)
     if c.basic_top == EMPTY and c.basic_count > 0:
-        return sample_multiset(c.basic_pile, c.basic_count, ACT_REVEAL_BASIC, rng)
-    return sample_multiset(c.draw[c.draw_seat], c.draw_count[c.draw_seat], ACT_DRAW, rng)
+        return sample_multiset(c.basic_pile, wp_nonzero64(c.basic_pile) & KIND_MASK, c.basic_count,
+                               ACT_REVEAL_BASIC, rng)
+    return sample_multiset(c.draw[c.draw_seat], cache_of(c).draw_kinds[c.draw_seat],
+                           c.draw_count[c.draw_seat], ACT_DRAW, rng)
 
 
 cdef int completed_reputation(const WarCore* c, int p) noexcept nogil:
@@ -977,6 +1111,7 @@ cdef void end_turn(WarCore* c) noexcept nogil:
     cdef int tp = c.turn_player
     move_all(c.play, c.discard[tp], &c.play_count, &c.discard_count[tp])
     move_all(c.hand[tp], c.discard[tp], &c.hand_count[tp], &c.discard_count[tp])
+    cache_of(c).hand_kinds[tp] = 0
     c.coins = 0                 # WT3/WT14: unspent coins are lost
     c.buys = 1
     c.plants = 1
@@ -1018,10 +1153,26 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     cdef WarCore* c = <WarCore*>buf
     cdef int tp = c.turn_player, k, g, h, i, seat, owner, slot, top
     cdef bint complete
+    if <uint32_t>(action - ACT_DRAW) < <uint32_t>(ACT_REFILL_MARKET - ACT_DRAW):
+        # WE2 / OP_DRAW: one card drawn (the most frequent event of a playout, so asked first).
+        k = action - ACT_DRAW
+        seat = c.draw_seat
+        c.draw[seat][k] -= 1
+        c.draw_count[seat] -= 1
+        if c.draw[seat][k] == 0:
+            cache_of(c).draw_kinds[seat] &= ~(<uint64_t>1 << k)
+        hand_add(c, seat, k)
+        c.draws_pending -= 1
+        if c.draws_pending and c.draw_count[seat]:
+            # The next card is drawn by chance again: advance would stop at once (no refill
+            # was pending, or this event would have been one, and the pile has cards).
+            return
+        advance(c)
+        return
     if action >= ACT_RESOLVE_WC:
         # WG2: the owner picked which pending When-Completed ability resolves now.
         g = action - ACT_RESOLVE_WC
-        c.gf_flags[g] &= ~GF_WC_PENDING
+        clear_wc_pending(c, g)
         push_frame(c, EFFECT_WC + g)
         advance(c)
         return
@@ -1039,37 +1190,31 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             for h in range(N_GF):
                 if c.gf_loc[h] == GF_DECK and G_KIND[h] == g:
                     c.gf_loc[h] = GF_ROW
+                    cache_of(c).row_gfs |= <uint32_t>1 << h
                     break
             c.gf_deck_count -= 1
             c.gf_row_count += 1
-        elif action >= ACT_REFILL_MARKET:
+        else:
             k = action - ACT_REFILL_MARKET
             c.market_deck[k] -= 1
             c.market_deck_count -= 1
             c.market_row[k] += 1
+            cache_of(c).market_kinds |= <uint64_t>1 << k
             c.market_row_count += 1
-        else:
-            k = action - ACT_DRAW
-            seat = c.draw_seat
-            c.draw[seat][k] -= 1
-            c.draw_count[seat] -= 1
-            c.hand[seat][k] += 1
-            c.hand_count[seat] += 1
-            c.draws_pending -= 1
-            if c.draws_pending and c.draw_count[seat]:
-                # The next card is drawn by chance again: advance would stop at once (no refill
-                # was pending, or this event would have been one, and the pile has cards).
-                return
         advance(c)
         return
     top = c.depth - 1
     if action == ACT_END:
         end_turn(c)
+        if c.stage == STAGE_OVER or c.draw_count[c.draw_seat]:
+            # At rest: the game is over, or a refill or the new hand's first card is drawn
+            # by chance (advance would stop at once; only an empty draw pile needs its WE2
+            # reshuffle or "draw fewer" first).
+            return
     elif action < ACT_BUY:
         # WP1/WP2: into the play area, then its text (a Flower's Cultivate ability).
         k = action - ACT_PLAY
-        c.hand[tp][k] -= 1
-        c.hand_count[tp] -= 1
+        hand_remove(c, tp, k)
         c.play[k] += 1
         c.play_count += 1
         # The highest kind of the current run of coin-only plays (policy_actions' order): the
@@ -1077,6 +1222,15 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         if K_PURE[k]:
             if k + 1 > c.last_pure:
                 c.last_pure = k + 1
+            if c.depth == 0:
+                # A coin-only text resolves here, all at once (the frame advance would push and
+                # pop): it only adds to the turn's counters, so the turn player decides again
+                # (no chance, choice or pending When-Completed ability can follow).
+                c.coins = sat_add(c.coins, K_PLAY_COINS[k])
+                if K_PLAY_BUYS[k] or K_PLAY_PLANTS[k]:
+                    c.buys = sat_add(c.buys, K_PLAY_BUYS[k])
+                    c.plants = sat_add(c.plants, K_PLAY_PLANTS[k])
+                return
         else:
             c.last_pure = 0
         push_frame(c, 2 * k)
@@ -1087,30 +1241,36 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.buys -= 1
         if c.market_row[k]:
             c.market_row[k] -= 1
+            if c.market_row[k] == 0:
+                cache_of(c).market_kinds &= ~(<uint64_t>1 << k)
             c.market_row_count -= 1
         else:
             c.basic_top = EMPTY
         c.discard[tp][k] += 1
         c.discard_count[tp] += 1
         c.last_pure = 0
+        return                  # at rest: the refill's chance node or the turn player's decision
     elif action < ACT_PLANT:
         # WB2: a bought GF goes face up into the play area for good.
         g = action - ACT_BUY_GF
         c.coins -= G_COST[g]
         c.buys -= 1
         c.gf_loc[g] = GF_OWNED + tp
+        cache_of(c).row_gfs &= ~(<uint32_t>1 << g)
+        cache_of(c).owned_gfs[tp] |= <uint32_t>1 << g
         c.gf_row_count -= 1
         c.last_pure = 0
+        return                  # at rest: the refill's chance node or the turn player's decision
     elif action < ACT_COMPOST_HAND:
         # WPl1-WPl3: under the GF, then (WG1) lock if complete, then the Plant ability, then
         # the WC ability (now on the owner's turn, at the owner's next turn start otherwise).
         k = (action - ACT_PLANT) // MAX_GF
         g = (action - ACT_PLANT) % MAX_GF
         c.plants -= 1
-        c.hand[tp][k] -= 1
-        c.hand_count[tp] -= 1
+        hand_remove(c, tp, k)
         slot = free_slot(c, g, K_SYMBOL[k])
         c.gf_slot[g][slot] = k + 1
+        slots_changed(c, g)
         complete = True
         for i in range(G_NSLOTS[g]):
             if not c.gf_slot[g][i]:
@@ -1121,7 +1281,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             if owner == tp:
                 push_frame(c, EFFECT_WC + g)
             else:
-                c.gf_flags[g] |= GF_WC_PENDING
+                set_wc_pending(c, g)
         push_frame(c, 2 * k + 1)
         c.last_pure = 0
     elif action == ACT_STOP:
@@ -1131,8 +1291,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         # WK1: composted cards leave the game; A12 uprooting composts an unlocked Flower.
         if action < ACT_COMPOST_DISCARD:
             k = action - ACT_COMPOST_HAND
-            c.hand[tp][k] -= 1
-            c.hand_count[tp] -= 1
+            hand_remove(c, tp, k)
         elif action < ACT_UPROOT:
             k = action - ACT_COMPOST_DISCARD
             c.discard[tp][k] -= 1
@@ -1143,6 +1302,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             k = c.gf_slot[g][slot] - 1
             c.gf_slot[g][slot] = 0
             normalize_slots(c, g, G_SYM[g][slot])
+            slots_changed(c, g)
         c.compost[k] += 1
         c.last_pure = 0
         c.frame_left[top] -= 1
@@ -1155,9 +1315,11 @@ cdef void seat_totals(const WarCore* c, int p, int* points, int* planted_all,
                       int* planted_locked) noexcept nogil:
     """WZ2 points of seat p and the WZ3 tie-break counts (A9)."""
     cdef int g, i, k, total = 0, planted = 0, locked = 0
-    for g in range(N_GF):
-        if c.gf_loc[g] != GF_OWNED + p:
-            continue
+    cdef uint32_t gm = wp_eq32(c.gf_loc, GF_OWNED + p) & GF_MASK
+    cdef uint64_t km = EXPEDITION_MASK
+    while gm:
+        g = wp_ctz64(gm)
+        gm &= gm - 1
         for i in range(G_NSLOTS[g]):
             if c.gf_slot[g][i]:
                 planted += 1
@@ -1166,10 +1328,11 @@ cdef void seat_totals(const WarCore* c, int p, int* points, int* planted_all,
             for i in range(G_NSLOTS[g]):
                 total += K_POINTS[c.gf_slot[g][i] - 1]   # (a) locked Flowers, poison included
                 locked += 1
-    for k in range(N_KINDS):                       # (b) Expeditions anywhere in the deck (A10)
-        if K_EXP_POINTS[k]:
-            total += K_EXP_POINTS[k] * (c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
-                                        + (c.play[k] if p == c.turn_player else 0))
+    while km:                                      # (b) Expeditions anywhere in the deck (A10)
+        k = wp_ctz64(km)
+        km &= km - 1
+        total += K_EXP_POINTS[k] * (c.hand[p][k] + c.draw[p][k] + c.discard[p][k]
+                                    + (c.play[k] if p == c.turn_player else 0))
     points[0] = total
     planted_all[0] = planted
     planted_locked[0] = locked
@@ -1243,6 +1406,7 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
             cards[j] = tmp
             c.hand[q][cards[i]] += 1
             c.draw[q][cards[i]] -= 1
+        piles_changed(c, q)
 
 
 # --- rollout policy -----------------------------------------------------------------------------
@@ -1251,36 +1415,50 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     (into an own GF, completing first; poison into an opponent's GF only where it does not
     complete it), play every card, buy the most expensive thing affordable (a GF while owning
     fewer than two incomplete ones), compost starters, uproot poison from own GFs, then end.
-    One decision in ten is uniform, so playouts keep some variety. The turn decisions' scores
-    are computed with the actions themselves (turn_actions); ties and noise as before: each
-    action in ascending order adds rng_below(4), the first best one wins."""
+    One decision in ten is uniform, so playouts keep some variety. The draws: with two or more
+    actions, rng_below(10) (0: uniform, rng_below(n)), else each action in ascending order adds
+    rng_below(4) of noise to its score and the first best wins; a lone action draws
+    rng_below(1). A turn decision is scored straight from its bit sets (turn_sets, no list):
+    the first draw is the same whether the turn has one action or more, so it is drawn first,
+    and the noise draws are kept only if the turn had two or more."""
     cdef const WarCore* c = <const WarCore*>buf
-    cdef int32_t acts[MAX_LEGAL]
-    cdef int values[MAX_LEGAL]
-    cdef int n, i, best = -1, best_value = -100000, value
-    cdef uint32_t pending
-    cdef Rng local
+    cdef PolicyPick pick
     # Only ever asked at a decision (the search, KernelState.rollout_action and policy_action
     # check): inside an "up to n" choice, or a turn decision.
     if c.depth > 0:
         return choice_rollout_action(c, buf, rng)
-    pending = pending_wc(c)
-    if pending:                                  # the order of pending WCs: at random
-        n = policy_actions(buf, acts)
-        return acts[rng_below(rng, n)]
-    n = turn_actions(c, acts, values, True)
-    if n <= 1 or rng_below(rng, 10) == 0:
-        return acts[rng_below(rng, n)]
+    if pending_wc(c):                            # the order of pending WCs: at random
+        return uniform_policy_action(buf, rng)
+    if rng_below(rng, 10) == 0:                  # rng_below(10), or a lone action's rng_below(1)
+        return uniform_turn_action(c, rng)
     # The noise draws on a local copy of the generator, written back once: the build does not
     # assume strict aliasing, so through the pointer every draw would store and reload its state.
-    local = rng[0]
-    for i in range(n):
-        value = values[i] + rng_below(&local, 4)
-        if value > best_value:
-            best_value = value
-            best = acts[i]
-    rng[0] = local
-    return best
+    pick.noise = rng[0]
+    pick.best_value = -100000
+    pick.best = ACT_END
+    pick.n = 0
+    pick_turn_action(c, &pick)
+    if pick.n > 1:
+        rng[0] = pick.noise
+    return pick.best
+
+
+cdef int32_t uniform_policy_action(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """A uniform pick of the canonical subset (kept out of k_rollout_action: its list is large)."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = policy_actions(buf, acts)
+    return acts[rng_below(rng, n)]
+
+
+cdef int32_t uniform_turn_action(const WarCore* c, Rng* rng) noexcept nogil:
+    """The playout policy's uniform turn decision, after its rng_below(10) drew 0: that draw
+    stands for a lone action's rng_below(1) (the same move of the generator), so a lone END
+    draws nothing more."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef int n = turn_actions(c, acts, True)
+    if n <= 1:
+        return acts[0]
+    return acts[rng_below(rng, n)]
 
 
 cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rng) noexcept nogil:
@@ -1331,7 +1509,7 @@ KERNEL.returns = k_returns
 KERNEL.scores = k_scores
 KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
-KERNEL.rebuild = NULL
+KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
 KERNEL.search_actions = k_search_actions
 KERNEL.num_features = FEATURE_COUNT
@@ -1475,13 +1653,14 @@ def at_rest(const uint8_t[::1] data):
     """For the validator, once every field is in range: True if no forced step is pending
     (advance would change nothing), i.e. the state waits for a decision, a chance outcome or
     is over. Positions are only ever stored at rest."""
-    cdef WarCore before, after
+    cdef WarState after
     if data.shape[0] != sizeof(WarCore):
         raise ValueError("wrong core size")
-    memcpy(&before, &data[0], sizeof(WarCore))
-    memcpy(&after, &data[0], sizeof(WarCore))
-    advance(&after)
-    return memcmp(&before, &after, sizeof(WarCore)) == 0
+    memset(&after, 0, sizeof(WarState))
+    memcpy(&after.core, &data[0], sizeof(WarCore))
+    k_rebuild(<uint8_t*>&after)
+    advance(&after.core)
+    return memcmp(&data[0], &after.core, sizeof(WarCore)) == 0
 
 
 def action_info(const uint8_t[::1] data, int action):
@@ -1560,12 +1739,14 @@ LIMITS = {"max_kinds": MAX_KINDS, "max_gf": MAX_GF, "max_slots": MAX_SLOTS,
 def policy_action(const uint8_t[::1] data, uint64_t seed):
     """The playout policy's choice in a decision state (for tests and tools). The core must be
     a validated position where a seat is to decide."""
-    cdef WarCore c
+    cdef WarState st
     cdef Rng rng
     if data.shape[0] != sizeof(WarCore):
         raise ValueError("wrong core size")
-    memcpy(&c, &data[0], sizeof(WarCore))
-    if k_current_player(<uint8_t*>&c) < 0:
+    memset(&st, 0, sizeof(WarState))
+    memcpy(&st.core, &data[0], sizeof(WarCore))
+    k_rebuild(<uint8_t*>&st)
+    if k_current_player(<uint8_t*>&st) < 0:
         raise ValueError("not a decision")
     rng_seed(&rng, seed)
-    return k_rollout_action(<uint8_t*>&c, &rng)
+    return k_rollout_action(<uint8_t*>&st, &rng)
