@@ -306,7 +306,6 @@ def analyze(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
-    solve: bool = True,
 ) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
 
@@ -324,7 +323,7 @@ def analyze(
     enough, the position is also solved exactly within the budget (``Analysis.solved``,
     ``MoveInfo.exact``; docs/exact.md): with a time budget the search has half of it and the
     solve the rest, with an iteration budget the solve expands at most as many positions as
-    the search has iterations. `solve` False: search only (to measure what solving is worth).
+    the search has iterations. ``settings.solve_endgames`` False: search only.
     """
     player = state.current_player
     if player == TERMINAL:
@@ -335,7 +334,7 @@ def analyze(
     started = time.perf_counter()
     settings = settings_of(state, settings)
     searches, eval_plies = _searches(state, limits, settings)
-    plan = _plan_solve(state, limits, settings, started) if solve else None
+    plan = _plan_solve(state, limits, settings, started)
     if handle is not None:
         handle._attach([*searches, *([plan.solver] if plan else [])])
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
@@ -381,12 +380,12 @@ class _Solve:
 
 
 def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
-    """The exact solve to try after the search, or None: not for the frozen baseline (it
-    plays as it was measured), only for two seats (with three or more max^n has no single
+    """The exact solve to try after the search, or None: not where the settings say search
+    only (``solve_endgames``; the frozen baseline plays as it was measured), only for two seats (with three or more max^n has no single
     value; a solo game's win share is the same for every move, and its objective is points), not
     where a seat cannot see everything (the solver's check, over the kernel's determinize),
     not where the estimated tree is beyond the budget (``SOLVE_ESTIMATE_RATIO``)."""
-    if settings.baseline_playout or state.num_players != 2:
+    if not settings.solve_endgames or state.num_players != 2:
         return None
     if limits.iterations is not None:
         max_nodes = limits.iterations * SOLVE_NODES_PER_ITERATION
@@ -537,7 +536,6 @@ def analyze_stream(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
-    solve: bool = True,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
@@ -549,7 +547,8 @@ def analyze_stream(
     holds a snapshot (bounded: nothing is buffered). Cancelling `handle` ends the current slice
     at its next iteration; the final analysis follows at once. `interval_ms` <= 0: only the
     final result. `detail`, `settings`, `draw_worlds` (the final analysis only),
-    `draw_deadline` and `solve` (the final analysis only) as for :func:`analyze`.
+    `draw_deadline` as for :func:`analyze`; the exact solve (``settings.solve_endgames``) is
+    tried for the final analysis only.
 
     `trees`: search these (``SearchTrees.start``, or kept from an earlier stream, which this
     one continues: ``trees.continues(state, limits, settings)`` must hold; ValueError otherwise). The
@@ -567,7 +566,7 @@ def analyze_stream(
     searches = trees.searches
     for search in searches:
         search.clear_cancel()  # kept trees: a cancel of the call that grew them is over
-    plan = _plan_solve(state, limits, trees.settings, started) if solve else None
+    plan = _plan_solve(state, limits, trees.settings, started)
     if handle is not None:
         handle._attach([*searches, *([plan.solver] if plan else [])])
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here

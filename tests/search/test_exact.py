@@ -12,7 +12,9 @@ from hortus import games
 from hortus._ext.mcts import Solver
 from hortus.games.base import State
 from hortus.search import BASELINE, Limits, analyze
+from hortus.search.bots import make_bot
 from hortus.search.exact import SolveBudgetError, expectimax, nothing_hidden, star1
+from hortus.search.settings import settings_for
 
 
 def _near_end(name: str, players: int, seed: int, back: int) -> State:
@@ -146,9 +148,19 @@ def test_analysis_is_exact_near_the_end() -> None:
     assert replace(again, elapsed_ms=0.0) == replace(analysis, elapsed_ms=0.0)
 
 
-def test_the_frozen_baseline_and_large_positions_are_not_solved() -> None:
+def test_solving_is_a_search_setting_off_for_the_frozen_baseline() -> None:
     state = _near_end("botanik", 2, 2, 2)
-    assert not analyze(state, Limits(iterations=500, seed=1), settings=BASELINE).solved
+    limits = Limits(iterations=500, seed=1)
+    assert analyze(state, limits).solved
+    assert not BASELINE.solve_endgames and not analyze(state, limits, settings=BASELINE).solved
+    search_only = analyze(state, limits, settings=settings_for(state, solve_endgames=False))
+    assert not search_only.solved and not any(m.exact for m in search_only.moves)
+    # the setting decides, not the baseline's playout policy
+    assert analyze(state, limits, settings=replace(BASELINE, solve_endgames=True)).solved
+    assert make_bot("mcts:500,solve_endgames=false").changes == {"solve_endgames": False}  # type: ignore[attr-defined]
+
+
+def test_large_positions_are_not_solved() -> None:
     # a few iterations give the solve too few positions: the search's answer stands
     early = games.get("botanik").new_game(players=2, seed=5)
     while early.is_chance():
