@@ -29,7 +29,9 @@ separate the players' choices from luck; 3 was the only value ever used."""
 
 SOLVE_SHARE = 0.5
 """Of a time budget, the share kept for solving the position exactly when it looks small
-enough (``SOLVE_ESTIMATE_LIMIT``); the search has the rest, and all of it otherwise."""
+enough (``SOLVE_ESTIMATE_RATIO``); the search has the rest first, and all of it otherwise.
+What the solve leaves unused when it gives up (its node budget ran out first) goes back to
+the search, up to the same deadline."""
 SOLVE_NODES_PER_ITERATION = 1
 """With an iteration budget, the solve may expand this many positions per iteration: a
 position costs about what an iteration near the end does (every move and outcome applied
@@ -347,11 +349,26 @@ def analyze(
         searches[i].run(iterations=limits.iterations or 0, time_ms=time_ms, seed=seeds[i], **options)
 
     _in_parallel(run, limits.threads)
+    found = None
+    if plan is not None and not (handle is not None and handle.cancelled):
+        found = _run_solve(plan, _search_order(state, searches, player, limits))
+        left_ms = _time_left_ms(limits, started)
+        if not found.solved and left_ms > 0 and not (handle is not None and handle.cancelled):
+            # the solve gave up before the deadline: the search has the time it left
+            def more(i: int) -> None:
+                iterations = 0
+                if limits.iterations is not None:
+                    iterations = limits.iterations - int(searches[i].iterations_done)
+                    if iterations <= 0:
+                        return
+                searches[i].run(iterations=iterations, time_ms=left_ms, seed=seeds[i], resume=True, **options)
+
+            _in_parallel(more, limits.threads)
 
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else plan)
+    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else found)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline)
     return Analysis(
@@ -402,30 +419,55 @@ def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started:
 
 
 def _search_time_ms(limits: Limits, solve: _Solve | None) -> float:
-    """The search's time budget (0 = none): all of ``limits.time_ms``, less the solve's share."""
+    """The search's first time budget (0 = none): all of ``limits.time_ms``, less the solve's
+    share (the search gets back what the solve leaves unused)."""
     if limits.time_ms is None:
         return 0.0
     return limits.time_ms * (1.0 - SOLVE_SHARE) if solve is not None else limits.time_ms
 
 
-def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]:
-    """`moves` with what the solve found, and whether it finished. The moves are tried in
-    their ranking order, so the search's favourite is valued first and stays first among
-    equally good moves; a move valued later is strictly better than the ones before it and
-    goes first. A move proved no better without being valued keeps the search's estimate,
-    capped at the bound the proof gives. A solve cut short by its budget keeps what it
-    finished (often the favourite's exact value, the costly part)."""
+def _time_left_ms(limits: Limits, started: float) -> float:
+    """Milliseconds of the time budget left (0 without one)."""
+    if limits.time_ms is None:
+        return 0.0
+    return max(0.0, limits.time_ms - (time.perf_counter() - started) * 1000.0)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What a solve found: (action, value, exact) in the order tried (``Solver.solve``), and
+    whether every move was."""
+
+    moves: tuple[tuple[int, float, bool], ...]
+    solved: bool
+
+
+def _run_solve(solve: _Solve, order: list[int]) -> _Found:
+    """Solve the root, trying the moves in `order` (the search's ranking: its favourite is
+    valued first and stays first among equally good moves), within the plan's node budget
+    and deadline."""
     time_ms = 0.0
     if solve.deadline is not None:
         time_ms = (solve.deadline - time.perf_counter()) * 1000.0
         if time_ms <= 0.0:
-            return moves, False
-    found = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms, value_all=solve.value_all)
-    if not found:
-        return moves, False
-    exact = {a: v for a, v, valued in found if valued}
-    bound = {a: v for a, v, valued in found if not valued}
-    best = max(exact, key=lambda a: exact[a])  # the first of the best, in the ranking's order
+            return _Found((), False)
+    found = solve.solver.solve(order, solve.max_nodes, time_ms, value_all=solve.value_all)
+    return _Found(tuple((int(a), float(v), bool(valued)) for a, v, valued in found), solve.solver.status == "solved")
+
+
+def _solved(found: _Found, moves: list[MoveInfo]) -> list[MoveInfo]:
+    """`moves` (ranked) with what the solve found. A move valued exactly gets its exact win
+    share; one proved no better without being valued keeps the search's estimate, capped at
+    the bound the proof gives. The best move found goes first when the whole root was solved,
+    or when the ranking's first move was among those tried (a move valued after it was
+    proved better; a move not tried might be better still, so otherwise the order stands). A
+    solve cut short keeps what it finished (often the favourite's exact value, the costly
+    part)."""
+    exact = {a: v for a, v, valued in found.moves if valued}
+    bound = {a: v for a, v, valued in found.moves if not valued}
+    if not exact:
+        return moves
+    best = max(exact, key=lambda a: exact[a])  # the first of the best, in the order tried
     out = []
     for m in moves:
         if m.action in exact:
@@ -434,8 +476,9 @@ def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]
             out.append(replace(m, win_probability=min(m.win_probability, bound[m.action])))
         else:
             out.append(m)
-    out.sort(key=lambda m: m.action != best)  # stable: the rest keep their order
-    return out, solve.solver.status == "solved"
+    if found.solved or (moves and moves[0].action in exact.keys() | bound.keys()):
+        out.sort(key=lambda m: m.action != best)  # stable: the rest keep their order
+    return out
 
 
 @dataclass
@@ -570,16 +613,17 @@ def analyze_stream(
     if handle is not None:
         handle._attach([*searches, *([plan.solver] if plan else [])])
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
-    # the search's deadline: the solve (at the end, the final analysis only) has the rest
-    deadline = None if limits.time_ms is None else started + _search_time_ms(limits, plan) / 1000.0
+    # the search's first deadline: the solve (at the end, for the final analysis only) has the
+    # rest, and gives back to the search what it leaves unused
+    first_deadline = None if limits.time_ms is None else started + _search_time_ms(limits, plan) / 1000.0
     options = _search_options(trees.settings)
     options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
     # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    def snapshot(partial: bool, draws: bool = False, final_solve: _Solve | None = None) -> Analysis:
-        moves, solved = _rank(state, searches, player, limits, detail, final_solve)
+    def snapshot(partial: bool, draws: bool = False, found: _Found | None = None) -> Analysis:
+        moves, solved = _rank(state, searches, player, limits, detail, found)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline) if draws else moves),
@@ -596,34 +640,42 @@ def analyze_stream(
             return 0
         return max(0, limits.iterations - (int(searches[i].iterations_done) - base[i]))
 
-    while True:
-        now = time.perf_counter()
-        cancelled = handle is not None and handle.cancelled
-        out_of_time = deadline is not None and now >= deadline
-        budget_done = limits.iterations is not None and all(left(i) == 0 for i in range(limits.threads))
-        if cancelled or out_of_time or budget_done:
-            break
-        span = slice_s if deadline is None else min(slice_s, deadline - now)
-        time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
-
-        def run(i: int) -> None:
-            iterations = left(i) if limits.iterations is not None else 0
-            if limits.iterations is not None and iterations == 0:
+    def search_until(deadline: float | None) -> Iterator[tuple[Analysis, bool]]:
+        while True:
+            now = time.perf_counter()
+            cancelled = handle is not None and handle.cancelled
+            out_of_time = deadline is not None and now >= deadline
+            budget_done = limits.iterations is not None and all(left(i) == 0 for i in range(limits.threads))
+            if cancelled or out_of_time or budget_done:
                 return
-            searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], resume=True, **options)
+            span = slice_s if deadline is None else min(slice_s, deadline - now)
+            time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
 
-        _in_parallel(run, limits.threads)
-        more = not (handle is not None and handle.cancelled)
-        if more and limits.iterations is not None:
-            more = any(left(i) > 0 for i in range(limits.threads))
-        if more and deadline is not None:
-            more = time.perf_counter() < deadline
-        if more:
-            yield snapshot(True), False
+            def run(i: int) -> None:
+                iterations = left(i) if limits.iterations is not None else 0
+                if limits.iterations is not None and iterations == 0:
+                    return
+                searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], resume=True, **options)
 
+            _in_parallel(run, limits.threads)
+            more = not (handle is not None and handle.cancelled)
+            if more and limits.iterations is not None:
+                more = any(left(i) > 0 for i in range(limits.threads))
+            if more and deadline is not None:
+                more = time.perf_counter() < deadline
+            if more:
+                yield snapshot(True), False
+
+    yield from search_until(first_deadline)
+    found = None
+    if plan is not None and not (handle is not None and handle.cancelled):
+        found = _run_solve(plan, _search_order(state, searches, player, limits))
+        if not found.solved and plan.deadline is not None:
+            # the solve gave up before the deadline: the search has the time it left
+            yield from search_until(plan.deadline)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
-    yield snapshot(bool(cancelled or short), draws=not cancelled, final_solve=None if cancelled else plan), True
+    yield snapshot(bool(cancelled or short), draws=not cancelled, found=None if cancelled else found), True
 
 
 @dataclass
@@ -636,12 +688,49 @@ class _Totals:
 
 
 def _rank(
-    state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0, solve: _Solve | None = None
+    state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0, found: _Found | None = None
 ) -> tuple[list[MoveInfo], bool]:
-    """Root children merged over the threads' trees, most visited first (with `solve` and
-    the position solved in its budget: with their exact values, the exactly best first);
-    the first `detail` moves (0 = all) with their principal variation and reason. Returns
-    them and whether the position was solved."""
+    """Root children merged over the threads' trees, most visited first (with what a solve
+    `found`: with their exact values, the exactly best first where it was proved best); the
+    first `detail` moves (0 = all) with their principal variation and reason. Returns them and
+    whether the position was solved."""
+    moves, unsearched = _ranked(state, searches, seat, limits)
+    solved = False
+    if found is not None:
+        ranked = _solved(found, moves + unsearched)
+        solved = found.solved
+        moves = [m for m in ranked if m.visits > 0 or m.exact]
+        unsearched = [m for m in ranked if m.visits == 0 and not m.exact]
+
+    def detailed(move: MoveInfo) -> MoveInfo:
+        pv = _principal_variation(state, searches[0], move.action, seat)
+        notation = []
+        replay = state.clone()
+        for a in pv:
+            notation.append(replay.action_to_string(a))
+            replay.apply(a)
+        return replace(
+            move,
+            principal_variation=tuple(pv),
+            principal_variation_notation=tuple(notation),
+            reason=_reason(state, move, moves, seat),
+        )
+
+    shown = len(moves) if detail <= 0 else detail
+    moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
+    return moves + unsearched, solved  # the unvisited ones last, in action order
+
+
+def _search_order(state: State, searches: list[Search], seat: int, limits: Limits) -> list[int]:
+    """The root's moves in the search's ranking, the unvisited last: the order a solve tries
+    them in."""
+    moves, unsearched = _ranked(state, searches, seat, limits)
+    return [m.action for m in moves + unsearched]
+
+
+def _ranked(state: State, searches: list[Search], seat: int, limits: Limits) -> tuple[list[MoveInfo], list[MoveInfo]]:
+    """Root children merged over the threads' trees, most visited first, and the moves the
+    search considers but never visited (in action order), without variations or reasons."""
     n = state.num_players
     merged: dict[int, _Totals] = {}
     for s in searches:
@@ -696,29 +785,7 @@ def _rank(
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
-    solved = False
-    if solve is not None:
-        ranked, solved = _solved(solve, moves + unsearched)
-        moves = [m for m in ranked if m.visits > 0 or m.exact]
-        unsearched = [m for m in ranked if m.visits == 0 and not m.exact]
-
-    def detailed(move: MoveInfo) -> MoveInfo:
-        pv = _principal_variation(state, searches[0], move.action, seat)
-        notation = []
-        replay = state.clone()
-        for a in pv:
-            notation.append(replay.action_to_string(a))
-            replay.apply(a)
-        return replace(
-            move,
-            principal_variation=tuple(pv),
-            principal_variation_notation=tuple(notation),
-            reason=_reason(state, move, moves, seat),
-        )
-
-    shown = len(moves) if detail <= 0 else detail
-    moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
-    return moves + unsearched, solved  # the unvisited ones last, in action order
+    return moves, unsearched
 
 
 def _unsearched_reason(searches: list[Search]) -> str:

@@ -3,15 +3,17 @@ budgets give up cleanly, and the fairness check sees hidden hands."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from hortus import games
-from hortus._ext.mcts import Solver
+from hortus._ext.mcts import Search, Solver
 from hortus.games.base import State
-from hortus.search import BASELINE, Limits, analyze
+from hortus.search import BASELINE, Limits, analysis, analyze, analyze_stream
 from hortus.search.bots import make_bot
 from hortus.search.exact import SolveBudgetError, expectimax, nothing_hidden, star1
 from hortus.search.settings import settings_for
@@ -224,3 +226,46 @@ def test_a_solved_decision_is_reviewed_on_exact_values() -> None:
     assert review.best_value[0] == pytest.approx(max(plain.values.values()), abs=1e-9)
     assert review.played_value[0] == pytest.approx(plain.values[worst], abs=1e-9)
     assert review.message().exact
+
+
+def _recording_search(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The options of every ``Search.run`` the analysis makes from now on."""
+    calls: list[dict[str, Any]] = []
+
+    class Recording(Search):
+        def run(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            return super().run(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "Search", Recording)
+    return calls
+
+
+def test_a_solve_that_gives_up_gives_its_time_back_to_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _near_end("botanik", 2, 2, 4)
+    calls = _recording_search(monkeypatch)
+    # a node budget of one position: the solve is tried and gives up at once
+    monkeypatch.setattr(analysis, "SOLVE_NODES_PER_MS", 1e-6)
+    monkeypatch.setattr(analysis, "SOLVE_ESTIMATE_RATIO", math.inf)
+    result = analyze(state, Limits(iterations=None, time_ms=400, seed=1))
+    assert not result.solved
+    assert [bool(c.get("resume")) for c in calls] == [False, True]
+    assert calls[0]["time_ms"] == 400 * (1 - analysis.SOLVE_SHARE)
+    assert 0 < calls[1]["time_ms"] <= 400 * analysis.SOLVE_SHARE
+    # the same in a stream (the final analysis's solve), slice by slice
+    calls.clear()
+    final = [a for a, is_final in analyze_stream(state, Limits(iterations=None, time_ms=400, seed=1), interval_ms=0) if is_final]
+    assert not final[0].solved and len(calls) == 2
+    assert calls[0]["time_ms"] == pytest.approx(200, abs=5) and 0 < calls[1]["time_ms"] <= 200
+
+
+def test_a_solved_position_or_an_iteration_budget_searches_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _near_end("botanik", 2, 2, 2)
+    calls = _recording_search(monkeypatch)
+    assert analyze(state, Limits(iterations=None, time_ms=400, seed=1)).solved
+    assert len(calls) == 1
+    calls.clear()
+    monkeypatch.setattr(analysis, "SOLVE_NODES_PER_ITERATION", 1e-9)
+    monkeypatch.setattr(analysis, "SOLVE_ESTIMATE_RATIO", math.inf)
+    given_up = analyze(state, Limits(iterations=300, seed=1))
+    assert not given_up.solved and len(calls) == 1  # the iterations were all spent: deterministic
