@@ -135,6 +135,12 @@ class MoveInfo:
     chance outcome counted with its odds: the rest of the game was small enough to solve and
     nothing in it is hidden from any seat (see docs/exact.md). The other statistics (visits,
     expected scores, principal variation, spreads) are the search's, as for any move."""
+    exact_condition: str = ""
+    """For an exact move that neither surely wins nor surely loses, what its result hangs on,
+    where one chance event settles it: the first chance event along the solved line of best
+    play after the move, and the outcomes (in the game's notation, all public) on which it
+    loses or wins, e.g. "wins unless the next chance outcome is draw red loop". "" otherwise
+    (also where the analysis had no budget left to trace the line)."""
 
 
 @dataclass(frozen=True)
@@ -436,10 +442,11 @@ def _time_left_ms(limits: Limits, started: float) -> float:
 @dataclass(frozen=True)
 class _Found:
     """What a solve found: (action, value, exact) in the order tried (``Solver.solve``), and
-    whether every move was."""
+    whether every move was; `solve` is the plan that found it (its solver and its table)."""
 
     moves: tuple[tuple[int, float, bool], ...]
     solved: bool
+    solve: _Solve
 
 
 def _run_solve(solve: _Solve, order: list[int]) -> _Found:
@@ -450,9 +457,9 @@ def _run_solve(solve: _Solve, order: list[int]) -> _Found:
     if solve.deadline is not None:
         time_ms = (solve.deadline - time.perf_counter()) * 1000.0
         if time_ms <= 0.0:
-            return _Found((), False)
+            return _Found((), False, solve)
     found = solve.solver.solve(order, solve.max_nodes, time_ms, value_all=solve.value_all)
-    return _Found(tuple((int(a), float(v), bool(valued)) for a, v, valued in found), solve.solver.status == "solved")
+    return _Found(tuple((int(a), float(v), bool(valued)) for a, v, valued in found), solve.solver.status == "solved", solve)
 
 
 def _solved(found: _Found, moves: list[MoveInfo]) -> list[MoveInfo]:
@@ -709,6 +716,8 @@ def _rank(
         for a in pv:
             notation.append(replay.action_to_string(a))
             replay.apply(a)
+        if found is not None and found.solved and move.exact:
+            move = replace(move, exact_condition=_exact_condition(found.solve, state, move, seat))
         return replace(
             move,
             principal_variation=tuple(pv),
@@ -843,6 +852,8 @@ def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> 
     parts: list[str] = []
     if move.exact:
         parts.append(_exact_words(move.win_probability))
+        if move.exact_condition:
+            parts.append(move.exact_condition)
     elif any(m.exact for m in ranked) and move is not ranked[0]:
         parts.append("proved no better than the best move")
     others = [m for m in ranked if m.action != move.action]
@@ -874,6 +885,81 @@ def _exact_words(value: float) -> str:
     if value <= 1e-9:
         return "loses in every draw against best play (solved)"
     return f"exactly {value * 100:.1f}% win chance with best play, every draw counted (solved)"
+
+
+EXACT_LINE_DECISIONS = 12
+"""The longest solved line followed from a move to its first chance event (a game whose
+chance events lie further apart gets no ``MoveInfo.exact_condition``)."""
+EXACT_CONDITION_OUTCOMES = 3
+"""A condition names at most this many chance outcomes (more would not read as one)."""
+
+
+def _exact_condition(solve: _Solve, state: State, move: MoveInfo, seat: int) -> str:
+    """What `move`'s exact win share (strictly between 0 and 1) hangs on, or "": the solved
+    line of best play after it (each seat's exactly best move, the first of equals in the
+    searched order) up to its first chance event, whose outcomes are each valued exactly with
+    the solve's table, within the plan's node budget and deadline (so a seeded analysis stays
+    deterministic). Where every outcome settles the game for `seat`: "wins unless the next
+    chance outcome is X" (the losing ones) or "wins only if ... is Y" (the winning ones);
+    otherwise the outcomes that settle it: "wins if ... is Y", "loses if ... is X". Outcomes
+    are named only when they are at most ``EXACT_CONDITION_OUTCOMES`` and not all of them."""
+    if not 1e-9 < move.win_probability < 1.0 - 1e-9:
+        return ""
+    solver = solve.solver
+    start = int(solver.nodes)
+
+    def values(path: list[int]) -> list[tuple[int, float, float]]:
+        budget = solve.max_nodes - (int(solver.nodes) - start)
+        time_ms = 0.0
+        if solve.deadline is not None:
+            time_ms = (solve.deadline - time.perf_counter()) * 1000.0
+            if time_ms <= 0.0:
+                return []
+        return solver.values(path, budget, time_ms) if budget > 0 else []
+
+    path = [move.action]
+    replay = state.clone()
+    replay.apply(move.action)
+    while not replay.is_chance():
+        if replay.is_terminal() or len(path) > EXACT_LINE_DECISIONS:
+            return ""
+        children = values(path)
+        if not children:
+            return ""
+        mover = replay.current_player
+        # seat 0's win share: seat 0 takes the largest, seat 1 the smallest
+        best = max(children, key=lambda c: c[2] if mover == 0 else -c[2])[0]
+        path.append(best)
+        replay.apply(best)
+    outcomes = values(path)
+    if not outcomes:
+        return ""
+    mine = [(replay.action_to_string(a), v if seat == 0 else 1.0 - v) for a, _, v in outcomes]
+    wins = [label for label, v in mine if v >= 1.0 - 1e-9]
+    losses = [label for label, v in mine if v <= 1e-9]
+
+    def named(labels: list[str]) -> str | None:
+        """The labels as one phrase, if they are few, not every outcome, and name no outcome
+        outside them (two outcomes may share a label)."""
+        unique = list(dict.fromkeys(labels))
+        if not 0 < len(labels) < len(mine) or len(unique) > EXACT_CONDITION_OUTCOMES:
+            return None
+        if sum(label in unique for label, _ in mine) != len(labels):
+            return None
+        return " or ".join(unique)
+
+    if len(wins) + len(losses) == len(mine):  # this chance event settles it
+        if (lost := named(losses)) is not None:
+            return f"wins unless the next chance outcome is {lost}"
+        if (won := named(wins)) is not None:
+            return f"wins only if the next chance outcome is {won}"
+        return ""
+    parts = []
+    if (won := named(wins)) is not None:
+        parts.append(f"wins if the next chance outcome is {won}")
+    if (lost := named(losses)) is not None:
+        parts.append(f"loses if the next chance outcome is {lost}")
+    return ", ".join(parts)
 
 
 def _principal_variation(state: State, search: Search, action: int, seat: int) -> list[int]:
