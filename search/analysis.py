@@ -330,8 +330,9 @@ def analyze(
     Near the end, where nothing is hidden from any seat and the rest of the game looks small
     enough, the position is also solved exactly within the budget (``Analysis.solved``,
     ``MoveInfo.exact``; docs/exact.md): with a time budget the search has half of it and the
-    solve the rest, with an iteration budget the solve expands at most as many positions as
-    the search has iterations. ``settings.solve_endgames`` False: search only.
+    solve the rest (a solve that gives up gives the time it leaves back to the search), with
+    an iteration budget the solve expands at most as many positions as the search has
+    iterations. ``settings.solve_endgames`` False: search only.
     """
     player = state.current_player
     if player == TERMINAL:
@@ -404,10 +405,11 @@ class _Solve:
 
 def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
     """The exact solve to try after the search, or None: not where the settings say search
-    only (``solve_endgames``; the frozen baseline plays as it was measured), only for two seats (with three or more max^n has no single
-    value; a solo game's win share is the same for every move, and its objective is points), not
-    where a seat cannot see everything (the solver's check, over the kernel's determinize),
-    not where the estimated tree is beyond the budget (``SOLVE_ESTIMATE_RATIO``)."""
+    only (``solve_endgames``; the frozen baseline plays as it was measured), only for two
+    seats (with three or more max^n has no single value; a solo game's win share is the same
+    for every move, and its objective is points), not where a seat cannot see everything (the
+    solver's check, over the kernel's determinize), not where the estimated tree is beyond the
+    budget (``SOLVE_ESTIMATE_RATIO``)."""
     if not settings.solve_endgames or state.num_players != 2:
         return None
     if limits.iterations is not None:
