@@ -999,6 +999,84 @@ cdef class Solver:
             found.append((action, v, valued))
         return found
 
+    def values(self, path, long max_nodes, double time_ms=0.0):
+        """Seat 0's exact win share after each move, or each chance outcome, of the position
+        that the actions `path` lead to from the root: a list of (action, probability, value),
+        the probability 0.0 at a decision (its moves: the searched subset of the legal ones).
+        Within max_nodes positions more and `time_ms` (if > 0); the table of bounds is shared
+        with (and warmed by) the solves before. [] when the budget, cancel() or hidden
+        information stops it (``status`` says why), or at the end of the game. Raises
+        ValueError for an action of `path` that is not legal where it is applied."""
+        cdef GameKernel* k = self.kernel
+        cdef size_t sb = k.state_bytes
+        cdef int depth = 0, n, i, seat, player
+        cdef int32_t* acts
+        cdef double* ws
+        cdef double total = 0.0, v
+        cdef uint8_t* s
+        if self.players > 2:
+            raise ValueError("solving needs one or two seats")
+        if not self.prepare():
+            self.stop_reason = SOLVE_HIDDEN
+            return []
+        steps = [int(a) for a in path]
+        if len(steps) + 2 > SOLVE_MAX_DEPTH:
+            raise ValueError("the path is too long")
+        self.stop_reason = SOLVE_OK
+        for a in steps:
+            s = self.stack + depth * sb
+            acts = self.actions + depth * <size_t>k.max_legal_actions
+            ws = self.weights + depth * <size_t>k.max_legal_actions
+            player = k.current_player(s)
+            if player == TERMINAL:
+                raise ValueError(f"path[{depth}]: the game is over")
+            if player == CHANCE:
+                n = k.chance_outcomes(s, acts, ws)
+            else:
+                for seat in range(self.players):
+                    if self._hides(s, seat):
+                        self.stop_reason = SOLVE_HIDDEN
+                        return []
+                n = k.legal_actions(s, acts)
+            if a not in [acts[i] for i in range(n)]:
+                raise ValueError(f"path[{depth}]: action {a} is not legal there")
+            memcpy(s + sb, s, sb)
+            k.apply(s + sb, a)
+            depth += 1
+        s = self.stack + depth * sb
+        acts = self.actions + depth * <size_t>k.max_legal_actions
+        ws = self.weights + depth * <size_t>k.max_legal_actions
+        player = k.current_player(s)
+        if player == TERMINAL:
+            return []
+        if player == CHANCE:
+            n = k.chance_outcomes(s, acts, ws)
+            for i in range(n):
+                total += ws[i]
+        else:
+            for seat in range(self.players):
+                if self._hides(s, seat):
+                    self.stop_reason = SOLVE_HIDDEN
+                    return []
+            n = searched_actions(k, s, acts)
+        # the children are valued one by one at depth + 1, which reuses no buffer of this depth's
+        children = [(acts[i], ws[i] / total if player == CHANCE else 0.0) for i in range(n)]
+        self.max_nodes = self.expanded + max_nodes
+        self.deadline = _now() + time_ms / 1000.0 if time_ms > 0.0 else 0.0
+        out = []
+        cdef int32_t child_action
+        for action, probability in children:
+            child_action = action
+            with nogil:
+                memcpy(s + sb, s, sb)
+                k.apply(s + sb, child_action)
+                # a window just outside [0, 1]: the value comes out exact
+                v = self._value(depth + 1, -1.0, 2.0)
+            if self.stop_reason != SOLVE_OK:
+                return []
+            out.append((action, probability, v))
+        return out
+
     @property
     def status(self):
         """Why the last solve stopped: "solved", "node budget", "deadline", "hidden

@@ -11,15 +11,15 @@ positions the solver cannot finish within its node budget are left out, and coun
 is exactly optimal (within 0.005 of the best exact value) with a Wilson interval, mean and
 p90 regret in exact win probability, and calibration (mean absolute error of the engine's
 own estimate of its move against that move's exact value), and the share of positions it
-solved. ``--no-solve``: every engine searches only (the engines as they were before the
-analysis solved positions). JSON + a table.
+solved. ``--no-solve``: every engine searches only (``solve_endgames=False``: the engines as
+they were before the analysis solved positions). JSON + a table.
 
 ``python bench/exact.py arena`` plays from positions beyond exact solving in the budget:
 ``--games`` / 2 positions, each ``--from-end`` (8..20) decisions before the end of a seeded
 level-4 or level-6 self-play game, each played out twice with the seats swapped (paired, the
-same chance draws), the default engine that solves against the same engine searching only,
-``--time-ms`` per decision, one thread each, ``--jobs`` processes. Reports the solving
-engine's win share with a Wilson interval.
+same chance draws), the default engine (which solves) against the same engine searching only
+(``solve_endgames=False``), ``--time-ms`` per decision, one thread each, ``--jobs``
+processes. Reports the solving engine's win share with a Wilson interval.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from _common import report  # noqa: E402
 from hortus import games  # noqa: E402
 from hortus.search import Limits, analyze  # noqa: E402
 from hortus.search.arena import wilson_interval  # noqa: E402
-from hortus.search.settings import BASELINE, SearchSettings  # noqa: E402
+from hortus.search.settings import BASELINE, SearchSettings, settings_for  # noqa: E402
 from hortus._ext.mcts import Solver  # noqa: E402
 from hortus.search.exact import SolveBudgetError, star1  # noqa: E402
 from hortus.search.levels import LevelBot, choose, get_level, level_limits  # noqa: E402
@@ -165,7 +165,8 @@ def _arena_pair(task: tuple[int, str, float, int]) -> list[float]:
                 state.resolve_chance(rng)
                 continue
             seat = state.current_player
-            analysis = analyze(state, replace(limits, seed=seed * 7919 + index * 131 + decision), solve=seat == solving_seat)
+            settings = settings_for(state, solve_endgames=seat == solving_seat)
+            analysis = analyze(state, replace(limits, seed=seed * 7919 + index * 131 + decision), settings=settings)
             state.apply(analysis.best.action)
             decision += 1
         shares.append(float(state.returns()[solving_seat]))
@@ -207,12 +208,18 @@ Engine = Callable[[Any, int], tuple[int, float | None, bool]]
 """(state, seed) -> (its move, its own estimate of that move's win probability, solved)"""
 
 
-SOLVE = True  # False (--no-solve): every engine searches only, as before the solved path
+SOLVE = True  # False (--no-solve): every engine searches only (solve_endgames=False)
+
+
+def _settings(state: Any, settings: SearchSettings | None = None) -> SearchSettings:
+    """`settings` (None = the game's), searching only under --no-solve."""
+    chosen = settings if settings is not None else settings_for(state)
+    return chosen if SOLVE else replace(chosen, solve_endgames=False)
 
 
 def _search(limits: Limits, settings: SearchSettings | None = None) -> Engine:
     def run(state: Any, seed: int) -> tuple[int, float | None, bool]:
-        analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=settings, solve=SOLVE)
+        analysis = analyze(state, replace(limits, seed=seed, threads=1), settings=_settings(state, settings))
         return analysis.best.action, analysis.best.win_probability, analysis.solved
 
     return run
@@ -220,7 +227,7 @@ def _search(limits: Limits, settings: SearchSettings | None = None) -> Engine:
 
 def _level(level: int) -> Engine:
     def run(state: Any, seed: int) -> tuple[int, float | None, bool]:
-        analysis = analyze(state, level_limits(level, seed), solve=SOLVE)
+        analysis = analyze(state, level_limits(level, seed), settings=_settings(state))
         move = choose(analysis, get_level(level).temperature, random.Random(seed))
         return move.action, move.win_probability, analysis.solved
 

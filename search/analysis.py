@@ -29,7 +29,9 @@ separate the players' choices from luck; 3 was the only value ever used."""
 
 SOLVE_SHARE = 0.5
 """Of a time budget, the share kept for solving the position exactly when it looks small
-enough (``SOLVE_ESTIMATE_LIMIT``); the search has the rest, and all of it otherwise."""
+enough (``SOLVE_ESTIMATE_RATIO``); the search has the rest first, and all of it otherwise.
+What the solve leaves unused when it gives up (its node budget ran out first) goes back to
+the search, up to the same deadline."""
 SOLVE_NODES_PER_ITERATION = 1
 """With an iteration budget, the solve may expand this many positions per iteration: a
 position costs about what an iteration near the end does (every move and outcome applied
@@ -133,6 +135,12 @@ class MoveInfo:
     chance outcome counted with its odds: the rest of the game was small enough to solve and
     nothing in it is hidden from any seat (see docs/exact.md). The other statistics (visits,
     expected scores, principal variation, spreads) are the search's, as for any move."""
+    exact_condition: str = ""
+    """For an exact move that neither surely wins nor surely loses, what its result hangs on,
+    where one chance event settles it: the first chance event along the solved line of best
+    play after the move, and the outcomes (in the game's notation, all public) on which it
+    loses or wins, e.g. "wins unless the next chance outcome is draw red loop". "" otherwise
+    (also where the analysis had no budget left to trace the line)."""
 
 
 @dataclass(frozen=True)
@@ -306,7 +314,6 @@ def analyze(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
-    solve: bool = True,
 ) -> Analysis:
     """Search `state` from the seat to move and rank its legal moves.
 
@@ -323,8 +330,9 @@ def analyze(
     Near the end, where nothing is hidden from any seat and the rest of the game looks small
     enough, the position is also solved exactly within the budget (``Analysis.solved``,
     ``MoveInfo.exact``; docs/exact.md): with a time budget the search has half of it and the
-    solve the rest, with an iteration budget the solve expands at most as many positions as
-    the search has iterations. `solve` False: search only (to measure what solving is worth).
+    solve the rest (a solve that gives up gives the time it leaves back to the search), with
+    an iteration budget the solve expands at most as many positions as the search has
+    iterations. ``settings.solve_endgames`` False: search only.
     """
     player = state.current_player
     if player == TERMINAL:
@@ -335,7 +343,7 @@ def analyze(
     started = time.perf_counter()
     settings = settings_of(state, settings)
     searches, eval_plies = _searches(state, limits, settings)
-    plan = _plan_solve(state, limits, settings, started) if solve else None
+    plan = _plan_solve(state, limits, settings, started)
     if handle is not None:
         handle._attach([*searches, *([plan.solver] if plan else [])])
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
@@ -348,11 +356,26 @@ def analyze(
         searches[i].run(iterations=limits.iterations or 0, time_ms=time_ms, seed=seeds[i], **options)
 
     _in_parallel(run, limits.threads)
+    found = None
+    if plan is not None and not (handle is not None and handle.cancelled):
+        found = _run_solve(plan, _search_order(state, searches, player, limits))
+        left_ms = _time_left_ms(limits, started)
+        if not found.solved and left_ms > 0 and not (handle is not None and handle.cancelled):
+            # the solve gave up before the deadline: the search has the time it left
+            def more(i: int) -> None:
+                iterations = 0
+                if limits.iterations is not None:
+                    iterations = limits.iterations - int(searches[i].iterations_done)
+                    if iterations <= 0:
+                        return
+                searches[i].run(iterations=iterations, time_ms=left_ms, seed=seeds[i], resume=True, **options)
+
+            _in_parallel(more, limits.threads)
 
     done = sum(int(s.iterations_done) for s in searches)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(int(s.iterations_done) < limits.iterations for s in searches)
-    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else plan)
+    moves, solved = _rank(state, searches, player, limits, detail, None if cancelled else found)
     if not cancelled:
         moves = _measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline)
     return Analysis(
@@ -381,12 +404,13 @@ class _Solve:
 
 
 def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started: float) -> _Solve | None:
-    """The exact solve to try after the search, or None: not for the frozen baseline (it
-    plays as it was measured), only for two seats (with three or more max^n has no single
-    value; a solo game's win share is the same for every move, and its objective is points), not
-    where a seat cannot see everything (the solver's check, over the kernel's determinize),
-    not where the estimated tree is beyond the budget (``SOLVE_ESTIMATE_RATIO``)."""
-    if settings.baseline_playout or state.num_players != 2:
+    """The exact solve to try after the search, or None: not where the settings say search
+    only (``solve_endgames``; the frozen baseline plays as it was measured), only for two
+    seats (with three or more max^n has no single value; a solo game's win share is the same
+    for every move, and its objective is points), not where a seat cannot see everything (the
+    solver's check, over the kernel's determinize), not where the estimated tree is beyond the
+    budget (``SOLVE_ESTIMATE_RATIO``)."""
+    if not settings.solve_endgames or state.num_players != 2:
         return None
     if limits.iterations is not None:
         max_nodes = limits.iterations * SOLVE_NODES_PER_ITERATION
@@ -403,30 +427,56 @@ def _plan_solve(state: State, limits: Limits, settings: SearchSettings, started:
 
 
 def _search_time_ms(limits: Limits, solve: _Solve | None) -> float:
-    """The search's time budget (0 = none): all of ``limits.time_ms``, less the solve's share."""
+    """The search's first time budget (0 = none): all of ``limits.time_ms``, less the solve's
+    share (the search gets back what the solve leaves unused)."""
     if limits.time_ms is None:
         return 0.0
     return limits.time_ms * (1.0 - SOLVE_SHARE) if solve is not None else limits.time_ms
 
 
-def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]:
-    """`moves` with what the solve found, and whether it finished. The moves are tried in
-    their ranking order, so the search's favourite is valued first and stays first among
-    equally good moves; a move valued later is strictly better than the ones before it and
-    goes first. A move proved no better without being valued keeps the search's estimate,
-    capped at the bound the proof gives. A solve cut short by its budget keeps what it
-    finished (often the favourite's exact value, the costly part)."""
+def _time_left_ms(limits: Limits, started: float) -> float:
+    """Milliseconds of the time budget left (0 without one)."""
+    if limits.time_ms is None:
+        return 0.0
+    return max(0.0, limits.time_ms - (time.perf_counter() - started) * 1000.0)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What a solve found: (action, value, exact) in the order tried (``Solver.solve``), and
+    whether every move was; `solve` is the plan that found it (its solver and its table)."""
+
+    moves: tuple[tuple[int, float, bool], ...]
+    solved: bool
+    solve: _Solve
+
+
+def _run_solve(solve: _Solve, order: list[int]) -> _Found:
+    """Solve the root, trying the moves in `order` (the search's ranking: its favourite is
+    valued first and stays first among equally good moves), within the plan's node budget
+    and deadline."""
     time_ms = 0.0
     if solve.deadline is not None:
         time_ms = (solve.deadline - time.perf_counter()) * 1000.0
         if time_ms <= 0.0:
-            return moves, False
-    found = solve.solver.solve([m.action for m in moves], solve.max_nodes, time_ms, value_all=solve.value_all)
-    if not found:
-        return moves, False
-    exact = {a: v for a, v, valued in found if valued}
-    bound = {a: v for a, v, valued in found if not valued}
-    best = max(exact, key=lambda a: exact[a])  # the first of the best, in the ranking's order
+            return _Found((), False, solve)
+    found = solve.solver.solve(order, solve.max_nodes, time_ms, value_all=solve.value_all)
+    return _Found(tuple((int(a), float(v), bool(valued)) for a, v, valued in found), solve.solver.status == "solved", solve)
+
+
+def _solved(found: _Found, moves: list[MoveInfo]) -> list[MoveInfo]:
+    """`moves` (ranked) with what the solve found. A move valued exactly gets its exact win
+    share; one proved no better without being valued keeps the search's estimate, capped at
+    the bound the proof gives. The best move found goes first when the whole root was solved,
+    or when the ranking's first move was among those tried (a move valued after it was
+    proved better; a move not tried might be better still, so otherwise the order stands). A
+    solve cut short keeps what it finished (often the favourite's exact value, the costly
+    part)."""
+    exact = {a: v for a, v, valued in found.moves if valued}
+    bound = {a: v for a, v, valued in found.moves if not valued}
+    if not exact:
+        return moves
+    best = max(exact, key=lambda a: exact[a])  # the first of the best, in the order tried
     out = []
     for m in moves:
         if m.action in exact:
@@ -435,8 +485,9 @@ def _solved(solve: _Solve, moves: list[MoveInfo]) -> tuple[list[MoveInfo], bool]
             out.append(replace(m, win_probability=min(m.win_probability, bound[m.action])))
         else:
             out.append(m)
-    out.sort(key=lambda m: m.action != best)  # stable: the rest keep their order
-    return out, solve.solver.status == "solved"
+    if found.solved or (moves and moves[0].action in exact.keys() | bound.keys()):
+        out.sort(key=lambda m: m.action != best)  # stable: the rest keep their order
+    return out
 
 
 @dataclass
@@ -537,7 +588,6 @@ def analyze_stream(
     settings: SearchSettings | None = None,
     draw_worlds: int = 0,
     draw_deadline: float | None = None,
-    solve: bool = True,
 ) -> Iterator[tuple[Analysis, bool]]:
     """Search like :func:`analyze`, yielding ``(analysis, final)`` snapshots: one every
     `interval_ms` of search (``final`` False, ``partial`` True), then exactly one final analysis
@@ -549,7 +599,8 @@ def analyze_stream(
     holds a snapshot (bounded: nothing is buffered). Cancelling `handle` ends the current slice
     at its next iteration; the final analysis follows at once. `interval_ms` <= 0: only the
     final result. `detail`, `settings`, `draw_worlds` (the final analysis only),
-    `draw_deadline` and `solve` (the final analysis only) as for :func:`analyze`.
+    `draw_deadline` as for :func:`analyze`; the exact solve (``settings.solve_endgames``) is
+    tried for the final analysis only.
 
     `trees`: search these (``SearchTrees.start``, or kept from an earlier stream, which this
     one continues: ``trees.continues(state, limits, settings)`` must hold; ValueError otherwise). The
@@ -567,20 +618,21 @@ def analyze_stream(
     searches = trees.searches
     for search in searches:
         search.clear_cancel()  # kept trees: a cancel of the call that grew them is over
-    plan = _plan_solve(state, limits, trees.settings, started) if solve else None
+    plan = _plan_solve(state, limits, trees.settings, started)
     if handle is not None:
         handle._attach([*searches, *([plan.solver] if plan else [])])
     base = [int(s.iterations_done) for s in searches]  # this call's budget starts here
-    # the search's deadline: the solve (at the end, the final analysis only) has the rest
-    deadline = None if limits.time_ms is None else started + _search_time_ms(limits, plan) / 1000.0
+    # the search's first deadline: the solve (at the end, for the final analysis only) has the
+    # rest, and gives back to the search what it leaves unused
+    first_deadline = None if limits.time_ms is None else started + _search_time_ms(limits, plan) / 1000.0
     options = _search_options(trees.settings)
     options["eval_plies"] = trees.eval_plies
     slice_s = interval_ms / 1000.0 if interval_ms > 0 else math.inf
     # analyze()'s seeds: the first run of a fresh tree seeds its RNG, every later run resumes it
     seeds = [(limits.seed + i * _THREAD_SEED_STRIDE) & 0xFFFFFFFFFFFFFFFF for i in range(limits.threads)]
 
-    def snapshot(partial: bool, draws: bool = False, final_solve: _Solve | None = None) -> Analysis:
-        moves, solved = _rank(state, searches, player, limits, detail, final_solve)
+    def snapshot(partial: bool, draws: bool = False, found: _Found | None = None) -> Analysis:
+        moves, solved = _rank(state, searches, player, limits, detail, found)
         return Analysis(
             seat=player,
             moves=tuple(_measure_draws(state, moves, player, limits.seed, draw_worlds, draw_deadline) if draws else moves),
@@ -597,34 +649,42 @@ def analyze_stream(
             return 0
         return max(0, limits.iterations - (int(searches[i].iterations_done) - base[i]))
 
-    while True:
-        now = time.perf_counter()
-        cancelled = handle is not None and handle.cancelled
-        out_of_time = deadline is not None and now >= deadline
-        budget_done = limits.iterations is not None and all(left(i) == 0 for i in range(limits.threads))
-        if cancelled or out_of_time or budget_done:
-            break
-        span = slice_s if deadline is None else min(slice_s, deadline - now)
-        time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
-
-        def run(i: int) -> None:
-            iterations = left(i) if limits.iterations is not None else 0
-            if limits.iterations is not None and iterations == 0:
+    def search_until(deadline: float | None) -> Iterator[tuple[Analysis, bool]]:
+        while True:
+            now = time.perf_counter()
+            cancelled = handle is not None and handle.cancelled
+            out_of_time = deadline is not None and now >= deadline
+            budget_done = limits.iterations is not None and all(left(i) == 0 for i in range(limits.threads))
+            if cancelled or out_of_time or budget_done:
                 return
-            searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], resume=True, **options)
+            span = slice_s if deadline is None else min(slice_s, deadline - now)
+            time_ms = 0.0 if math.isinf(span) else max(span * 1000.0, 0.001)
 
-        _in_parallel(run, limits.threads)
-        more = not (handle is not None and handle.cancelled)
-        if more and limits.iterations is not None:
-            more = any(left(i) > 0 for i in range(limits.threads))
-        if more and deadline is not None:
-            more = time.perf_counter() < deadline
-        if more:
-            yield snapshot(True), False
+            def run(i: int) -> None:
+                iterations = left(i) if limits.iterations is not None else 0
+                if limits.iterations is not None and iterations == 0:
+                    return
+                searches[i].run(iterations=iterations, time_ms=time_ms, seed=seeds[i], resume=True, **options)
 
+            _in_parallel(run, limits.threads)
+            more = not (handle is not None and handle.cancelled)
+            if more and limits.iterations is not None:
+                more = any(left(i) > 0 for i in range(limits.threads))
+            if more and deadline is not None:
+                more = time.perf_counter() < deadline
+            if more:
+                yield snapshot(True), False
+
+    yield from search_until(first_deadline)
+    found = None
+    if plan is not None and not (handle is not None and handle.cancelled):
+        found = _run_solve(plan, _search_order(state, searches, player, limits))
+        if not found.solved and plan.deadline is not None:
+            # the solve gave up before the deadline: the search has the time it left
+            yield from search_until(plan.deadline)
     cancelled = handle is not None and handle.cancelled
     short = limits.iterations is not None and any(left(i) > 0 for i in range(limits.threads))
-    yield snapshot(bool(cancelled or short), draws=not cancelled, final_solve=None if cancelled else plan), True
+    yield snapshot(bool(cancelled or short), draws=not cancelled, found=None if cancelled else found), True
 
 
 @dataclass
@@ -637,12 +697,51 @@ class _Totals:
 
 
 def _rank(
-    state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0, solve: _Solve | None = None
+    state: State, searches: list[Search], seat: int, limits: Limits, detail: int = 0, found: _Found | None = None
 ) -> tuple[list[MoveInfo], bool]:
-    """Root children merged over the threads' trees, most visited first (with `solve` and
-    the position solved in its budget: with their exact values, the exactly best first);
-    the first `detail` moves (0 = all) with their principal variation and reason. Returns
-    them and whether the position was solved."""
+    """Root children merged over the threads' trees, most visited first (with what a solve
+    `found`: with their exact values, the exactly best first where it was proved best); the
+    first `detail` moves (0 = all) with their principal variation and reason. Returns them and
+    whether the position was solved."""
+    moves, unsearched = _ranked(state, searches, seat, limits)
+    solved = False
+    if found is not None:
+        ranked = _solved(found, moves + unsearched)
+        solved = found.solved
+        moves = [m for m in ranked if m.visits > 0 or m.exact]
+        unsearched = [m for m in ranked if m.visits == 0 and not m.exact]
+
+    def detailed(move: MoveInfo) -> MoveInfo:
+        pv = _principal_variation(state, searches[0], move.action, seat)
+        notation = []
+        replay = state.clone()
+        for a in pv:
+            notation.append(replay.action_to_string(a))
+            replay.apply(a)
+        if found is not None and found.solved and move.exact:
+            move = replace(move, exact_condition=_exact_condition(found.solve, state, move, seat))
+        return replace(
+            move,
+            principal_variation=tuple(pv),
+            principal_variation_notation=tuple(notation),
+            reason=_reason(state, move, moves, seat),
+        )
+
+    shown = len(moves) if detail <= 0 else detail
+    moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
+    return moves + unsearched, solved  # the unvisited ones last, in action order
+
+
+def _search_order(state: State, searches: list[Search], seat: int, limits: Limits) -> list[int]:
+    """The root's moves in the search's ranking, the unvisited last: the order a solve tries
+    them in."""
+    moves, unsearched = _ranked(state, searches, seat, limits)
+    return [m.action for m in moves + unsearched]
+
+
+def _ranked(state: State, searches: list[Search], seat: int, limits: Limits) -> tuple[list[MoveInfo], list[MoveInfo]]:
+    """Root children merged over the threads' trees, most visited first, and the moves the
+    search considers but never visited (in action order), without variations or reasons."""
     n = state.num_players
     merged: dict[int, _Totals] = {}
     for s in searches:
@@ -697,29 +796,7 @@ def _rank(
             )
         )
     moves.sort(key=lambda m: (-m.visits, -m.win_probability, m.action))
-    solved = False
-    if solve is not None:
-        ranked, solved = _solved(solve, moves + unsearched)
-        moves = [m for m in ranked if m.visits > 0 or m.exact]
-        unsearched = [m for m in ranked if m.visits == 0 and not m.exact]
-
-    def detailed(move: MoveInfo) -> MoveInfo:
-        pv = _principal_variation(state, searches[0], move.action, seat)
-        notation = []
-        replay = state.clone()
-        for a in pv:
-            notation.append(replay.action_to_string(a))
-            replay.apply(a)
-        return replace(
-            move,
-            principal_variation=tuple(pv),
-            principal_variation_notation=tuple(notation),
-            reason=_reason(state, move, moves, seat),
-        )
-
-    shown = len(moves) if detail <= 0 else detail
-    moves = [detailed(m) if i < shown else m for i, m in enumerate(moves)]
-    return moves + unsearched, solved  # the unvisited ones last, in action order
+    return moves, unsearched
 
 
 def _unsearched_reason(searches: list[Search]) -> str:
@@ -777,6 +854,8 @@ def _reason(state: State, move: MoveInfo, ranked: list[MoveInfo], seat: int) -> 
     parts: list[str] = []
     if move.exact:
         parts.append(_exact_words(move.win_probability))
+        if move.exact_condition:
+            parts.append(move.exact_condition)
     elif any(m.exact for m in ranked) and move is not ranked[0]:
         parts.append("proved no better than the best move")
     others = [m for m in ranked if m.action != move.action]
@@ -808,6 +887,81 @@ def _exact_words(value: float) -> str:
     if value <= 1e-9:
         return "loses in every draw against best play (solved)"
     return f"exactly {value * 100:.1f}% win chance with best play, every draw counted (solved)"
+
+
+EXACT_LINE_DECISIONS = 12
+"""The longest solved line followed from a move to its first chance event (a game whose
+chance events lie further apart gets no ``MoveInfo.exact_condition``)."""
+EXACT_CONDITION_OUTCOMES = 3
+"""A condition names at most this many chance outcomes (more would not read as one)."""
+
+
+def _exact_condition(solve: _Solve, state: State, move: MoveInfo, seat: int) -> str:
+    """What `move`'s exact win share (strictly between 0 and 1) hangs on, or "": the solved
+    line of best play after it (each seat's exactly best move, the first of equals in the
+    searched order) up to its first chance event, whose outcomes are each valued exactly with
+    the solve's table, within the plan's node budget and deadline (so a seeded analysis stays
+    deterministic). Where every outcome settles the game for `seat`: "wins unless the next
+    chance outcome is X" (the losing ones) or "wins only if ... is Y" (the winning ones);
+    otherwise the outcomes that settle it: "wins if ... is Y", "loses if ... is X". Outcomes
+    are named only when they are at most ``EXACT_CONDITION_OUTCOMES`` and not all of them."""
+    if not 1e-9 < move.win_probability < 1.0 - 1e-9:
+        return ""
+    solver = solve.solver
+    start = int(solver.nodes)
+
+    def values(path: list[int]) -> list[tuple[int, float, float]]:
+        budget = solve.max_nodes - (int(solver.nodes) - start)
+        time_ms = 0.0
+        if solve.deadline is not None:
+            time_ms = (solve.deadline - time.perf_counter()) * 1000.0
+            if time_ms <= 0.0:
+                return []
+        return solver.values(path, budget, time_ms) if budget > 0 else []
+
+    path = [move.action]
+    replay = state.clone()
+    replay.apply(move.action)
+    while not replay.is_chance():
+        if replay.is_terminal() or len(path) > EXACT_LINE_DECISIONS:
+            return ""
+        children = values(path)
+        if not children:
+            return ""
+        mover = replay.current_player
+        # seat 0's win share: seat 0 takes the largest, seat 1 the smallest
+        best = max(children, key=lambda c: c[2] if mover == 0 else -c[2])[0]
+        path.append(best)
+        replay.apply(best)
+    outcomes = values(path)
+    if not outcomes:
+        return ""
+    mine = [(replay.action_to_string(a), v if seat == 0 else 1.0 - v) for a, _, v in outcomes]
+    wins = [label for label, v in mine if v >= 1.0 - 1e-9]
+    losses = [label for label, v in mine if v <= 1e-9]
+
+    def named(labels: list[str]) -> str | None:
+        """The labels as one phrase, if they are few, not every outcome, and name no outcome
+        outside them (two outcomes may share a label)."""
+        unique = list(dict.fromkeys(labels))
+        if not 0 < len(labels) < len(mine) or len(unique) > EXACT_CONDITION_OUTCOMES:
+            return None
+        if sum(label in unique for label, _ in mine) != len(labels):
+            return None
+        return " or ".join(unique)
+
+    if len(wins) + len(losses) == len(mine):  # this chance event settles it
+        if (lost := named(losses)) is not None:
+            return f"wins unless the next chance outcome is {lost}"
+        if (won := named(wins)) is not None:
+            return f"wins only if the next chance outcome is {won}"
+        return ""
+    parts = []
+    if (won := named(wins)) is not None:
+        parts.append(f"wins if the next chance outcome is {won}")
+    if (lost := named(losses)) is not None:
+        parts.append(f"loses if the next chance outcome is {lost}")
+    return ", ".join(parts)
 
 
 def _principal_variation(state: State, search: Search, action: int, seat: int) -> list[int]:

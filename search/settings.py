@@ -68,6 +68,10 @@ class SearchSettings:
     baseline_playout: bool = False
     """Play out (and expand, with ``expansion_policy``) with the playout policy the frozen
     baseline (``mcts-base``) was measured with, where a game has changed its policy since."""
+    solve_endgames: bool = True
+    """Near the end, where nothing is hidden from any seat and the rest of the game looks small
+    enough, solve the position exactly within the budget as well as searching it (two seats
+    only; docs/exact.md). False = search only, as the frozen baseline does."""
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -81,7 +85,15 @@ class SearchSettingsError(ValueError):
 
 # Settings whose value must be a number (an int is accepted for a float).
 _FLOATS = ("exploration", "margin_weight", "margin_scale", "widening")
-_BOOLS = ("expansion_policy", "turn_max", "value_model", "paranoid", "playout_policy", "baseline_playout")
+_BOOLS = (
+    "expansion_policy",
+    "turn_max",
+    "value_model",
+    "paranoid",
+    "playout_policy",
+    "baseline_playout",
+    "solve_endgames",
+)
 FIELDS = tuple(f.name for f in fields(SearchSettings))
 
 
@@ -173,12 +185,12 @@ def game_settings(game: Game, players: int) -> SearchSettings:
     return table[players]
 
 
-BASELINE = SearchSettings(evaluation="playout", baseline_playout=True)
+BASELINE = SearchSettings(evaluation="playout", baseline_playout=True, solve_endgames=False)
 """The frozen baseline search (``mcts-base``): the default search of 2026-12-01, before learned
 evaluation: UCT's 0.7, the reward margin (0.1, 10), uniform expansion, mean values, no widening,
 playouts to the end with each game's playout policy of that day (``baseline_playout``: a game
-that has changed its policy since keeps the old one as its kernel's ``baseline_rollout_action``).
-Every later change of the default search is measured against it at equal time, so it is spelled
+that has changed its policy since keeps the old one as its kernel's ``baseline_rollout_action``),
+no exact endgame solving (``solve_endgames``: it came later). Every later change of the default search is measured against it at equal time, so it is spelled
 out here, the same for every game, and never follows a game's ``search.toml``."""
 
 

@@ -3,16 +3,20 @@ budgets give up cleanly, and the fairness check sees hidden hands."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from hortus import games
-from hortus._ext.mcts import Solver
+from hortus._ext.mcts import Search, Solver
 from hortus.games.base import State
-from hortus.search import BASELINE, Limits, analyze
+from hortus.search import BASELINE, Limits, analysis, analyze, analyze_stream
+from hortus.search.bots import make_bot
 from hortus.search.exact import SolveBudgetError, expectimax, nothing_hidden, star1
+from hortus.search.settings import settings_for
 
 
 def _near_end(name: str, players: int, seed: int, back: int) -> State:
@@ -146,9 +150,19 @@ def test_analysis_is_exact_near_the_end() -> None:
     assert replace(again, elapsed_ms=0.0) == replace(analysis, elapsed_ms=0.0)
 
 
-def test_the_frozen_baseline_and_large_positions_are_not_solved() -> None:
+def test_solving_is_a_search_setting_off_for_the_frozen_baseline() -> None:
     state = _near_end("botanik", 2, 2, 2)
-    assert not analyze(state, Limits(iterations=500, seed=1), settings=BASELINE).solved
+    limits = Limits(iterations=500, seed=1)
+    assert analyze(state, limits).solved
+    assert not BASELINE.solve_endgames and not analyze(state, limits, settings=BASELINE).solved
+    search_only = analyze(state, limits, settings=settings_for(state, solve_endgames=False))
+    assert not search_only.solved and not any(m.exact for m in search_only.moves)
+    # the setting decides, not the baseline's playout policy
+    assert analyze(state, limits, settings=replace(BASELINE, solve_endgames=True)).solved
+    assert make_bot("mcts:500,solve_endgames=false").changes == {"solve_endgames": False}  # type: ignore[attr-defined]
+
+
+def test_large_positions_are_not_solved() -> None:
     # a few iterations give the solve too few positions: the search's answer stands
     early = games.get("botanik").new_game(players=2, seed=5)
     while early.is_chance():
@@ -212,3 +226,159 @@ def test_a_solved_decision_is_reviewed_on_exact_values() -> None:
     assert review.best_value[0] == pytest.approx(max(plain.values.values()), abs=1e-9)
     assert review.played_value[0] == pytest.approx(plain.values[worst], abs=1e-9)
     assert review.message().exact
+
+
+def _recording_search(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The options of every ``Search.run`` the analysis makes from now on."""
+    calls: list[dict[str, Any]] = []
+
+    class Recording(Search):
+        def run(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            return super().run(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "Search", Recording)
+    return calls
+
+
+def test_a_solve_that_gives_up_gives_its_time_back_to_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _near_end("botanik", 2, 2, 4)
+    calls = _recording_search(monkeypatch)
+    # a node budget of one position: the solve is tried and gives up at once
+    monkeypatch.setattr(analysis, "SOLVE_NODES_PER_MS", 1e-6)
+    monkeypatch.setattr(analysis, "SOLVE_ESTIMATE_RATIO", math.inf)
+    result = analyze(state, Limits(iterations=None, time_ms=400, seed=1))
+    assert not result.solved
+    assert [bool(c.get("resume")) for c in calls] == [False, True]
+    assert calls[0]["time_ms"] == 400 * (1 - analysis.SOLVE_SHARE)
+    assert 0 < calls[1]["time_ms"] <= 400 * analysis.SOLVE_SHARE
+    # the same in a stream (the final analysis's solve), slice by slice
+    calls.clear()
+    final = [a for a, is_final in analyze_stream(state, Limits(iterations=None, time_ms=400, seed=1), interval_ms=0) if is_final]
+    assert not final[0].solved and len(calls) == 2
+    assert calls[0]["time_ms"] == pytest.approx(200, abs=5) and 0 < calls[1]["time_ms"] <= 200
+
+
+def test_a_solved_position_or_an_iteration_budget_searches_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _near_end("botanik", 2, 2, 2)
+    calls = _recording_search(monkeypatch)
+    assert analyze(state, Limits(iterations=None, time_ms=400, seed=1)).solved
+    assert len(calls) == 1
+    calls.clear()
+    monkeypatch.setattr(analysis, "SOLVE_NODES_PER_ITERATION", 1e-9)
+    monkeypatch.setattr(analysis, "SOLVE_ESTIMATE_RATIO", math.inf)
+    given_up = analyze(state, Limits(iterations=300, seed=1))
+    assert not given_up.solved and len(calls) == 1  # the iterations were all spent: deterministic
+
+
+def _seat0_value(state: State) -> float:
+    """Seat 0's exact win share of any position (decision, chance or the end), by expectimax."""
+    if state.is_terminal():
+        return float(state.returns()[0])
+    if state.is_chance():
+        total = 0.0
+        for outcome, p in state.chance_outcomes():
+            child = state.clone()
+            child.apply(outcome)
+            total += p * _seat0_value(child)
+        return total
+    best = max(expectimax(state).values.values())
+    return best if state.current_player == 0 else 1.0 - best
+
+
+def _before_a_draw(seed: int, which: int = -1) -> tuple[State, int]:
+    """A decision of a seeded random Botanik game whose move (returned too) is followed by a
+    chance event: the last such decision (`which` -1, before the last draws), the one before
+    (-2), ..."""
+    rng = random.Random(seed)
+    state = games.get("botanik").new_game(players=2, seed=seed)
+    found: list[tuple[State, int]] = []
+    while not state.is_terminal():
+        if state.is_chance():
+            state.resolve_chance(rng)
+            continue
+        action = rng.choice(state.legal_actions())
+        before = state.clone()
+        state.apply(action)
+        if state.is_chance():
+            found.append((before, action))
+    return found[which]
+
+
+def _solved_seat0_value(state: State) -> float:
+    """Seat 0's exact win share of a position, by the compiled solver (its root moves) or,
+    at a chance node, the odds-weighted mean over the outcomes."""
+    if state.is_terminal():
+        return float(state.returns()[0])
+    if state.is_chance():
+        total = 0.0
+        for outcome, p in state.chance_outcomes():
+            child = state.clone()
+            child.apply(outcome)
+            total += p * _solved_seat0_value(child)
+        return total
+    solver = Solver(state.kernel_state)
+    best = max(v for _, v, _ in solver.solve(state.legal_actions(), 10_000_000, value_all=True))
+    assert solver.status == "solved"
+    return best if state.current_player == 0 else 1.0 - best
+
+
+def test_compiled_solver_values_every_child_exactly() -> None:
+    # a decision's moves, against plain expectimax
+    state = _near_end("botanik", 2, 2, 2)
+    solver = Solver(state.kernel_state)
+    moves = solver.values([], 1_000_000)
+    assert solver.status == "solved"
+    assert sorted(a for a, _, _ in moves) == sorted(state.kernel_state.search_actions())
+    for move, p, v in moves:
+        child = state.clone()
+        child.apply(move)
+        assert p == 0.0 and v == pytest.approx(_seat0_value(child), abs=1e-9)
+    # a chance event's outcomes (the last draws of a game), against the solver's root values
+    state, action = _before_a_draw(2)
+    solver = Solver(state.kernel_state)
+    after = state.clone()
+    after.apply(action)
+    outcomes = solver.values([action], 10_000_000)
+    assert [a for a, _, _ in outcomes] == [a for a, _ in after.chance_outcomes()]
+    assert [p for _, p, _ in outcomes] == pytest.approx([p for _, p in after.chance_outcomes()])
+    for outcome, _, v in outcomes:
+        child = after.clone()
+        child.apply(outcome)
+        assert v == pytest.approx(_solved_seat0_value(child), abs=1e-9)
+    with pytest.raises(ValueError, match=r"path\[0\]"):
+        solver.values([10_000], 1000)
+    assert Solver(state.kernel_state).values([action], 1) == []
+
+
+def test_an_exact_reason_names_the_draw_it_hangs_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Botanik's last draws never change who wins; the ones before can. A real position before
+    # them (a seeded random game), its move compared alone as a review does (allow_actions),
+    # with a node budget large enough to solve it (about a million positions).
+    state, move = _before_a_draw(7, -2)
+    monkeypatch.setattr(analysis, "SOLVE_NODES_PER_ITERATION", 10_000)
+    result = analyze(state, Limits(iterations=300, seed=1, allow_actions=(move,)))
+    best = result.best
+    assert result.solved and best.exact and 0 < best.win_probability < 1
+    assert best.exact_condition.startswith(("wins unless", "wins only if", "wins if", "loses if"))
+    assert best.exact_condition in best.reason
+    # the move leads straight to the draw: the condition names some of its outcomes, which
+    # every seat sees, each settling the game as it says; their odds give the exact value
+    after = state.clone()
+    after.apply(move)
+    outcomes = Solver(state.kernel_state).values([move], 10_000_000)
+    seat = result.seat
+    mine = {after.action_to_string(a): (a, p, v if seat == 0 else 1 - v) for a, p, v in outcomes}
+    assert sum(p * v for _, p, v in mine.values()) == pytest.approx(best.win_probability, abs=1e-9)
+    for clause in best.exact_condition.split(", "):
+        named = clause.split(" the next chance outcome is ")[1].split(" or ")
+        assert named and set(named) <= set(mine)
+        settled = 0.0 if clause.startswith(("loses", "wins unless")) else 1.0
+        assert all(mine[label][2] == pytest.approx(settled, abs=1e-9) for label in named)
+        for other in range(2):
+            assert not {mine[label][0] for label in named} & after.hidden_chance_outcomes(other)
+    # nothing to name without solving
+    search_only = analyze(
+        state, Limits(iterations=300, seed=1, allow_actions=(move,)), settings=settings_for(state, solve_endgames=False)
+    )
+    assert not search_only.best.exact_condition

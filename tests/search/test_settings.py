@@ -57,6 +57,7 @@ def test_seat_tables_override_the_default(tmp_path: Path) -> None:
     [
         ("[default]\nexploraton = 0.5\n", "[default] exploraton: unknown setting"),
         ("[seats.2]\nturn_max = 1\n", "[seats.2] turn_max: expected true or false"),
+        ("[seats.2]\nsolve_endgames = 'yes'\n", "[seats.2] solve_endgames: expected true or false"),
         ("[seats.2]\nexploration = -1.0\n", "[seats.2] exploration: must be >= 0"),
         ("[default]\nmargin_scale = 0\n", "[default] margin_scale: must be > 0"),
         ("[default]\nexploration = 'high'\n", "[default] exploration: expected a finite number"),
