@@ -52,15 +52,17 @@ def _worker(name: str, players: int, threads: int, iterations: int, repeat: int)
         "expansion_policy": False,
         "turn_max": False,
         "baseline_playout": True,
+        "solve_endgames": False,  # the playout path alone: no tree tries an exact solve here
     }
     budget = Limits(iterations=iterations, seed=repeat, threads=threads)
     if "exploration" in limit_fields:
         kept = {key: value for key, value in extra.items() if key in limit_fields}
         a = analyze(opening, dataclasses.replace(budget, **kept))  # type: ignore[arg-type]
     else:
-        from hortus.search.settings import settings_for
+        from hortus.search.settings import SearchSettings, settings_for
 
-        a = analyze(opening, budget, settings=settings_for(opening, **extra))
+        known = {f.name for f in dataclasses.fields(SearchSettings)}  # a tree takes the ones it has
+        a = analyze(opening, budget, settings=settings_for(opening, **{k: v for k, v in extra.items() if k in known}))
     print(json.dumps({"rate": a.iterations / (a.elapsed_ms / 1000.0), "per_game": decisions / 200}))
 
 
