@@ -176,34 +176,24 @@ local function line_sink(on_line)
   end
 end
 
---- Analyze, read line by line as it runs (the web port's NDJSON form of a server stream:
---- POST with Content-Type application/x-ndjson, one JSON object per line). Every line
---- {"result": AnalyzeResponse} goes to `on_update(message)` as it arrives; exactly one last
---- line {"end": {"code": "ok"}} ends the stream, or {"end": <error JSON>} when the call failed
---- (raised here as a unary call's error); a stream without an end line was cut (raised as
---- "unavailable"). opts as rank_moves, plus interval_ms (a partial result every so many
---- milliseconds of search). Returns the final AnalyzeResponse.
-function Advisor:analyze(position, opts, on_update)
-  opts = opts or {}
-  local final, ended = nil, nil
+--- A server stream read line by line as it runs (the web port's NDJSON form: POST with
+--- Content-Type application/x-ndjson, one JSON object per line). Every line {"result": message}
+--- goes to `on_result(message)` as it arrives; exactly one last line {"end": {"code": "ok"}}
+--- ends the stream, or {"end": <error JSON>} when the call failed (raised here as a unary
+--- call's error); a stream without an end line was cut (raised as "unavailable").
+function Advisor:stream(method, request, on_result)
+  local ended = nil
   local function on_line(line)
     local message = cjson.decode(line)
     if message["end"] ~= nil then
       ended = message["end"]
     elseif message.result ~= nil then
-      local response = message.result
-      response.analysis = response.analysis or {}
-      response.analysis.moves = response.analysis.moves or {}
-      if response.final then final = response end
-      if on_update then on_update(response) end
+      on_result(message.result)
     end
   end
   local chunks = {}
   local lines = line_sink(on_line)
-  local status, err = self:_post("Analyze", {
-    position = position, limits = limits(opts), intervalMs = opts.interval_ms, maxMoves = opts.max_moves,
-    continueFrom = opts.continue_from,
-  }, "application/x-ndjson", function(chunk, e)
+  local status, err = self:_post(method, request, "application/x-ndjson", function(chunk, e)
     if chunk then chunks[#chunks + 1] = chunk end
     return lines(chunk, e)
   end)
@@ -211,8 +201,52 @@ function Advisor:analyze(position, opts, on_update)
   if status ~= 200 then raise(error_object(status, table.concat(chunks))) end
   if ended == nil then raise({code = "unavailable", message = "the stream was cut before its end line"}) end
   if ended.code ~= "ok" then raise(ended) end
+end
+
+--- Analyze, read as it runs (see Advisor:stream): every AnalyzeResponse goes to
+--- `on_update(message)` as it arrives. opts as rank_moves, plus interval_ms (a partial result
+--- every so many milliseconds of search). Returns the final AnalyzeResponse.
+function Advisor:analyze(position, opts, on_update)
+  opts = opts or {}
+  local final = nil
+  self:stream("Analyze", {
+    position = position, limits = limits(opts), intervalMs = opts.interval_ms, maxMoves = opts.max_moves,
+    continueFrom = opts.continue_from,
+  }, function(response)
+    response.analysis = response.analysis or {}
+    response.analysis.moves = response.analysis.moves or {}
+    if response.final then final = response end
+    if on_update then on_update(response) end
+  end)
   if final == nil then raise({code = "unknown", message = "the stream ended without a final analysis"}) end
   return final
+end
+
+--- A balance report (SimulateGames, read as it runs; see Advisor:stream): `games` seeded
+--- self-play games per seat count, every seat played at one difficulty level. opts: players
+--- (a list of seat counts, each once; none = the game's minimum), level (1..8; 0 or none = 4),
+--- seed, options (a table of rule options). Each finished game goes to `on_game(game)` (a
+--- SimulatedGame: gameId "<players>:<number>", players, number, scores, decisions, gamesDone,
+--- gamesTotal; each game once, in completion order). Returns the report as `hortus balance`
+--- writes report.json: its text, byte for byte, and decoded. A bad argument raises
+--- invalid_argument naming the field before any game is played; past the advisor's timeout
+--- the call ends deadline_exceeded, after the games finished by then.
+function Advisor:simulate_games(game, games, opts, on_game)
+  opts = opts or {}
+  local request = {game = game, games = games, level = opts.level, seed = opts.seed}
+  -- an empty Lua table would encode as a JSON object, which a repeated field refuses
+  if opts.players and #opts.players > 0 then request.players = opts.players end
+  if opts.options and next(opts.options) then request.options = opts.options end
+  local report = nil
+  self:stream("SimulateGames", request, function(item)
+    if item.reportJson ~= nil then
+      report = item.reportJson
+    elseif item.game ~= nil and on_game then
+      on_game(item.game)
+    end
+  end)
+  if report == nil then raise({code = "unknown", message = "the stream ended without a report"}) end
+  return report, cjson.decode(report)
 end
 
 --- The seat to decide (-1 chance, -4 terminal; proto3 JSON leaves out 0).

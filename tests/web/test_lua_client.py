@@ -1,6 +1,7 @@
 """The Lua client (clients/lua/hortus.lua) against a real server's web port (in-process on
 free ports), run with ``lua5.4``: a whole Botanik game against level 2 with hints, the
-unary calls' errors, and an Analyze stream read line by line (NDJSON)."""
+unary calls' errors, an Analyze stream read line by line (NDJSON), and a balance report
+(SimulateGames) byte for byte ``hortus balance``'s."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 pytest.importorskip("connectrpc", reason="the web front door needs the web extra: pip install 'hortus[web]'")
 
+from hortus.balance.report import balance_report, report_json  # noqa: E402
 from hortus.server import ServerConfig  # noqa: E402
 from hortus.server.web import WebOptions  # noqa: E402
 from servers import Servers  # noqa: E402
@@ -167,3 +169,33 @@ def test_the_readme_lua_example_runs(url: str) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     notation = result.stdout.strip()
     assert notation and "\n" not in notation, result.stdout
+
+
+def test_simulate_games_is_hortus_balances_report(url: str) -> None:
+    """Each game once as it finishes, then the report text byte for byte as ``hortus balance
+    --game botanik --players 2 --bots level:1 --games 3 --seed 5`` writes it; a bad seat count
+    is invalid_argument naming ``players[0]``."""
+    script = (
+        PREAMBLE
+        + """
+      local report, decoded = a:simulate_games("botanik", 3, {players = {2}, level = 1, seed = 5}, function(g)
+        print(string.format("game %s %d/%d %d", g.gameId, g.gamesDone, g.gamesTotal, #g.scores))
+      end)
+      print(string.format("seed %d %s", decoded.seed, decoded.game))
+      io.write(report)
+      local ok, e = pcall(a.simulate_games, a, "botanik", 3, {players = {9}})
+      io.write("\\n", tostring(ok), " ", e.code, " ", e.message, "\\n")
+    """
+    )
+    result = lua(script, url)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.split("\n")
+    games = [line for line in lines if line.startswith("game ")]
+    assert sorted(line.split()[1] for line in games) == ["2:0", "2:1", "2:2"], games  # each once
+    assert [line.split()[2] for line in games] == ["1/3", "2/3", "3/3"], games
+    assert all(line.endswith(" 2") for line in games), games  # two seats' scores
+    assert lines[3] == "seed 5 botanik", lines[3]
+    expected = report_json(balance_report("botanik", [2], "level:1", 3, seed=5))
+    error = lines[-2]
+    assert "\n".join(lines[4:-2]) == expected
+    assert error.startswith("false invalid_argument ") and "players[0]" in error, error
