@@ -468,6 +468,8 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
                             return False
     if rule == CLOSURE_NO_CYCLES:
         return True
+    if net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]:
+        return True            # joins nothing, or keeps an open end anyway (cell_closure_sure)
     # open_end: the Source's network must keep an open end. Conduits that link into it join
     # it, merging every other component they link; each link consumes one open end, and the
     # joining conduits' sides facing empty cells add new ones.
@@ -494,6 +496,28 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
     for k in range(n_seen):
         delta += m.comp_open[seen[k]]
     return delta >= 1
+
+
+cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, const int* linked,
+                                   int net_mask) noexcept nogil:
+    """Whether the closure rule (A4) accepts every orientation that fits an empty cell with
+    facing pipes `pipe` (linked and net_mask as for closure_ok), so closure_ok need not run
+    per orientation. no_cycles: no two facing pipes belong to one component, so no conduit
+    can link one twice. open_end: the cell touches no pipe of the Source's network, or that
+    network keeps an open end whatever joins it: each link into a component consumes one of
+    its open ends and none other, so the merged network keeps at least
+    comp_open[net] - (links into net) of them."""
+    cdef int d, k
+    if rule != CLOSURE_OPEN_END:
+        for d in range(4):
+            if not (pipe >> d) & 1:
+                continue
+            for k in range(d + 1, 4):
+                if (pipe >> k) & 1 and linked[k] == linked[d]:
+                    return False
+        if rule == CLOSURE_NO_CYCLES:
+            return True
+    return net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]
 
 
 cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
@@ -1048,44 +1072,24 @@ cdef inline int tile_value(int t) noexcept nogil:
     return 2 + T_FLOWERS[t]
 
 
-cdef int cell_score(const BotanikState* s, int p, int tile, int g, int occ, int pipe,
-                    int net, int* joins) noexcept nogil:
-    """The part of the policy's score of a legal machine placement that does not depend on its
-    rotation (the pipes facing the cell are the tile's pipes there, K-M1(2)): K-SC2
-    same-colour neighbours, K-SC3 a Plant/Vegetable's same-colour pipe link; `joins` is set
-    when the cell's pipes join the Source's network (K-SC1). The whole score is
-    cell_score + (W_NET + W_OPEN * new open ends, K-M1(3)) when it joins."""
-    cdef const MachineCache* m = &s.cache[p]
-    cdef const BotanikCore* c = &s.core
-    cdef int colour = T_COLOUR[tile]
-    cdef int d, v, score = 0, same_pipe = 0
-    joins[0] = 0
-    for d in range(4):
-        if not (occ >> d) & 1:
-            continue
-        v = m.grid[g + NB[d]] - 1
-        if (pipe >> d) & 1 and m.comp[v][opposite(d)] == net:
-            joins[0] = 1
-        if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
-            score += W_COLOUR
-            if (pipe >> d) & 1:
-                same_pipe = 1
-    if same_pipe and T_NEEDS_LINK[tile]:
-        score += W_CROP
-    return score
-
-
 cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
     """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
     way), over every frontier cell and orientation. Scoring every one costs about as much as
     scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
 
-    Per cell, what does not depend on the rotation is worked out once: the orientations whose
-    pipes fit the neighbours (ROT_FIT), the components the cell's sides link (closure rule)
-    and the score but for the open ends a rotation adds."""
+    Per cell, what does not depend on the rotation is worked out once, in one look at its
+    neighbours: the orientations whose pipes fit them (ROT_FIT), the components the cell's
+    sides link, whether the closure rule can refuse any orientation there (cell_closure_sure),
+    and the score but for the open ends a rotation adds (K-SC1..3: a joined network, same-colour
+    neighbours, a Plant/Vegetable's same-colour pipe link)."""
     cdef const MachineCache* m = &s.cache[p]
+    cdef const BotanikCore* c = &s.core
     cdef int rule = s.core.closure_rule
-    cdef int xy, g, r, k, i, masks, score, best_score = -1, occ, pipe, base, joins, net_mask = 0
+    cdef int colour = T_COLOUR[tile]
+    cdef int needs_link = T_NEEDS_LINK[tile]
+    cdef int xy, g, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
+    cdef int same_pipe, want_pipe
+    cdef bint sure
     cdef uint32_t fits
     cdef int32_t best = -1
     cdef int n_cells = m.n_front
@@ -1096,37 +1100,51 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     # Cells no pipe faces are scored only when no cell a pipe faces takes the tile: a tile
     # touching by blank sides joins no network (K-M4), so it scores nothing unless later
     # linked, and skipping those cells saves a tenth of the policy's time.
-    for i in range(2 * n_cells):
-        if i == n_cells and best >= 0:
+    for want_pipe in range(1, -1, -1):
+        if not want_pipe and best >= 0:
             break
-        masks = m.front_mask[i % n_cells]
-        if (masks >> 4 == 0) != (i >= n_cells):
-            continue
-        fits = ROT_FIT[tile][masks]
-        if not fits:
-            continue
-        occ = masks & 15
-        pipe = masks >> 4
-        xy = m.front[i % n_cells]
-        g = front_index(xy)
-        if pipe:
-            cell_links(m, g, pipe, linked)
-            if rule != CLOSURE_NO_CYCLES:
-                net_mask = network_sides(linked, net)
-        base = cell_score(s, p, tile, g, occ, pipe, net, &joins)
-        while fits:
-            k = bk_ctz64(fits)
-            fits &= fits - 1
-            r = T_ROTS[tile][k]
-            if pipe and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
+        for i in range(n_cells):
+            masks = m.front_mask[i]
+            if (masks >> 4 != 0) != want_pipe:
                 continue
-            score = base
-            if joins:
-                score += W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15]
-            score = 4 * score + noise(&bits, &left, rng)
-            if score > best_score:
-                best_score = score
-                best = ACT_MACH | (xy << 2) | r
+            fits = ROT_FIT[tile][masks]
+            if not fits:
+                continue
+            occ = masks & 15
+            pipe = masks >> 4
+            xy = m.front[i]
+            g = front_index(xy)
+            base = 0
+            same_pipe = 0
+            net_mask = 0
+            for d in range(4):
+                if not (occ >> d) & 1:
+                    continue
+                v = m.grid[g + NB[d]] - 1
+                if (pipe >> d) & 1:
+                    linked[d] = m.comp[v][opposite(d)]
+                    if linked[d] == net:
+                        net_mask |= 1 << d
+                if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
+                    base += W_COLOUR
+                    if (pipe >> d) & 1:
+                        same_pipe = 1
+            if same_pipe and needs_link:
+                base += W_CROP
+            sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net_mask)
+            while fits:
+                k = bk_ctz64(fits)
+                fits &= fits - 1
+                r = T_ROTS[tile][k]
+                if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
+                    continue
+                score = base
+                if net_mask:
+                    score += W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15]
+                score = 4 * score + noise(&bits, &left, rng)
+                if score > best_score:
+                    best_score = score
+                    best = ACT_MACH | (xy << 2) | r
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
@@ -1150,7 +1168,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     - Registry (K-T1): free own side tiles and not the opponent's (K-T4), else park a tile on
       the own side (K-T2), else a centre placement that frees nothing.
     - Machine (K-M1): the best legal placement for the network, colour groups and crops
-      (K-SC1..3, cell_score).
+      (K-SC1..3, policy_placement).
     - Meca exchange (K-MB2): the most valuable top, counting what the Meca then frees.
     - Which pending item first (A10): uniform."""
     cdef BotanikState* s = <BotanikState*>buf
