@@ -50,23 +50,21 @@ ctypedef struct BotanikCore:
 
 # The derived cache (rebuilt from the core by k_rebuild, kept up to date by add_to_machine;
 # the two must agree byte for byte, padding included, which is why rebuild clears it first).
+# A machine is held as a graph, not a board: each tile and each empty cell beside the machine
+# knows which tile is on each of its sides, which is all the rules ask of the geometry and
+# keeps the state small (the search copies it once per iteration).
 cdef enum:
-    GSTRIDE = 65           # grid row length: 64 cells + 1 empty cell of padding
-    GRID_CELLS = 4290      # 66 rows (64 + an empty row on either side) x GSTRIDE
     MAX_FRONT = 160        # empty cells beside a machine: at most 4 per tile
 
 ctypedef struct MachineCache:
-    # grid[(x+33)*GSTRIDE + y+32]: 0 empty, else machine index + 1. The empty border means a
-    # neighbour lookup never needs a bounds check: off the grid reads as an empty cell.
-    uint8_t grid[GRID_CELLS]
     uint8_t exits[40]          # rotated exit mask per machine tile (bit d = side d has a pipe)
+    uint8_t nb[40][4]          # per machine tile and side: the tile there (index + 1), 0 none
     # Pipe component of each side (EMPTY = no pipe), labelled by the smallest side slot
     # (index * 4 + side) in it: a component keeps its label when a new tile joins it, and
     # components merged by a new tile take the smallest of their labels.
     uint8_t comp[40][4]
     uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component label
     uint8_t n_front
-    uint16_t cell[40]          # grid index of each machine tile
     # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
     # discover them (tile by tile, sides N E S W): the playout samples placements over it.
     uint16_t front[MAX_FRONT]
@@ -74,6 +72,7 @@ ctypedef struct MachineCache:
     # checked and scored cell by cell, and a cell's neighbours change only when a tile is built
     # beside it.
     uint8_t front_mask[MAX_FRONT]
+    uint8_t front_nb[MAX_FRONT][4]   # per frontier cell and side: the tile there (index + 1)
 
 ctypedef struct BotanikState:
     BotanikCore core

@@ -138,9 +138,16 @@ cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the k
 cdef uint8_t ROT_FIT[67][256]
 cdef bint LOADED = False
 
+# rebuild_machine lays the machine out on a board of its own (the cache holds no board):
+# board[(x+33)*GSTRIDE + y+32] is 0 for an empty cell, else machine index + 1. The empty
+# border means a neighbour lookup never needs a bounds check: off the grid reads as empty.
+cdef enum:
+    GSTRIDE = 65           # board row length: 64 cells + 1 empty cell of padding
+    GRID_CELLS = 4290      # 66 rows (64 + an empty row on either side) x GSTRIDE
+
 cdef int DX[4]
 cdef int DY[4]
-cdef int NB[4]                  # grid index offset of the neighbouring cell on each side
+cdef int NB[4]                  # board index offset of the neighbouring cell on each side
 DX[:] = [0, 1, 0, -1]   # N E S W, y grows downwards
 DY[:] = [-1, 0, 1, 0]
 NB[:] = [-1, GSTRIDE, 1, -GSTRIDE]
@@ -241,13 +248,8 @@ cdef inline int opposite(int d) noexcept nogil:
 
 
 cdef inline int grid_index(int gx, int gy) noexcept nogil:
-    """Grid index of cell (gx, gy), both 0..63 (coordinates + GRID_OFFSET)."""
+    """Board index of cell (gx, gy), both 0..63 (coordinates + GRID_OFFSET)."""
     return (gx + 1) * GSTRIDE + gy
-
-
-cdef inline int front_index(int xy) noexcept nogil:
-    """Grid index of a frontier entry x << 6 | y."""
-    return ((xy >> 6) + 1) * GSTRIDE + (xy & 63)
 
 
 # --- machine cache --------------------------------------------------------------------------
@@ -258,21 +260,41 @@ cdef int _find(int* parent, int x) noexcept nogil:
     return x
 
 
+cdef int board_masks(const uint8_t* board, const uint8_t* exits, int g) noexcept nogil:
+    """occ | pipe << 4 for an empty board cell: the sides with a tile, and those with a pipe
+    facing it."""
+    cdef int d, v, occ = 0, pipe = 0
+    for d in range(4):
+        v = board[g + NB[d]]
+        if v:
+            occ |= 1 << d
+            if (exits[v - 1] >> opposite(d)) & 1:
+                pipe |= 1 << d
+    return occ | (pipe << 4)
+
+
 cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
-    """Recompute seat p's grid, exits, pipe components and frontier from the core (the cache
-    must already be zeroed). add_to_machine keeps the same fields up to date incrementally."""
+    """Recompute seat p's exits, neighbours, pipe components and frontier from the core (the
+    cache must already be zeroed). add_to_machine keeps the same fields up to date
+    incrementally."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
     cdef int i, j, d, g, nx, ny, a, b, label
     cdef int parent[160]
     cdef int relabel[160]
+    cdef int cell[40]
     cdef uint64_t seen[64]
+    cdef uint8_t board[GRID_CELLS]
+    memset(board, 0, sizeof(board))
     for i in range(n):
         g = grid_index(c.m_x[p][i] + GRID_OFFSET, c.m_y[p][i] + GRID_OFFSET)
-        m.grid[g] = i + 1
-        m.cell[i] = g
+        board[g] = i + 1
+        cell[i] = g
         m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
+    for i in range(n):
+        for d in range(4):
+            m.nb[i][d] = board[cell[i] + NB[d]]
     # Pipe components: union-find over the conduits that meet pipe to pipe across an edge.
     for i in range(n * 4):
         parent[i] = i
@@ -281,7 +303,7 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         for d in range(4):
             if not (m.exits[i] >> d) & 1:
                 continue
-            j = m.grid[m.cell[i] + NB[d]] - 1
+            j = m.nb[i][d] - 1
             if j >= 0 and (m.exits[j] >> opposite(d)) & 1:
                 a = _find(parent, i * 4 + T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d])
                 b = _find(parent, j * 4 + T_CONDUIT[c.m_id[p][j]][c.m_rot[p][j]][opposite(d)])
@@ -298,7 +320,7 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
                 relabel[a] = i * 4 + d
             label = relabel[a]
             m.comp[i][d] = label
-            if m.grid[m.cell[i] + NB[d]] == 0:
+            if m.nb[i][d] == 0:
                 m.comp_open[label] += 1
     # Frontier in discovery order.
     memset(seen, 0, sizeof(seen))
@@ -307,26 +329,30 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         for d in range(4):
             nx = c.m_x[p][i] + GRID_OFFSET + DX[d]
             ny = c.m_y[p][i] + GRID_OFFSET + DY[d]
-            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[m.cell[i] + NB[d]] == 0:
+            if 0 <= nx < GRID and 0 <= ny < GRID and m.nb[i][d] == 0:
                 if not (seen[nx] >> ny) & 1 and m.n_front < MAX_FRONT:
                     seen[nx] |= (<uint64_t>1) << ny
                     m.front[m.n_front] = (nx << 6) | ny
                     m.n_front += 1
     for i in range(m.n_front):
-        m.front_mask[i] = cell_masks(m, front_index(m.front[i]))
+        g = grid_index(m.front[i] >> 6, m.front[i] & 63)
+        m.front_mask[i] = board_masks(board, m.exits, g)
+        for d in range(4):
+            m.front_nb[i][d] = board[g + NB[d]]
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
-    """Build `tile` at (gx, gy) rotation r (a legal placement) and update the cache the way
-    rebuild_machine would compute it: grid, frontier, and the pipe components (a conduit of
-    the new tile joins the components it links, keeping the smallest label)."""
+    """Build `tile` at (gx, gy) rotation r (a legal placement, so a frontier cell) and update
+    the cache the way rebuild_machine would compute it: neighbours, frontier, and the pipe
+    components (a conduit of the new tile joins the components it links, keeping the smallest
+    label)."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
     cdef int i = c.n_tiles[p]
-    cdef int g = grid_index(gx, gy)
     cdef int e = T_EXITS[tile][r]
-    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng, side
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, side, tail
     cdef int olds[4]
+    cdef uint8_t around[4]
     cdef int xy = (gx << 6) | gy
     c.m_id[p][i] = tile
     c.m_x[p][i] = gx - GRID_OFFSET
@@ -334,39 +360,43 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     c.m_rot[p][i] = r
     c.n_tiles[p] = i + 1
     c.status[tile] = AT_MACHINE
-    m.grid[g] = i + 1
-    m.cell[i] = g
     m.exits[i] = e
-    # Frontier: the cell is taken; its empty in-grid neighbours that touched no tile are new.
+    # The cell leaves the frontier, handing over its neighbours.
     k = bk_find_u16(m.front, m.n_front, xy)
-    if k >= 0:
-        memmove(&m.front[k], &m.front[k + 1], (m.n_front - k - 1) * sizeof(uint16_t))
-        memmove(&m.front_mask[k], &m.front_mask[k + 1], m.n_front - k - 1)
-        m.n_front -= 1
-        m.front[m.n_front] = 0
-        m.front_mask[m.n_front] = 0
+    memcpy(around, m.front_nb[k], 4)
+    tail = m.n_front - k - 1
+    memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
+    memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
+    memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
+    m.n_front -= 1
+    m.front[m.n_front] = 0
+    m.front_mask[m.n_front] = 0
+    memset(m.front_nb[m.n_front], 0, 4)
+    memcpy(m.nb[i], around, 4)
     for d in range(4):
+        v = around[d]
+        if v:
+            m.nb[v - 1][opposite(d)] = i + 1
+            continue
         nx = gx + DX[d]
         ny = gy + DY[d]
-        ng = g + NB[d]
-        if not (0 <= nx < GRID and 0 <= ny < GRID) or m.grid[ng] != 0:
+        if not (0 <= nx < GRID and 0 <= ny < GRID):
             continue
-        # The neighbour's side facing the new tile is now occupied, with a pipe if e has one
-        # there (what cell_masks would find).
+        # The empty neighbour's side facing the new tile is now occupied, with a pipe if e has
+        # one there (what board_masks would find).
         side = (1 << opposite(d)) | (((e >> d) & 1) << (4 + opposite(d)))
-        if (m.grid[ng + NB[(d + 1) & 3]] or m.grid[ng + NB[d]] or m.grid[ng + NB[(d + 3) & 3]]):
-            # already beside another tile, so in the frontier
-            k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
-            if k >= 0:
-                m.front_mask[k] |= side
-            continue
-        if m.n_front < MAX_FRONT:
+        k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
+        if k >= 0:               # already beside another tile
+            m.front_mask[k] |= side
+            m.front_nb[k][opposite(d)] = i + 1
+        elif m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
             m.front_mask[m.n_front] = side
+            m.front_nb[m.n_front][opposite(d)] = i + 1
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
     for d in range(4):
-        v = m.grid[g + NB[d]]
+        v = around[d]
         m.comp[i][d] = EMPTY
         if v and (m.exits[v - 1] >> opposite(d)) & 1:
             m.comp_open[m.comp[v - 1][opposite(d)]] -= 1
@@ -379,7 +409,7 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         for d in range(4):
             if not (qm >> d) & 1:
                 continue
-            v = m.grid[g + NB[d]]
+            v = around[d]
             if v == 0:
                 continue
             if (m.exits[v - 1] >> opposite(d)) & 1:
@@ -404,7 +434,7 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         for d in range(4):
             if (qm >> d) & 1:
                 m.comp[i][d] = label
-                if m.grid[g + NB[d]] == 0:
+                if around[d] == 0:
                     m.comp_open[label] += 1
 
 
@@ -417,26 +447,14 @@ cdef inline int network_comp(const MachineCache* m) noexcept nogil:
     return -1
 
 
-cdef inline int cell_masks(const MachineCache* m, int g) noexcept nogil:
-    """occ | pipe << 4 for an empty cell: the sides with a tile, and those with a pipe facing it."""
-    cdef int d, v, occ = 0, pipe = 0
-    for d in range(4):
-        v = m.grid[g + NB[d]]
-        if v:
-            occ |= 1 << d
-            if (m.exits[v - 1] >> opposite(d)) & 1:
-                pipe |= 1 << d
-    return occ | (pipe << 4)
-
-
-cdef inline void cell_links(const MachineCache* m, int g, int pipe, int* linked) noexcept nogil:
-    """The pipe component each side of an empty cell links into (-1 where no pipe faces it):
+cdef inline void cell_links(const MachineCache* m, int k, int pipe, int* linked) noexcept nogil:
+    """The pipe component each side of frontier cell k links into (-1 where no pipe faces it):
     the same for every tile and rotation placed there."""
     cdef int d
     for d in range(4):
         linked[d] = -1
         if (pipe >> d) & 1:
-            linked[d] = m.comp[m.grid[g + NB[d]] - 1][opposite(d)]
+            linked[d] = m.comp[m.front_nb[k][d] - 1][opposite(d)]
 
 
 cdef inline int network_sides(const int* linked, int net) noexcept nogil:
@@ -520,16 +538,18 @@ cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, co
     return net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]
 
 
-cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
-                       int occ, int pipe) noexcept nogil:
-    """K-M1 for one candidate: (2) pipe consistency and (3) the closure rule (A4)."""
+cdef bint placement_ok(const MachineCache* m, int rule, int tile, int k, int r) noexcept nogil:
+    """K-M1 for one candidate on frontier cell k: (2) pipe consistency and (3) the closure rule
+    (A4)."""
     cdef int e = T_EXITS[tile][r]
+    cdef int masks = m.front_mask[k]
+    cdef int occ = masks & 15, pipe = masks >> 4
     cdef int linked[4]
     if (e & occ) != pipe:     # a pipe facing a blank side, or a blank side facing a pipe
         return False
     if pipe == 0:
         return True            # touches by blank sides only (K-M4): networks unchanged
-    cell_links(m, g, pipe, linked)
+    cell_links(m, k, pipe, linked)
     return closure_ok(m, rule, tile, r, occ, pipe, linked,
                       network_sides(linked, network_comp(m)) if rule != CLOSURE_NO_CYCLES else 0)
 
@@ -538,30 +558,24 @@ cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out) noex
     """Legal (cell, rotation) placements of `tile` in seat p's machine, ascending action ids."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef uint64_t cols[64]
-    cdef uint64_t w
-    cdef int i, gx, gy, k, r, g, masks, n = 0, xy, lo = 63, hi = 0
-    memset(cols, 0, sizeof(cols))
+    cdef uint32_t order[MAX_FRONT]     # xy << 8 | frontier index, sorted by cell
+    cdef uint32_t key
+    cdef int i, j, k, r, n = 0, xy
     for i in range(m.n_front):
-        xy = m.front[i]
-        cols[xy >> 6] |= (<uint64_t>1) << (xy & 63)
-        if (xy >> 6) < lo:
-            lo = xy >> 6
-        if (xy >> 6) > hi:
-            hi = xy >> 6
-    for gx in range(lo, hi + 1):
-        w = cols[gx]
-        while w:
-            gy = bk_ctz64(w)
-            w &= w - 1
-            g = grid_index(gx, gy)
-            masks = cell_masks(m, g)
-            for k in range(T_NROT[tile]):
-                r = T_ROTS[tile][k]
-                if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
-                    if n < MAX_LEGAL:
-                        out[n] = ACT_MACH | (gx << 8) | (gy << 2) | r
-                        n += 1
+        key = (<uint32_t>m.front[i] << 8) | i
+        j = i
+        while j > 0 and order[j - 1] > key:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = key
+    for i in range(m.n_front):
+        xy = order[i] >> 8
+        for k in range(T_NROT[tile]):
+            r = T_ROTS[tile][k]
+            if placement_ok(m, rule, tile, order[i] & 0xFF, r):
+                if n < MAX_LEGAL:
+                    out[n] = ACT_MACH | (xy << 2) | r
+                    n += 1
     return n
 
 
@@ -569,12 +583,10 @@ cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
     """K-M3: whether `tile` has any legal placement in seat p's machine."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef int i, k, g, masks
+    cdef int i, k
     for i in range(m.n_front):
-        g = front_index(m.front[i])
-        masks = m.front_mask[i]
         for k in range(T_NROT[tile]):
-            if placement_ok(m, rule, tile, g, T_ROTS[tile][k], masks & 15, masks >> 4):
+            if placement_ok(m, rule, tile, i, T_ROTS[tile][k]):
                 return True
     return False
 
@@ -586,17 +598,14 @@ cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
     cdef int32_t listed[MAX_LEGAL]
-    cdef int attempt, pick, n, xy, g, r, masks
+    cdef int attempt, pick, n, r
     cdef int n_rot = T_NROT[tile]
     cdef int n_cells = m.n_front
     for attempt in range(32):
         pick = rng_below(rng, n_cells * n_rot)
-        xy = m.front[pick // n_rot]
         r = T_ROTS[tile][pick % n_rot]
-        g = front_index(xy)
-        masks = m.front_mask[pick // n_rot]
-        if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
-            return ACT_MACH | (xy << 2) | r
+        if placement_ok(m, rule, tile, pick // n_rot, r):
+            return ACT_MACH | (m.front[pick // n_rot] << 2) | r
     n = machine_placements(s, p, tile, listed)
     return listed[rng_below(rng, n)]
 
@@ -935,7 +944,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             u = stack[head]
             size += 1
             for d in range(4):
-                j = m.grid[m.cell[u] + NB[d]] - 1
+                j = m.nb[u][d] - 1
                 if j <= 0 or not (left >> j) & 1:   # empty, the Source (A13), or not left
                     continue
                 if T_COLOUR[c.m_id[p][j]] != colour:
@@ -960,7 +969,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             for d in range(4):
                 if not (m.exits[i] >> d) & 1:
                     continue
-                j = m.grid[m.cell[i] + NB[d]] - 1
+                j = m.nb[i][d] - 1
                 if j > 0 and (m.exits[j] >> opposite(d)) & 1 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
                     linked = True
             if not linked:
@@ -1087,7 +1096,7 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef int rule = s.core.closure_rule
     cdef int colour = T_COLOUR[tile]
     cdef int needs_link = T_NEEDS_LINK[tile]
-    cdef int xy, g, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
+    cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
     cdef int same_pipe, want_pipe
     cdef bint sure
     cdef uint32_t fits
@@ -1113,14 +1122,13 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
             occ = masks & 15
             pipe = masks >> 4
             xy = m.front[i]
-            g = front_index(xy)
             base = 0
             same_pipe = 0
             net_mask = 0
             for d in range(4):
                 if not (occ >> d) & 1:
                     continue
-                v = m.grid[g + NB[d]] - 1
+                v = m.front_nb[i][d] - 1
                 if (pipe >> d) & 1:
                     linked[d] = m.comp[v][opposite(d)]
                     if linked[d] == net:
