@@ -85,3 +85,7 @@ ctypedef struct BotanikState:
     # top_cols[b]: the columns whose top has bit b of its T_LINK mask (its colour or its type),
     # so the columns a tile links with are two lookups (K-T2).
     uint8_t top_cols[32]
+    # side_cols[p][b]: the same for seat p's side tiles, and side_taken[p] the columns where
+    # seat p has a side tile, so what a stack placement frees (K-T4) is a few mask operations.
+    uint8_t side_cols[2][32]
+    uint8_t side_taken[2]

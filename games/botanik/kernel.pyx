@@ -629,15 +629,36 @@ cdef inline void enqueue(BotanikCore* c, int p, int tile) noexcept nogil:
     c.status[tile] = AT_QUEUE
 
 
-cdef void free_check(BotanikCore* c, int column) noexcept nogil:
+cdef inline void set_side(BotanikState* s, int p, int col, int tile) noexcept nogil:
+    """Put `tile` (or EMPTY) on seat p's side of column `col` (side_cols, side_taken follow)."""
+    cdef int old = s.core.side[p][col]
+    if old != EMPTY:
+        s.side_cols[p][T_LBIT[old][0]] &= ~(1 << col)
+        s.side_cols[p][T_LBIT[old][1]] &= ~(1 << col)
+        s.side_taken[p] &= ~(1 << col)
+    if tile != EMPTY:
+        s.side_cols[p][T_LBIT[tile][0]] |= 1 << col
+        s.side_cols[p][T_LBIT[tile][1]] |= 1 << col
+        s.side_taken[p] |= 1 << col
+    s.core.side[p][col] = tile
+
+
+cdef inline int frees(const BotanikState* s, int p, int tile) noexcept nogil:
+    """K-T4: the columns whose seat-p side tile would be freed by `tile` on their stack (the
+    side tiles that do not link with it, K-T2(b))."""
+    return s.side_taken[p] & ~(s.side_cols[p][T_LBIT[tile][0]] | s.side_cols[p][T_LBIT[tile][1]])
+
+
+cdef void free_check(BotanikState* s, int column) noexcept nogil:
     """K-T4: every side tile of the column that no longer links with the top is freed (K-F1),
     the turn player's first (A9)."""
+    cdef BotanikCore* c = &s.core
     cdef int k, p, t
     for k in range(2):
         p = c.turn_player if k == 0 else 1 - c.turn_player
         t = c.side[p][column]
         if t != EMPTY and not links(t, c.top[column]):
-            c.side[p][column] = EMPTY
+            set_side(s, p, column, EMPTY)
             enqueue(c, p, t)
 
 
@@ -748,9 +769,7 @@ cdef int registry_options(const BotanikState* s, int* own) noexcept nogil:
     cdef int p = c.turn_player
     cdef int col, slots = 0, free = 0
     cdef int a0 = c.arrival[0], a1 = c.arrival[1], a2 = c.arrival[2]
-    for col in range(N_COLUMNS):
-        if c.side[p][col] == EMPTY:
-            free |= 1 << col
+    free = ~s.side_taken[p] & ((1 << N_COLUMNS) - 1)
     own[0] = 0
     own[1] = 0
     own[2] = 0
@@ -868,9 +887,9 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.status[c.top[col]] = AT_BURIED
             set_top(s, col, t)
             c.status[t] = AT_TOP
-            free_check(c, col)
+            free_check(s, col)
         else:
-            c.side[p][col] = t                # K-T5: never frees anything
+            set_side(s, p, col, t)            # K-T5: never frees anything
             c.status[t] = AT_SIDE
         c.stage = STAGE_RESOLVE
         advance(s)
@@ -897,7 +916,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         set_top(s, col, meca)
         c.status[meca] = AT_TOP
         enqueue(c, p, taken)
-        free_check(c, col)
+        free_check(s, col)
         advance(s)
         return
     # ACT_MACH
@@ -1097,7 +1116,7 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef int colour = T_COLOUR[tile]
     cdef int needs_link = T_NEEDS_LINK[tile]
     cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
-    cdef int same_pipe, want_pipe
+    cdef int same_pipe, want_pipe, sides
     cdef bint sure
     cdef uint32_t fits
     cdef int32_t best = -1
@@ -1113,9 +1132,9 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
         if not want_pipe and best >= 0:
             break
         for i in range(n_cells):
-            masks = m.front_mask[i]
-            if (masks >> 4 != 0) != want_pipe:
+            if (m.front_mask[i] >> 4 != 0) != want_pipe:
                 continue
+            masks = m.front_mask[i]
             fits = ROT_FIT[tile][masks]
             if not fits:
                 continue
@@ -1125,9 +1144,10 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
             base = 0
             same_pipe = 0
             net_mask = 0
-            for d in range(4):
-                if not (occ >> d) & 1:
-                    continue
+            sides = occ
+            while sides:
+                d = bk_ctz64(sides)
+                sides &= sides - 1
                 v = m.front_nb[i][d] - 1
                 if (pipe >> d) & 1:
                     linked[d] = m.comp[v][opposite(d)]
@@ -1170,6 +1190,48 @@ cdef inline int centre_score(const BotanikCore* c, int me, int col, int tile) no
     return score
 
 
+cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
+    """K-T1: the registry option with the best score (plus noise bits), options in legal-action
+    order: per offered arrival tile its own-side columns (K-T2), then the five stacks (K-T4,
+    scored as centre_score, from the columns whose side tiles the tile would free)."""
+    cdef const BotanikCore* c = &s.core
+    cdef int p = c.turn_player
+    cdef int own[3]
+    cdef int i, col, slots, m, tile, score, best_score, side_score, mine, theirs
+    cdef int32_t best
+    cdef uint64_t bits = 0
+    cdef int left = 0
+    slots = registry_options(s, own)
+    best = ACT_REG
+    best_score = -1000000
+    for i in range(N_ARRIVAL):
+        if not (slots >> i) & 1:
+            continue
+        tile = c.arrival[i]
+        m = own[i]
+        side_score = 4 * W_SIDE * tile_value(tile)
+        while m:                 # K-T2 own side
+            col = bk_ctz64(m)
+            m &= m - 1
+            score = side_score + noise(&bits, &left, rng)
+            if score > best_score:
+                best_score = score
+                best = ACT_REG | (i << 4) | col
+        mine = frees(s, p, tile)
+        theirs = frees(s, 1 - p, tile)
+        for col in range(N_COLUMNS):   # K-T4 central stack
+            score = noise(&bits, &left, rng)
+            if (mine | theirs) >> col & 1:
+                if (mine >> col) & 1:
+                    score += 4 * W_FREE_OWN * tile_value(c.side[p][col])
+                if (theirs >> col) & 1:
+                    score -= 4 * W_FREE_OPP * tile_value(c.side[1 - p][col])
+            if score > best_score:
+                best_score = score
+                best = ACT_REG | (i << 4) | (1 << 3) | col
+    return best
+
+
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """Playout policy: "the obvious move", with noise bits breaking near-ties and one decision
     in ten drawn by the baseline's uniform sampler, so playouts keep variety.
@@ -1181,36 +1243,14 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     - Which pending item first (A10): uniform."""
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
-    cdef int own[3]
-    cdef int p, i, col, slots, m, tile, score, best_score, kind
+    cdef int p, col, score, best_score, kind
     cdef int32_t best
     cdef uint64_t bits = 0
     cdef int left = 0
     if rng_below(rng, UNIFORM_ONE_IN) == 0:
         return k_uniform_rollout_action(buf, rng)
     if c.stage == STAGE_REGISTRY:
-        p = c.turn_player
-        slots = registry_options(s, own)
-        best = ACT_REG
-        best_score = -1000000
-        for i in range(N_ARRIVAL):
-            if not (slots >> i) & 1:
-                continue
-            tile = c.arrival[i]
-            m = own[i]
-            while m:                 # K-T2 own side
-                col = bk_ctz64(m)
-                m &= m - 1
-                score = 4 * W_SIDE * tile_value(tile) + noise(&bits, &left, rng)
-                if score > best_score:
-                    best_score = score
-                    best = ACT_REG | (i << 4) | col
-            for col in range(N_COLUMNS):   # K-T4 central stack
-                score = 4 * centre_score(c, p, col, tile) + noise(&bits, &left, rng)
-                if score > best_score:
-                    best_score = score
-                    best = ACT_REG | (i << 4) | (1 << 3) | col
-        return best
+        return policy_registry(s, rng)
     if c.stage == STAGE_RESOLVE:
         p = resolver(c)
         kind = decision_kind(c, p)
@@ -1234,7 +1274,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
-    cdef int t
+    cdef int t, p
     # Everything after the core, the alignment padding included (raw buffers compare equal).
     memset(buf + sizeof(BotanikCore), 0, sizeof(BotanikState) - sizeof(BotanikCore))
     rebuild_machine(s, 0)
@@ -1243,6 +1283,11 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         if s.core.top[t] != EMPTY:
             s.top_cols[T_LBIT[s.core.top[t]][0]] |= 1 << t
             s.top_cols[T_LBIT[s.core.top[t]][1]] |= 1 << t
+        for p in range(2):
+            if s.core.side[p][t] != EMPTY:
+                s.side_cols[p][T_LBIT[s.core.side[p][t]][0]] |= 1 << t
+                s.side_cols[p][T_LBIT[s.core.side[p][t]][1]] |= 1 << t
+                s.side_taken[p] |= 1 << t
     for t in range(N_COLOURED):
         if s.core.status[t] == AT_POOL:
             s.pool_count[T_KIND[t]] += 1
