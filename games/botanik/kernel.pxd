@@ -64,6 +64,9 @@ ctypedef struct MachineCache:
     # components merged by a new tile take the smallest of their labels.
     uint8_t comp[40][4]
     uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component label
+    # Per machine tile, the sides with a tile of its colour (bits 0-3; the Sources have none)
+    # and those where, besides, pipes meet (bits 4-7): colour groups and crop links (K-SC2/3).
+    uint8_t same[40]
     uint8_t n_front
     # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
     # discover them (tile by tile, sides N E S W): the playout samples placements over it.

@@ -79,7 +79,27 @@ cdef extern from *:
         __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i*)p), b);
         return 0xFFFF & ~_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
     }
+    /* Bit i set when any of the four bytes p[4i .. 4i+3] (i < 4 * n16) equals x. */
+    static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
+        const __m128i v = _mm_set1_epi8((char)x);
+        uint64_t out = 0;
+        unsigned int q;
+        int i;
+        for (i = 0; i < n16; i++) {
+            q = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 16 * i)), v));
+            q |= q >> 1;
+            q |= q >> 2;
+            out |= (uint64_t)((((q & 0x1111u) * 0x1248u) >> 12) & 0xFu) << (4 * i);
+        }
+        return out;
+    }
     #else
+    static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
+        uint64_t out = 0;
+        int i;
+        for (i = 0; i < 16 * n16; i++) if (p[i] == x) out |= (uint64_t)1 << (i >> 2);
+        return out;
+    }
     static inline int bk_any_bits16(const uint8_t* p, uint8_t bits) {
         int j, m = 0;
         for (j = 0; j < 16; j++) if (p[j] & bits) m |= 1 << j;
@@ -103,6 +123,7 @@ cdef extern from *:
     void bk_replace_bytes(uint8_t* p, int n16, uint8_t frm, uint8_t to) noexcept nogil
     int bk_find_u16(const uint16_t* p, int n, uint16_t x) noexcept nogil
     int bk_any_bits16(const uint8_t* p, uint8_t bits) noexcept nogil
+    uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) noexcept nogil
 
 bk_init_sel8()
 
@@ -307,6 +328,13 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
     for i in range(n):
         for d in range(4):
             m.nb[i][d] = board[cell[i] + NB[d]]
+    for i in range(n):
+        for d in range(4):
+            j = m.nb[i][d] - 1
+            if j >= 0 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[c.m_id[p][i]] != 255:
+                m.same[i] |= 1 << d
+                if (m.exits[i] >> d) & 1 and (m.exits[j] >> opposite(d)) & 1:
+                    m.same[i] |= 1 << (4 + d)
     # Pipe components: union-find over the conduits that meet pipe to pipe across an edge.
     for i in range(n * 4):
         parent[i] = i
@@ -389,6 +417,10 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         v = around[d]
         if v:
             m.nb[v - 1][opposite(d)] = i + 1
+            if T_COLOUR[c.m_id[p][v - 1]] == T_COLOUR[tile]:
+                k = (e >> d) & 1 and (m.exits[v - 1] >> opposite(d)) & 1
+                m.same[i] |= (1 | k << 4) << d
+                m.same[v - 1] |= (1 | k << 4) << opposite(d)
             continue
         nx = gx + DX[d]
         ny = gy + DY[d]
@@ -958,23 +990,22 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
     cdef const BotanikCore* c = &s.core
     cdef const MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
-    cdef int i, j, d, net, head, size, t, u, colour
+    cdef int i, j, d, net, head, size, t, u, sides, shift = 4 if pipe_groups else 0
     cdef uint64_t kept = 0, left     # machine indices in the Source's network (Source excluded)
+    cdef uint64_t bit
     cdef int stack[40]
     cdef int total = 0
-    cdef bint linked
     net = network_comp(m)
     if net >= 0:
-        for i in range(1, n):
-            if (m.comp[i][0] == net or m.comp[i][1] == net or m.comp[i][2] == net
-                    or m.comp[i][3] == net):
-                kept |= (<uint64_t>1) << i
-    # B) colour groups among the kept tiles (flood fill; `left` = kept tiles not yet grouped).
+        # (comp holds 40 x 4 = 10 x 16 labels; tiles from n on are masked off)
+        kept = bk_quads_with(&m.comp[0][0], (n * 4 + 15) >> 4, net)
+        kept &= (((<uint64_t>1) << n) - 1) & ~(<uint64_t>1)
+    # B) colour groups among the kept tiles (flood fill along `same`; `left` = kept tiles not
+    # yet grouped).
     left = kept
     while left:
         i = bk_ctz64(left)
         left &= left - 1
-        colour = T_COLOUR[c.m_id[p][i]]
         size = 0
         head = 0
         stack[head] = i
@@ -983,17 +1014,15 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             head -= 1
             u = stack[head]
             size += 1
-            for d in range(4):
+            sides = (m.same[u] >> shift) & 15
+            while sides:
+                d = bk_ctz64(sides)
+                sides &= sides - 1
                 j = m.nb[u][d] - 1
-                if j <= 0 or not (left >> j) & 1:   # empty, the Source (A13), or not left
-                    continue
-                if T_COLOUR[c.m_id[p][j]] != colour:
-                    continue
-                if pipe_groups and not ((m.exits[u] >> d) & 1 and (m.exits[j] >> opposite(d)) & 1):
-                    continue
-                left &= ~((<uint64_t>1) << j)
+                bit = (left >> j) & 1          # branch-free: not yet grouped, and kept
+                left &= ~(bit << j)
                 stack[head] = j
-                head += 1
+                head += <int>bit
         if size >= 3:
             total += size
     # C) flowers.
@@ -1002,19 +1031,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         i = bk_ctz64(left)
         left &= left - 1
         t = c.m_id[p][i]
-        if T_FLOWERS[t] == 0:
-            continue
-        if T_NEEDS_LINK[t]:
-            linked = False
-            for d in range(4):
-                if not (m.exits[i] >> d) & 1:
-                    continue
-                j = m.nb[i][d] - 1
-                if j > 0 and (m.exits[j] >> opposite(d)) & 1 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
-                    linked = True
-            if not linked:
-                continue
-        total += T_FLOWERS[t]
+        total += T_FLOWERS[t] * (not T_NEEDS_LINK[t] or (m.same[i] >> 4) != 0)
     points[0] = total
     tiles[0] = bk_popcount64(kept)
 
