@@ -624,13 +624,31 @@ cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out) noex
 
 
 cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
-    """K-M3: whether `tile` has any legal placement in seat p's machine."""
+    """K-M3: whether `tile` has any legal placement in seat p's machine (placement_ok per
+    cell: ROT_FIT for pipe consistency, then the closure rule, at once when it is sure)."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef int i, k
+    cdef int net = network_comp(m)
+    cdef int i, k, masks, pipe, net_mask = 0
+    cdef uint32_t fits
+    cdef int linked[4]
     for i in range(m.n_front):
-        for k in range(T_NROT[tile]):
-            if placement_ok(m, rule, tile, i, T_ROTS[tile][k]):
+        masks = m.front_mask[i]
+        fits = ROT_FIT[tile][masks]
+        if not fits:
+            continue
+        pipe = masks >> 4
+        if pipe == 0:
+            return True        # touches by blank sides only (K-M4)
+        cell_links(m, i, pipe, linked)
+        if rule != CLOSURE_NO_CYCLES:
+            net_mask = network_sides(linked, net)
+        if cell_closure_sure(m, rule, pipe, linked, net_mask):
+            return True
+        while fits:
+            k = bk_ctz64(fits)
+            fits &= fits - 1
+            if closure_ok(m, rule, tile, T_ROTS[tile][k], masks & 15, pipe, linked, net_mask):
                 return True
     return False
 
