@@ -390,7 +390,7 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     cdef MachineCache* m = &s.cache[p]
     cdef int i = c.n_tiles[p]
     cdef int e = T_EXITS[tile][r]
-    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, side, tail
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, side, tail, occ, pipe, sides
     cdef int olds[4]
     cdef uint8_t around[4]
     cdef int xy = (gx << 6) | gy
@@ -401,9 +401,12 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     c.n_tiles[p] = i + 1
     c.status[tile] = AT_MACHINE
     m.exits[i] = e
-    # The cell leaves the frontier, handing over its neighbours.
+    # The cell leaves the frontier, handing over its neighbours and their sides: occupied
+    # (occ) and with a pipe facing it (pipe, also the new tile's pipes there: K-M1(2)).
     k = bk_find_u16(m.front, m.n_front, xy)
     memcpy(around, m.front_nb[k], 4)
+    occ = m.front_mask[k] & 15
+    pipe = m.front_mask[k] >> 4
     tail = m.n_front - k - 1
     memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
     memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
@@ -413,15 +416,23 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     m.front_mask[m.n_front] = 0
     memset(m.front_nb[m.n_front], 0, 4)
     memcpy(m.nb[i], around, 4)
-    for d in range(4):
-        v = around[d]
-        if v:
-            m.nb[v - 1][opposite(d)] = i + 1
-            if T_COLOUR[c.m_id[p][v - 1]] == T_COLOUR[tile]:
-                k = (e >> d) & 1 and (m.exits[v - 1] >> opposite(d)) & 1
-                m.same[i] |= (1 | k << 4) << d
-                m.same[v - 1] |= (1 | k << 4) << opposite(d)
-            continue
+    memset(m.comp[i], EMPTY, 4)
+    # (Sides are visited as the bits of occ, pipe and the rest: which sides those are follows
+    # no pattern, and a branch per side costs more than the work.)
+    sides = occ
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
+        v = around[d] - 1
+        m.nb[v][opposite(d)] = i + 1
+        if T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]:
+            k = (pipe >> d) & 1
+            m.same[i] |= (1 | k << 4) << d
+            m.same[v] |= (1 | k << 4) << opposite(d)
+    sides = ~occ & 15
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
         nx = gx + DX[d]
         ny = gy + DY[d]
         if not (0 <= nx < GRID and 0 <= ny < GRID):
@@ -439,33 +450,30 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
             m.front_nb[m.n_front][opposite(d)] = i + 1
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
-    for d in range(4):
-        v = around[d]
-        m.comp[i][d] = EMPTY
-        if v and (m.exits[v - 1] >> opposite(d)) & 1:
-            m.comp_open[m.comp[v - 1][opposite(d)]] -= 1
+    sides = pipe
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
+        m.comp_open[m.comp[around[d] - 1][opposite(d)]] -= 1
     for q in range(T_NCOND[tile]):
         qm = T_QMASK[tile][r][q]
         if qm == 0:
             continue
         label = i * 4 + bk_ctz64(qm)
         n_old = 0
-        for d in range(4):
-            if not (qm >> d) & 1:
-                continue
-            v = around[d]
-            if v == 0:
-                continue
-            if (m.exits[v - 1] >> opposite(d)) & 1:
-                old = m.comp[v - 1][opposite(d)]
-                for k in range(n_old):
-                    if olds[k] == old:
-                        break
-                else:
-                    olds[n_old] = old
-                    n_old += 1
-                    if old < label:
-                        label = old
+        sides = qm & pipe
+        while sides:
+            d = bk_ctz64(sides)
+            sides &= sides - 1
+            old = m.comp[around[d] - 1][opposite(d)]
+            for k in range(n_old):
+                if olds[k] == old:
+                    break
+            else:
+                olds[n_old] = old
+                n_old += 1
+                if old < label:
+                    label = old
         # Merge the other linked components into the smallest label.
         for k in range(n_old):
             old = olds[k]
@@ -475,11 +483,12 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
             bk_replace_bytes(&m.comp[0][0], (i * 4 + 4 + 15) >> 4, old, label)
             m.comp_open[label] += m.comp_open[old]
             m.comp_open[old] = 0
-        for d in range(4):
-            if (qm >> d) & 1:
-                m.comp[i][d] = label
-                if around[d] == 0:
-                    m.comp_open[label] += 1
+        sides = qm
+        while sides:
+            d = bk_ctz64(sides)
+            sides &= sides - 1
+            m.comp[i][d] = label
+        m.comp_open[label] += POPC4[qm & ~occ & 15]
 
 
 cdef inline int network_comp(const MachineCache* m) noexcept nogil:
