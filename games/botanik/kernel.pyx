@@ -1175,8 +1175,8 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef int colour = T_COLOUR[tile]
     cdef int needs_link = T_NEEDS_LINK[tile]
     cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
-    cdef int same_pipe, want_pipe, sides, block, cells
-    cdef bint sure
+    cdef int same_pipe, want_pipe, sides, block, cells, piped, same
+    cdef bint sure, better
     cdef uint32_t fits
     cdef int32_t best = -1
     cdef int n_cells = m.n_front
@@ -1212,19 +1212,19 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                 net_mask = 0
                 sides = occ
                 while sides:
+                    # Branch-free: which neighbours have pipes, the network or the tile's
+                    # colour follows no pattern. (linked[d] is read for pipe sides only;
+                    # the Sources' colour is no tile's, K-SC2 leaves them out.)
                     d = bk_ctz64(sides)
                     sides &= sides - 1
                     v = m.front_nb[i][d] - 1
-                    if (pipe >> d) & 1:
-                        linked[d] = m.comp[v][opposite(d)]
-                        if linked[d] == net:
-                            net_mask |= 1 << d
-                    if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
-                        base += W_COLOUR
-                        if (pipe >> d) & 1:
-                            same_pipe = 1
-                if same_pipe and needs_link:
-                    base += W_CROP
+                    piped = (pipe >> d) & 1
+                    linked[d] = m.comp[v][opposite(d)]
+                    net_mask |= (piped & (linked[d] == net)) << d
+                    same = T_COLOUR[c.m_id[p][v]] == colour
+                    base += W_COLOUR * same
+                    same_pipe |= same & piped
+                base += W_CROP * (same_pipe & needs_link)
                 sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net_mask)
                 while fits:
                     k = bk_ctz64(fits)
@@ -1232,13 +1232,11 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                     r = T_ROTS[tile][k]
                     if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
                         continue
-                    score = base
-                    if net_mask:
-                        score += W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15]
+                    score = base + (net_mask != 0) * (W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15])
                     score = 4 * score + noise(&bits, &left, rng)
-                    if score > best_score:
-                        best_score = score
-                        best = ACT_MACH | (xy << 2) | r
+                    better = score > best_score
+                    best_score = score if better else best_score
+                    best = (ACT_MACH | (xy << 2) | r) if better else best
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
