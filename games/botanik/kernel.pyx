@@ -1270,9 +1270,9 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     slots = registry_options(s, own)
     best = ACT_REG
     best_score = -1000000
-    for i in range(N_ARRIVAL):
-        if not (slots >> i) & 1:
-            continue
+    while slots:
+        i = bk_ctz64(slots)
+        slots &= slots - 1
         tile = c.arrival[i]
         m = own[i]
         side_score = 4 * W_SIDE * tile_value(tile)
