@@ -570,9 +570,10 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
 
 
 cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, const int* linked,
-                                   int net_mask) noexcept nogil:
+                                   int net, int net_mask) noexcept nogil:
     """Whether the closure rule (A4) accepts every orientation that fits an empty cell with
-    facing pipes `pipe` (linked and net_mask as for closure_ok), so closure_ok need not run
+    facing pipes `pipe` (linked and net_mask as for closure_ok, net the Source's network
+    component), so closure_ok need not run
     per orientation. no_cycles: no two facing pipes belong to one component, so no conduit
     can link one twice. open_end: the cell touches no pipe of the Source's network, or that
     network keeps an open end whatever joins it: each link into a component consumes one of
@@ -588,7 +589,7 @@ cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, co
                     return False
         if rule == CLOSURE_NO_CYCLES:
             return True
-    return net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]
+    return (net_mask == 0) | (m.comp_open[net] > POPC4[net_mask])    # (no branch: no pattern)
 
 
 cdef bint placement_ok(const MachineCache* m, int rule, int tile, int k, int r) noexcept nogil:
@@ -652,7 +653,7 @@ cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
         cell_links(m, i, pipe, linked)
         if rule != CLOSURE_NO_CYCLES:
             net_mask = network_sides(linked, net)
-        if cell_closure_sure(m, rule, pipe, linked, net_mask):
+        if cell_closure_sure(m, rule, pipe, linked, net, net_mask):
             return True
         while fits:
             k = bk_ctz64(fits)
@@ -1225,7 +1226,7 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                     base += W_COLOUR * same
                     same_pipe |= same & piped
                 base += W_CROP * (same_pipe & needs_link)
-                sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net_mask)
+                sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
                 while fits:
                     k = bk_ctz64(fits)
                     fits &= fits - 1
