@@ -71,9 +71,9 @@ ctypedef struct MachineCache:
     # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
     # discover them (tile by tile, sides N E S W): the playout samples placements over it.
     uint16_t front[MAX_FRONT]
-    # cell_masks of each frontier cell (occupied sides | facing pipes << 4): placements are
-    # checked and scored cell by cell, and a cell's neighbours change only when a tile is built
-    # beside it.
+    # The sides of each frontier cell with a tile, and those with a pipe facing it (occupied
+    # | facing pipes << 4; zero past n_front): placements are checked and scored cell by
+    # cell, and a cell's neighbours change only when a tile is built beside it.
     uint8_t front_mask[MAX_FRONT]
     uint8_t front_nb[MAX_FRONT][4]   # per frontier cell and side: the tile there (index + 1)
 
