@@ -50,30 +50,32 @@ ctypedef struct BotanikCore:
 
 # The derived cache (rebuilt from the core by k_rebuild, kept up to date by add_to_machine;
 # the two must agree byte for byte, padding included, which is why rebuild clears it first).
+# A machine is held as a graph, not a board: each tile and each empty cell beside the machine
+# knows which tile is on each of its sides, which is all the rules ask of the geometry and
+# keeps the state small (the search copies it once per iteration).
 cdef enum:
-    GSTRIDE = 65           # grid row length: 64 cells + 1 empty cell of padding
-    GRID_CELLS = 4290      # 66 rows (64 + an empty row on either side) x GSTRIDE
     MAX_FRONT = 160        # empty cells beside a machine: at most 4 per tile
 
 ctypedef struct MachineCache:
-    # grid[(x+33)*GSTRIDE + y+32]: 0 empty, else machine index + 1. The empty border means a
-    # neighbour lookup never needs a bounds check: off the grid reads as an empty cell.
-    uint8_t grid[GRID_CELLS]
     uint8_t exits[40]          # rotated exit mask per machine tile (bit d = side d has a pipe)
+    uint8_t nb[40][4]          # per machine tile and side: the tile there (index + 1), 0 none
     # Pipe component of each side (EMPTY = no pipe), labelled by the smallest side slot
     # (index * 4 + side) in it: a component keeps its label when a new tile joins it, and
     # components merged by a new tile take the smallest of their labels.
     uint8_t comp[40][4]
     uint8_t comp_open[160]     # open ends (pipe facing an empty cell) per component label
+    # Per machine tile, the sides with a tile of its colour (bits 0-3; the Sources have none)
+    # and those where, besides, pipes meet (bits 4-7): colour groups and crop links (K-SC2/3).
+    uint8_t same[40]
     uint8_t n_front
-    uint16_t cell[40]          # grid index of each machine tile
     # The empty in-grid cells beside the machine (x << 6 | y), in the order the machine's tiles
     # discover them (tile by tile, sides N E S W): the playout samples placements over it.
     uint16_t front[MAX_FRONT]
-    # cell_masks of each frontier cell (occupied sides | facing pipes << 4): placements are
-    # checked and scored cell by cell, and a cell's neighbours change only when a tile is built
-    # beside it.
+    # The sides of each frontier cell with a tile, and those with a pipe facing it (occupied
+    # | facing pipes << 4; zero past n_front): placements are checked and scored cell by
+    # cell, and a cell's neighbours change only when a tile is built beside it.
     uint8_t front_mask[MAX_FRONT]
+    uint8_t front_nb[MAX_FRONT][4]   # per frontier cell and side: the tile there (index + 1)
 
 ctypedef struct BotanikState:
     BotanikCore core
@@ -86,3 +88,8 @@ ctypedef struct BotanikState:
     # top_cols[b]: the columns whose top has bit b of its T_LINK mask (its colour or its type),
     # so the columns a tile links with are two lookups (K-T2).
     uint8_t top_cols[32]
+    # side_cols[p][b]: the same for seat p's side tiles, and side_taken[p] the columns where
+    # seat p has a side tile, so what a stack placement frees (K-T4) is a few mask operations.
+    uint8_t side_cols[2][32]
+    uint8_t side_taken[2]
+    uint8_t side_value[2][5]   # tile_value of each side tile (0 where none), for the policy

@@ -73,7 +73,38 @@ cdef extern from *:
         }
         return -1;
     }
+    /* Bit j set when byte p[j] (j < 16) has any of the bits of `bits` set. */
+    static inline int bk_any_bits16(const uint8_t* p, uint8_t bits) {
+        const __m128i b = _mm_set1_epi8((char)bits);
+        __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i*)p), b);
+        return 0xFFFF & ~_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    }
+    /* Bit i set when any of the four bytes p[4i .. 4i+3] (i < 4 * n16) equals x. */
+    static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
+        const __m128i v = _mm_set1_epi8((char)x);
+        uint64_t out = 0;
+        unsigned int q;
+        int i;
+        for (i = 0; i < n16; i++) {
+            q = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i*)(p + 16 * i)), v));
+            q |= q >> 1;
+            q |= q >> 2;
+            out |= (uint64_t)((((q & 0x1111u) * 0x1248u) >> 12) & 0xFu) << (4 * i);
+        }
+        return out;
+    }
     #else
+    static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
+        uint64_t out = 0;
+        int i;
+        for (i = 0; i < 16 * n16; i++) if (p[i] == x) out |= (uint64_t)1 << (i >> 2);
+        return out;
+    }
+    static inline int bk_any_bits16(const uint8_t* p, uint8_t bits) {
+        int j, m = 0;
+        for (j = 0; j < 16; j++) if (p[j] & bits) m |= 1 << j;
+        return m;
+    }
     static inline void bk_replace_bytes(uint8_t* p, int n16, uint8_t from, uint8_t to) {
         int i;
         for (i = 0; i < 16 * n16; i++) if (p[i] == from) p[i] = to;
@@ -91,6 +122,8 @@ cdef extern from *:
     void bk_init_sel8() noexcept nogil
     void bk_replace_bytes(uint8_t* p, int n16, uint8_t frm, uint8_t to) noexcept nogil
     int bk_find_u16(const uint16_t* p, int n, uint16_t x) noexcept nogil
+    int bk_any_bits16(const uint8_t* p, uint8_t bits) noexcept nogil
+    uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) noexcept nogil
 
 bk_init_sel8()
 
@@ -138,9 +171,16 @@ cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the k
 cdef uint8_t ROT_FIT[67][256]
 cdef bint LOADED = False
 
+# rebuild_machine lays the machine out on a board of its own (the cache holds no board):
+# board[(x+33)*GSTRIDE + y+32] is 0 for an empty cell, else machine index + 1. The empty
+# border means a neighbour lookup never needs a bounds check: off the grid reads as empty.
+cdef enum:
+    GSTRIDE = 65           # board row length: 64 cells + 1 empty cell of padding
+    GRID_CELLS = 4290      # 66 rows (64 + an empty row on either side) x GSTRIDE
+
 cdef int DX[4]
 cdef int DY[4]
-cdef int NB[4]                  # grid index offset of the neighbouring cell on each side
+cdef int NB[4]                  # board index offset of the neighbouring cell on each side
 DX[:] = [0, 1, 0, -1]   # N E S W, y grows downwards
 DY[:] = [-1, 0, 1, 0]
 NB[:] = [-1, GSTRIDE, 1, -GSTRIDE]
@@ -241,13 +281,8 @@ cdef inline int opposite(int d) noexcept nogil:
 
 
 cdef inline int grid_index(int gx, int gy) noexcept nogil:
-    """Grid index of cell (gx, gy), both 0..63 (coordinates + GRID_OFFSET)."""
+    """Board index of cell (gx, gy), both 0..63 (coordinates + GRID_OFFSET)."""
     return (gx + 1) * GSTRIDE + gy
-
-
-cdef inline int front_index(int xy) noexcept nogil:
-    """Grid index of a frontier entry x << 6 | y."""
-    return ((xy >> 6) + 1) * GSTRIDE + (xy & 63)
 
 
 # --- machine cache --------------------------------------------------------------------------
@@ -258,21 +293,48 @@ cdef int _find(int* parent, int x) noexcept nogil:
     return x
 
 
+cdef int board_masks(const uint8_t* board, const uint8_t* exits, int g) noexcept nogil:
+    """occ | pipe << 4 for an empty board cell: the sides with a tile, and those with a pipe
+    facing it."""
+    cdef int d, v, occ = 0, pipe = 0
+    for d in range(4):
+        v = board[g + NB[d]]
+        if v:
+            occ |= 1 << d
+            if (exits[v - 1] >> opposite(d)) & 1:
+                pipe |= 1 << d
+    return occ | (pipe << 4)
+
+
 cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
-    """Recompute seat p's grid, exits, pipe components and frontier from the core (the cache
-    must already be zeroed). add_to_machine keeps the same fields up to date incrementally."""
+    """Recompute seat p's exits, neighbours, pipe components and frontier from the core (the
+    cache must already be zeroed). add_to_machine keeps the same fields up to date
+    incrementally."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
     cdef int i, j, d, g, nx, ny, a, b, label
     cdef int parent[160]
     cdef int relabel[160]
+    cdef int cell[40]
     cdef uint64_t seen[64]
+    cdef uint8_t board[GRID_CELLS]
+    memset(board, 0, sizeof(board))
     for i in range(n):
         g = grid_index(c.m_x[p][i] + GRID_OFFSET, c.m_y[p][i] + GRID_OFFSET)
-        m.grid[g] = i + 1
-        m.cell[i] = g
+        board[g] = i + 1
+        cell[i] = g
         m.exits[i] = T_EXITS[c.m_id[p][i]][c.m_rot[p][i]]
+    for i in range(n):
+        for d in range(4):
+            m.nb[i][d] = board[cell[i] + NB[d]]
+    for i in range(n):
+        for d in range(4):
+            j = m.nb[i][d] - 1
+            if j >= 0 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[c.m_id[p][i]] != 255:
+                m.same[i] |= 1 << d
+                if (m.exits[i] >> d) & 1 and (m.exits[j] >> opposite(d)) & 1:
+                    m.same[i] |= 1 << (4 + d)
     # Pipe components: union-find over the conduits that meet pipe to pipe across an edge.
     for i in range(n * 4):
         parent[i] = i
@@ -281,7 +343,7 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         for d in range(4):
             if not (m.exits[i] >> d) & 1:
                 continue
-            j = m.grid[m.cell[i] + NB[d]] - 1
+            j = m.nb[i][d] - 1
             if j >= 0 and (m.exits[j] >> opposite(d)) & 1:
                 a = _find(parent, i * 4 + T_CONDUIT[c.m_id[p][i]][c.m_rot[p][i]][d])
                 b = _find(parent, j * 4 + T_CONDUIT[c.m_id[p][j]][c.m_rot[p][j]][opposite(d)])
@@ -298,7 +360,7 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
                 relabel[a] = i * 4 + d
             label = relabel[a]
             m.comp[i][d] = label
-            if m.grid[m.cell[i] + NB[d]] == 0:
+            if m.nb[i][d] == 0:
                 m.comp_open[label] += 1
     # Frontier in discovery order.
     memset(seen, 0, sizeof(seen))
@@ -307,26 +369,30 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         for d in range(4):
             nx = c.m_x[p][i] + GRID_OFFSET + DX[d]
             ny = c.m_y[p][i] + GRID_OFFSET + DY[d]
-            if 0 <= nx < GRID and 0 <= ny < GRID and m.grid[m.cell[i] + NB[d]] == 0:
+            if 0 <= nx < GRID and 0 <= ny < GRID and m.nb[i][d] == 0:
                 if not (seen[nx] >> ny) & 1 and m.n_front < MAX_FRONT:
                     seen[nx] |= (<uint64_t>1) << ny
                     m.front[m.n_front] = (nx << 6) | ny
                     m.n_front += 1
     for i in range(m.n_front):
-        m.front_mask[i] = cell_masks(m, front_index(m.front[i]))
+        g = grid_index(m.front[i] >> 6, m.front[i] & 63)
+        m.front_mask[i] = board_masks(board, m.exits, g)
+        for d in range(4):
+            m.front_nb[i][d] = board[g + NB[d]]
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
-    """Build `tile` at (gx, gy) rotation r (a legal placement) and update the cache the way
-    rebuild_machine would compute it: grid, frontier, and the pipe components (a conduit of
-    the new tile joins the components it links, keeping the smallest label)."""
+    """Build `tile` at (gx, gy) rotation r (a legal placement, so a frontier cell) and update
+    the cache the way rebuild_machine would compute it: neighbours, frontier, and the pipe
+    components (a conduit of the new tile joins the components it links, keeping the smallest
+    label)."""
     cdef BotanikCore* c = &s.core
     cdef MachineCache* m = &s.cache[p]
     cdef int i = c.n_tiles[p]
-    cdef int g = grid_index(gx, gy)
     cdef int e = T_EXITS[tile][r]
-    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, ng, side
+    cdef int d, k, q, v, nx, ny, qm, label, old, n_old, side, tail, occ, pipe, sides
     cdef int olds[4]
+    cdef uint8_t around[4]
     cdef int xy = (gx << 6) | gy
     c.m_id[p][i] = tile
     c.m_x[p][i] = gx - GRID_OFFSET
@@ -334,64 +400,80 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     c.m_rot[p][i] = r
     c.n_tiles[p] = i + 1
     c.status[tile] = AT_MACHINE
-    m.grid[g] = i + 1
-    m.cell[i] = g
     m.exits[i] = e
-    # Frontier: the cell is taken; its empty in-grid neighbours that touched no tile are new.
+    # The cell leaves the frontier, handing over its neighbours and their sides: occupied
+    # (occ) and with a pipe facing it (pipe, also the new tile's pipes there: K-M1(2)).
     k = bk_find_u16(m.front, m.n_front, xy)
-    if k >= 0:
-        memmove(&m.front[k], &m.front[k + 1], (m.n_front - k - 1) * sizeof(uint16_t))
-        memmove(&m.front_mask[k], &m.front_mask[k + 1], m.n_front - k - 1)
-        m.n_front -= 1
-        m.front[m.n_front] = 0
-        m.front_mask[m.n_front] = 0
-    for d in range(4):
+    memcpy(around, m.front_nb[k], 4)
+    occ = m.front_mask[k] & 15
+    pipe = m.front_mask[k] >> 4
+    tail = m.n_front - k - 1
+    memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
+    memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
+    memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
+    m.n_front -= 1
+    m.front[m.n_front] = 0
+    m.front_mask[m.n_front] = 0
+    memset(m.front_nb[m.n_front], 0, 4)
+    memcpy(m.nb[i], around, 4)
+    memset(m.comp[i], EMPTY, 4)
+    # (Sides are visited as the bits of occ, pipe and the rest: which sides those are follows
+    # no pattern, and a branch per side costs more than the work.)
+    sides = occ
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
+        v = around[d] - 1
+        m.nb[v][opposite(d)] = i + 1
+        if T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]:
+            k = (pipe >> d) & 1
+            m.same[i] |= (1 | k << 4) << d
+            m.same[v] |= (1 | k << 4) << opposite(d)
+    sides = ~occ & 15
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
         nx = gx + DX[d]
         ny = gy + DY[d]
-        ng = g + NB[d]
-        if not (0 <= nx < GRID and 0 <= ny < GRID) or m.grid[ng] != 0:
+        if not (0 <= nx < GRID and 0 <= ny < GRID):
             continue
-        # The neighbour's side facing the new tile is now occupied, with a pipe if e has one
-        # there (what cell_masks would find).
+        # The empty neighbour's side facing the new tile is now occupied, with a pipe if e has
+        # one there (what board_masks would find).
         side = (1 << opposite(d)) | (((e >> d) & 1) << (4 + opposite(d)))
-        if (m.grid[ng + NB[(d + 1) & 3]] or m.grid[ng + NB[d]] or m.grid[ng + NB[(d + 3) & 3]]):
-            # already beside another tile, so in the frontier
-            k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
-            if k >= 0:
-                m.front_mask[k] |= side
-            continue
-        if m.n_front < MAX_FRONT:
+        k = bk_find_u16(m.front, m.n_front, (nx << 6) | ny)
+        if k >= 0:               # already beside another tile
+            m.front_mask[k] |= side
+            m.front_nb[k][opposite(d)] = i + 1
+        elif m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
             m.front_mask[m.n_front] = side
+            m.front_nb[m.n_front][opposite(d)] = i + 1
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
-    for d in range(4):
-        v = m.grid[g + NB[d]]
-        m.comp[i][d] = EMPTY
-        if v and (m.exits[v - 1] >> opposite(d)) & 1:
-            m.comp_open[m.comp[v - 1][opposite(d)]] -= 1
+    sides = pipe
+    while sides:
+        d = bk_ctz64(sides)
+        sides &= sides - 1
+        m.comp_open[m.comp[around[d] - 1][opposite(d)]] -= 1
     for q in range(T_NCOND[tile]):
         qm = T_QMASK[tile][r][q]
         if qm == 0:
             continue
         label = i * 4 + bk_ctz64(qm)
         n_old = 0
-        for d in range(4):
-            if not (qm >> d) & 1:
-                continue
-            v = m.grid[g + NB[d]]
-            if v == 0:
-                continue
-            if (m.exits[v - 1] >> opposite(d)) & 1:
-                old = m.comp[v - 1][opposite(d)]
-                for k in range(n_old):
-                    if olds[k] == old:
-                        break
-                else:
-                    olds[n_old] = old
-                    n_old += 1
-                    if old < label:
-                        label = old
+        sides = qm & pipe
+        while sides:
+            d = bk_ctz64(sides)
+            sides &= sides - 1
+            old = m.comp[around[d] - 1][opposite(d)]
+            for k in range(n_old):
+                if olds[k] == old:
+                    break
+            else:
+                olds[n_old] = old
+                n_old += 1
+                if old < label:
+                    label = old
         # Merge the other linked components into the smallest label.
         for k in range(n_old):
             old = olds[k]
@@ -401,11 +483,12 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
             bk_replace_bytes(&m.comp[0][0], (i * 4 + 4 + 15) >> 4, old, label)
             m.comp_open[label] += m.comp_open[old]
             m.comp_open[old] = 0
-        for d in range(4):
-            if (qm >> d) & 1:
-                m.comp[i][d] = label
-                if m.grid[g + NB[d]] == 0:
-                    m.comp_open[label] += 1
+        sides = qm
+        while sides:
+            d = bk_ctz64(sides)
+            sides &= sides - 1
+            m.comp[i][d] = label
+        m.comp_open[label] += POPC4[qm & ~occ & 15]
 
 
 cdef inline int network_comp(const MachineCache* m) noexcept nogil:
@@ -417,26 +500,14 @@ cdef inline int network_comp(const MachineCache* m) noexcept nogil:
     return -1
 
 
-cdef inline int cell_masks(const MachineCache* m, int g) noexcept nogil:
-    """occ | pipe << 4 for an empty cell: the sides with a tile, and those with a pipe facing it."""
-    cdef int d, v, occ = 0, pipe = 0
-    for d in range(4):
-        v = m.grid[g + NB[d]]
-        if v:
-            occ |= 1 << d
-            if (m.exits[v - 1] >> opposite(d)) & 1:
-                pipe |= 1 << d
-    return occ | (pipe << 4)
-
-
-cdef inline void cell_links(const MachineCache* m, int g, int pipe, int* linked) noexcept nogil:
-    """The pipe component each side of an empty cell links into (-1 where no pipe faces it):
+cdef inline void cell_links(const MachineCache* m, int k, int pipe, int* linked) noexcept nogil:
+    """The pipe component each side of frontier cell k links into (-1 where no pipe faces it):
     the same for every tile and rotation placed there."""
     cdef int d
     for d in range(4):
         linked[d] = -1
         if (pipe >> d) & 1:
-            linked[d] = m.comp[m.grid[g + NB[d]] - 1][opposite(d)]
+            linked[d] = m.comp[m.front_nb[k][d] - 1][opposite(d)]
 
 
 cdef inline int network_sides(const int* linked, int net) noexcept nogil:
@@ -468,6 +539,8 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
                             return False
     if rule == CLOSURE_NO_CYCLES:
         return True
+    if net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]:
+        return True            # joins nothing, or keeps an open end anyway (cell_closure_sure)
     # open_end: the Source's network must keep an open end. Conduits that link into it join
     # it, merging every other component they link; each link consumes one open end, and the
     # joining conduits' sides facing empty cells add new ones.
@@ -496,16 +569,41 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
     return delta >= 1
 
 
-cdef bint placement_ok(const MachineCache* m, int rule, int tile, int g, int r,
-                       int occ, int pipe) noexcept nogil:
-    """K-M1 for one candidate: (2) pipe consistency and (3) the closure rule (A4)."""
+cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, const int* linked,
+                                   int net, int net_mask) noexcept nogil:
+    """Whether the closure rule (A4) accepts every orientation that fits an empty cell with
+    facing pipes `pipe` (linked and net_mask as for closure_ok, net the Source's network
+    component), so closure_ok need not run
+    per orientation. no_cycles: no two facing pipes belong to one component, so no conduit
+    can link one twice. open_end: the cell touches no pipe of the Source's network, or that
+    network keeps an open end whatever joins it: each link into a component consumes one of
+    its open ends and none other, so the merged network keeps at least
+    comp_open[net] - (links into net) of them."""
+    cdef int d, k
+    if rule != CLOSURE_OPEN_END:
+        for d in range(4):
+            if not (pipe >> d) & 1:
+                continue
+            for k in range(d + 1, 4):
+                if (pipe >> k) & 1 and linked[k] == linked[d]:
+                    return False
+        if rule == CLOSURE_NO_CYCLES:
+            return True
+    return (net_mask == 0) | (m.comp_open[net] > POPC4[net_mask])    # (no branch: no pattern)
+
+
+cdef bint placement_ok(const MachineCache* m, int rule, int tile, int k, int r) noexcept nogil:
+    """K-M1 for one candidate on frontier cell k: (2) pipe consistency and (3) the closure rule
+    (A4)."""
     cdef int e = T_EXITS[tile][r]
+    cdef int masks = m.front_mask[k]
+    cdef int occ = masks & 15, pipe = masks >> 4
     cdef int linked[4]
     if (e & occ) != pipe:     # a pipe facing a blank side, or a blank side facing a pipe
         return False
     if pipe == 0:
         return True            # touches by blank sides only (K-M4): networks unchanged
-    cell_links(m, g, pipe, linked)
+    cell_links(m, k, pipe, linked)
     return closure_ok(m, rule, tile, r, occ, pipe, linked,
                       network_sides(linked, network_comp(m)) if rule != CLOSURE_NO_CYCLES else 0)
 
@@ -514,43 +612,53 @@ cdef int machine_placements(BotanikState* s, int p, int tile, int32_t* out) noex
     """Legal (cell, rotation) placements of `tile` in seat p's machine, ascending action ids."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef uint64_t cols[64]
-    cdef uint64_t w
-    cdef int i, gx, gy, k, r, g, masks, n = 0, xy, lo = 63, hi = 0
-    memset(cols, 0, sizeof(cols))
+    cdef uint32_t order[MAX_FRONT]     # xy << 8 | frontier index, sorted by cell
+    cdef uint32_t key
+    cdef int i, j, k, r, n = 0, xy
     for i in range(m.n_front):
-        xy = m.front[i]
-        cols[xy >> 6] |= (<uint64_t>1) << (xy & 63)
-        if (xy >> 6) < lo:
-            lo = xy >> 6
-        if (xy >> 6) > hi:
-            hi = xy >> 6
-    for gx in range(lo, hi + 1):
-        w = cols[gx]
-        while w:
-            gy = bk_ctz64(w)
-            w &= w - 1
-            g = grid_index(gx, gy)
-            masks = cell_masks(m, g)
-            for k in range(T_NROT[tile]):
-                r = T_ROTS[tile][k]
-                if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
-                    if n < MAX_LEGAL:
-                        out[n] = ACT_MACH | (gx << 8) | (gy << 2) | r
-                        n += 1
+        key = (<uint32_t>m.front[i] << 8) | i
+        j = i
+        while j > 0 and order[j - 1] > key:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = key
+    for i in range(m.n_front):
+        xy = order[i] >> 8
+        for k in range(T_NROT[tile]):
+            r = T_ROTS[tile][k]
+            if placement_ok(m, rule, tile, order[i] & 0xFF, r):
+                if n < MAX_LEGAL:
+                    out[n] = ACT_MACH | (xy << 2) | r
+                    n += 1
     return n
 
 
 cdef bint has_placement(BotanikState* s, int p, int tile) noexcept nogil:
-    """K-M3: whether `tile` has any legal placement in seat p's machine."""
+    """K-M3: whether `tile` has any legal placement in seat p's machine (placement_ok per
+    cell: ROT_FIT for pipe consistency, then the closure rule, at once when it is sure)."""
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
-    cdef int i, k, g, masks
+    cdef int net = network_comp(m)
+    cdef int i, k, masks, pipe, net_mask = 0
+    cdef uint32_t fits
+    cdef int linked[4]
     for i in range(m.n_front):
-        g = front_index(m.front[i])
         masks = m.front_mask[i]
-        for k in range(T_NROT[tile]):
-            if placement_ok(m, rule, tile, g, T_ROTS[tile][k], masks & 15, masks >> 4):
+        fits = ROT_FIT[tile][masks]
+        if not fits:
+            continue
+        pipe = masks >> 4
+        if pipe == 0:
+            return True        # touches by blank sides only (K-M4)
+        cell_links(m, i, pipe, linked)
+        if rule != CLOSURE_NO_CYCLES:
+            net_mask = network_sides(linked, net)
+        if cell_closure_sure(m, rule, pipe, linked, net, net_mask):
+            return True
+        while fits:
+            k = bk_ctz64(fits)
+            fits &= fits - 1
+            if closure_ok(m, rule, tile, T_ROTS[tile][k], masks & 15, pipe, linked, net_mask):
                 return True
     return False
 
@@ -562,17 +670,14 @@ cdef int32_t sample_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef const MachineCache* m = &s.cache[p]
     cdef int rule = s.core.closure_rule
     cdef int32_t listed[MAX_LEGAL]
-    cdef int attempt, pick, n, xy, g, r, masks
+    cdef int attempt, pick, n, r
     cdef int n_rot = T_NROT[tile]
     cdef int n_cells = m.n_front
     for attempt in range(32):
         pick = rng_below(rng, n_cells * n_rot)
-        xy = m.front[pick // n_rot]
         r = T_ROTS[tile][pick % n_rot]
-        g = front_index(xy)
-        masks = m.front_mask[pick // n_rot]
-        if placement_ok(m, rule, tile, g, r, masks & 15, masks >> 4):
-            return ACT_MACH | (xy << 2) | r
+        if placement_ok(m, rule, tile, pick // n_rot, r):
+            return ACT_MACH | (m.front[pick // n_rot] << 2) | r
     n = machine_placements(s, p, tile, listed)
     return listed[rng_below(rng, n)]
 
@@ -596,15 +701,45 @@ cdef inline void enqueue(BotanikCore* c, int p, int tile) noexcept nogil:
     c.status[tile] = AT_QUEUE
 
 
-cdef void free_check(BotanikCore* c, int column) noexcept nogil:
+cdef inline int tile_value(int t) noexcept nogil:
+    """What one more machine tile is worth to its owner, roughly (K-SC2/K-SC3): 2, plus its
+    flowers."""
+    return 2 + T_FLOWERS[t]
+
+
+cdef inline void set_side(BotanikState* s, int p, int col, int tile) noexcept nogil:
+    """Put `tile` (or EMPTY) on seat p's side of column `col` (side_cols, side_taken and
+    side_value follow)."""
+    cdef int old = s.core.side[p][col]
+    if old != EMPTY:
+        s.side_cols[p][T_LBIT[old][0]] &= ~(1 << col)
+        s.side_cols[p][T_LBIT[old][1]] &= ~(1 << col)
+        s.side_taken[p] &= ~(1 << col)
+        s.side_value[p][col] = 0
+    if tile != EMPTY:
+        s.side_cols[p][T_LBIT[tile][0]] |= 1 << col
+        s.side_cols[p][T_LBIT[tile][1]] |= 1 << col
+        s.side_taken[p] |= 1 << col
+        s.side_value[p][col] = tile_value(tile)
+    s.core.side[p][col] = tile
+
+
+cdef inline int frees(const BotanikState* s, int p, int tile) noexcept nogil:
+    """K-T4: the columns whose seat-p side tile would be freed by `tile` on their stack (the
+    side tiles that do not link with it, K-T2(b))."""
+    return s.side_taken[p] & ~(s.side_cols[p][T_LBIT[tile][0]] | s.side_cols[p][T_LBIT[tile][1]])
+
+
+cdef void free_check(BotanikState* s, int column) noexcept nogil:
     """K-T4: every side tile of the column that no longer links with the top is freed (K-F1),
     the turn player's first (A9)."""
+    cdef BotanikCore* c = &s.core
     cdef int k, p, t
     for k in range(2):
         p = c.turn_player if k == 0 else 1 - c.turn_player
         t = c.side[p][column]
         if t != EMPTY and not links(t, c.top[column]):
-            c.side[p][column] = EMPTY
+            set_side(s, p, column, EMPTY)
             enqueue(c, p, t)
 
 
@@ -715,9 +850,7 @@ cdef int registry_options(const BotanikState* s, int* own) noexcept nogil:
     cdef int p = c.turn_player
     cdef int col, slots = 0, free = 0
     cdef int a0 = c.arrival[0], a1 = c.arrival[1], a2 = c.arrival[2]
-    for col in range(N_COLUMNS):
-        if c.side[p][col] == EMPTY:
-            free |= 1 << col
+    free = ~s.side_taken[p] & ((1 << N_COLUMNS) - 1)
     own[0] = 0
     own[1] = 0
     own[2] = 0
@@ -835,9 +968,9 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.status[c.top[col]] = AT_BURIED
             set_top(s, col, t)
             c.status[t] = AT_TOP
-            free_check(c, col)
+            free_check(s, col)
         else:
-            c.side[p][col] = t                # K-T5: never frees anything
+            set_side(s, p, col, t)            # K-T5: never frees anything
             c.status[t] = AT_SIDE
         c.stage = STAGE_RESOLVE
         advance(s)
@@ -864,7 +997,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         set_top(s, col, meca)
         c.status[meca] = AT_TOP
         enqueue(c, p, taken)
-        free_check(c, col)
+        free_check(s, col)
         advance(s)
         return
     # ACT_MACH
@@ -885,23 +1018,22 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
     cdef const BotanikCore* c = &s.core
     cdef const MachineCache* m = &s.cache[p]
     cdef int n = c.n_tiles[p]
-    cdef int i, j, d, net, head, size, t, u, colour
+    cdef int i, j, d, net, head, size, t, u, sides, shift = 4 if pipe_groups else 0
     cdef uint64_t kept = 0, left     # machine indices in the Source's network (Source excluded)
+    cdef uint64_t bit
     cdef int stack[40]
     cdef int total = 0
-    cdef bint linked
     net = network_comp(m)
     if net >= 0:
-        for i in range(1, n):
-            if (m.comp[i][0] == net or m.comp[i][1] == net or m.comp[i][2] == net
-                    or m.comp[i][3] == net):
-                kept |= (<uint64_t>1) << i
-    # B) colour groups among the kept tiles (flood fill; `left` = kept tiles not yet grouped).
+        # (comp holds 40 x 4 = 10 x 16 labels; tiles from n on are masked off)
+        kept = bk_quads_with(&m.comp[0][0], (n * 4 + 15) >> 4, net)
+        kept &= (((<uint64_t>1) << n) - 1) & ~(<uint64_t>1)
+    # B) colour groups among the kept tiles (flood fill along `same`; `left` = kept tiles not
+    # yet grouped).
     left = kept
     while left:
         i = bk_ctz64(left)
         left &= left - 1
-        colour = T_COLOUR[c.m_id[p][i]]
         size = 0
         head = 0
         stack[head] = i
@@ -910,17 +1042,15 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
             head -= 1
             u = stack[head]
             size += 1
-            for d in range(4):
-                j = m.grid[m.cell[u] + NB[d]] - 1
-                if j <= 0 or not (left >> j) & 1:   # empty, the Source (A13), or not left
-                    continue
-                if T_COLOUR[c.m_id[p][j]] != colour:
-                    continue
-                if pipe_groups and not ((m.exits[u] >> d) & 1 and (m.exits[j] >> opposite(d)) & 1):
-                    continue
-                left &= ~((<uint64_t>1) << j)
+            sides = (m.same[u] >> shift) & 15
+            while sides:
+                d = bk_ctz64(sides)
+                sides &= sides - 1
+                j = m.nb[u][d] - 1
+                bit = (left >> j) & 1          # branch-free: not yet grouped, and kept
+                left &= ~(bit << j)
                 stack[head] = j
-                head += 1
+                head += <int>bit
         if size >= 3:
             total += size
     # C) flowers.
@@ -929,19 +1059,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         i = bk_ctz64(left)
         left &= left - 1
         t = c.m_id[p][i]
-        if T_FLOWERS[t] == 0:
-            continue
-        if T_NEEDS_LINK[t]:
-            linked = False
-            for d in range(4):
-                if not (m.exits[i] >> d) & 1:
-                    continue
-                j = m.grid[m.cell[i] + NB[d]] - 1
-                if j > 0 and (m.exits[j] >> opposite(d)) & 1 and T_COLOUR[c.m_id[p][j]] == T_COLOUR[t]:
-                    linked = True
-            if not linked:
-                continue
-        total += T_FLOWERS[t]
+        total += T_FLOWERS[t] * (not T_NEEDS_LINK[t] or (m.same[i] >> 4) != 0)
     points[0] = total
     tiles[0] = bk_popcount64(kept)
 
@@ -1042,50 +1160,24 @@ cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
     return v
 
 
-cdef inline int tile_value(int t) noexcept nogil:
-    """What one more machine tile is worth to its owner, roughly (K-SC2/K-SC3): 2, plus its
-    flowers."""
-    return 2 + T_FLOWERS[t]
-
-
-cdef int cell_score(const BotanikState* s, int p, int tile, int g, int occ, int pipe,
-                    int net, int* joins) noexcept nogil:
-    """The part of the policy's score of a legal machine placement that does not depend on its
-    rotation (the pipes facing the cell are the tile's pipes there, K-M1(2)): K-SC2
-    same-colour neighbours, K-SC3 a Plant/Vegetable's same-colour pipe link; `joins` is set
-    when the cell's pipes join the Source's network (K-SC1). The whole score is
-    cell_score + (W_NET + W_OPEN * new open ends, K-M1(3)) when it joins."""
-    cdef const MachineCache* m = &s.cache[p]
-    cdef const BotanikCore* c = &s.core
-    cdef int colour = T_COLOUR[tile]
-    cdef int d, v, score = 0, same_pipe = 0
-    joins[0] = 0
-    for d in range(4):
-        if not (occ >> d) & 1:
-            continue
-        v = m.grid[g + NB[d]] - 1
-        if (pipe >> d) & 1 and m.comp[v][opposite(d)] == net:
-            joins[0] = 1
-        if v > 0 and T_COLOUR[c.m_id[p][v]] == colour:
-            score += W_COLOUR
-            if (pipe >> d) & 1:
-                same_pipe = 1
-    if same_pipe and T_NEEDS_LINK[tile]:
-        score += W_CROP
-    return score
-
-
 cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
     """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
     way), over every frontier cell and orientation. Scoring every one costs about as much as
     scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
 
-    Per cell, what does not depend on the rotation is worked out once: the orientations whose
-    pipes fit the neighbours (ROT_FIT), the components the cell's sides link (closure rule)
-    and the score but for the open ends a rotation adds."""
+    Per cell, what does not depend on the rotation is worked out once, in one look at its
+    neighbours: the orientations whose pipes fit them (ROT_FIT), the components the cell's
+    sides link, whether the closure rule can refuse any orientation there (cell_closure_sure),
+    and the score but for the open ends a rotation adds (K-SC1..3: a joined network, same-colour
+    neighbours, a Plant/Vegetable's same-colour pipe link)."""
     cdef const MachineCache* m = &s.cache[p]
+    cdef const BotanikCore* c = &s.core
     cdef int rule = s.core.closure_rule
-    cdef int xy, g, r, k, i, masks, score, best_score = -1, occ, pipe, base, joins, net_mask = 0
+    cdef int colour = T_COLOUR[tile]
+    cdef int needs_link = T_NEEDS_LINK[tile]
+    cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
+    cdef int same_pipe, want_pipe, sides, block, cells, piped, same
+    cdef bint sure, better
     cdef uint32_t fits
     cdef int32_t best = -1
     cdef int n_cells = m.n_front
@@ -1096,37 +1188,56 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     # Cells no pipe faces are scored only when no cell a pipe faces takes the tile: a tile
     # touching by blank sides joins no network (K-M4), so it scores nothing unless later
     # linked, and skipping those cells saves a tenth of the policy's time.
-    for i in range(2 * n_cells):
-        if i == n_cells and best >= 0:
+    # The cells of a pass are found sixteen at a time, as bits (front_mask holds MAX_FRONT =
+    # 10 x 16 entries, zero past n_front): testing them one by one costs a mispredicted
+    # branch every few cells.
+    for want_pipe in range(1, -1, -1):
+        if not want_pipe and best >= 0:
             break
-        masks = m.front_mask[i % n_cells]
-        if (masks >> 4 == 0) != (i >= n_cells):
-            continue
-        fits = ROT_FIT[tile][masks]
-        if not fits:
-            continue
-        occ = masks & 15
-        pipe = masks >> 4
-        xy = m.front[i % n_cells]
-        g = front_index(xy)
-        if pipe:
-            cell_links(m, g, pipe, linked)
-            if rule != CLOSURE_NO_CYCLES:
-                net_mask = network_sides(linked, net)
-        base = cell_score(s, p, tile, g, occ, pipe, net, &joins)
-        while fits:
-            k = bk_ctz64(fits)
-            fits &= fits - 1
-            r = T_ROTS[tile][k]
-            if pipe and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
-                continue
-            score = base
-            if joins:
-                score += W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15]
-            score = 4 * score + noise(&bits, &left, rng)
-            if score > best_score:
-                best_score = score
-                best = ACT_MACH | (xy << 2) | r
+        for block in range(0, n_cells, 16):
+            cells = bk_any_bits16(&m.front_mask[block], 0xF0)
+            if not want_pipe:
+                cells = ~cells & ((1 << (n_cells - block)) - 1 if n_cells - block < 16 else 0xFFFF)
+            while cells:
+                i = block + bk_ctz64(cells)
+                cells &= cells - 1
+                masks = m.front_mask[i]
+                fits = ROT_FIT[tile][masks]
+                if not fits:
+                    continue
+                occ = masks & 15
+                pipe = masks >> 4
+                xy = m.front[i]
+                base = 0
+                same_pipe = 0
+                net_mask = 0
+                sides = occ
+                while sides:
+                    # Branch-free: which neighbours have pipes, the network or the tile's
+                    # colour follows no pattern. (linked[d] is read for pipe sides only;
+                    # the Sources' colour is no tile's, K-SC2 leaves them out.)
+                    d = bk_ctz64(sides)
+                    sides &= sides - 1
+                    v = m.front_nb[i][d] - 1
+                    piped = (pipe >> d) & 1
+                    linked[d] = m.comp[v][opposite(d)]
+                    net_mask |= (piped & (linked[d] == net)) << d
+                    same = T_COLOUR[c.m_id[p][v]] == colour
+                    base += W_COLOUR * same
+                    same_pipe |= same & piped
+                base += W_CROP * (same_pipe & needs_link)
+                sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
+                while fits:
+                    k = bk_ctz64(fits)
+                    fits &= fits - 1
+                    r = T_ROTS[tile][k]
+                    if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
+                        continue
+                    score = base + (net_mask != 0) * (W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15])
+                    score = 4 * score + noise(&bits, &left, rng)
+                    better = score > best_score
+                    best_score = score if better else best_score
+                    best = (ACT_MACH | (xy << 2) | r) if better else best
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
@@ -1144,47 +1255,69 @@ cdef inline int centre_score(const BotanikCore* c, int me, int col, int tile) no
     return score
 
 
+cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
+    """K-T1: the registry option with the best score (plus noise bits), options in legal-action
+    order: per offered arrival tile its own-side columns (K-T2), then the five stacks (K-T4,
+    scored as centre_score, from the columns whose side tiles the tile would free)."""
+    cdef const BotanikCore* c = &s.core
+    cdef int p = c.turn_player
+    cdef int own[3]
+    cdef int i, col, slots, m, tile, score, best_score, side_score, mine, theirs, act
+    cdef int bonus[5]            # 4 x centre_score of the tile on each stack
+    cdef bint better
+    cdef int32_t best
+    cdef uint64_t bits = 0
+    cdef int left = 0
+    slots = registry_options(s, own)
+    best = ACT_REG
+    best_score = -1000000
+    while slots:
+        i = bk_ctz64(slots)
+        slots &= slots - 1
+        tile = c.arrival[i]
+        m = own[i]
+        side_score = 4 * W_SIDE * tile_value(tile)
+        while m:                 # K-T2 own side
+            col = bk_ctz64(m)
+            m &= m - 1
+            score = side_score + noise(&bits, &left, rng)
+            if score > best_score:
+                best_score = score
+                best = ACT_REG | (i << 4) | col
+        mine = frees(s, p, tile)
+        theirs = frees(s, 1 - p, tile)
+        for col in range(N_COLUMNS):
+            bonus[col] = (((mine >> col) & 1) * (4 * W_FREE_OWN) * s.side_value[p][col]
+                          - ((theirs >> col) & 1) * (4 * W_FREE_OPP) * s.side_value[1 - p][col])
+        act = ACT_REG | (i << 4) | (1 << 3)
+        for col in range(N_COLUMNS):   # K-T4 central stack
+            # Branch-free: which option wins follows no pattern a branch predictor could learn.
+            score = noise(&bits, &left, rng) + bonus[col]
+            better = score > best_score
+            best_score = score if better else best_score
+            best = (act | col) if better else best
+    return best
+
+
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
     """Playout policy: "the obvious move", with noise bits breaking near-ties and one decision
     in ten drawn by the baseline's uniform sampler, so playouts keep variety.
     - Registry (K-T1): free own side tiles and not the opponent's (K-T4), else park a tile on
       the own side (K-T2), else a centre placement that frees nothing.
     - Machine (K-M1): the best legal placement for the network, colour groups and crops
-      (K-SC1..3, cell_score).
+      (K-SC1..3, policy_placement).
     - Meca exchange (K-MB2): the most valuable top, counting what the Meca then frees.
     - Which pending item first (A10): uniform."""
     cdef BotanikState* s = <BotanikState*>buf
     cdef BotanikCore* c = &s.core
-    cdef int own[3]
-    cdef int p, i, col, slots, m, tile, score, best_score, kind
+    cdef int p, col, score, best_score, kind
     cdef int32_t best
     cdef uint64_t bits = 0
     cdef int left = 0
     if rng_below(rng, UNIFORM_ONE_IN) == 0:
         return k_uniform_rollout_action(buf, rng)
     if c.stage == STAGE_REGISTRY:
-        p = c.turn_player
-        slots = registry_options(s, own)
-        best = ACT_REG
-        best_score = -1000000
-        for i in range(N_ARRIVAL):
-            if not (slots >> i) & 1:
-                continue
-            tile = c.arrival[i]
-            m = own[i]
-            while m:                 # K-T2 own side
-                col = bk_ctz64(m)
-                m &= m - 1
-                score = 4 * W_SIDE * tile_value(tile) + noise(&bits, &left, rng)
-                if score > best_score:
-                    best_score = score
-                    best = ACT_REG | (i << 4) | col
-            for col in range(N_COLUMNS):   # K-T4 central stack
-                score = 4 * centre_score(c, p, col, tile) + noise(&bits, &left, rng)
-                if score > best_score:
-                    best_score = score
-                    best = ACT_REG | (i << 4) | (1 << 3) | col
-        return best
+        return policy_registry(s, rng)
     if c.stage == STAGE_RESOLVE:
         p = resolver(c)
         kind = decision_kind(c, p)
@@ -1208,7 +1341,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     cdef BotanikState* s = <BotanikState*>buf
-    cdef int t
+    cdef int t, p
     # Everything after the core, the alignment padding included (raw buffers compare equal).
     memset(buf + sizeof(BotanikCore), 0, sizeof(BotanikState) - sizeof(BotanikCore))
     rebuild_machine(s, 0)
@@ -1217,6 +1350,12 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         if s.core.top[t] != EMPTY:
             s.top_cols[T_LBIT[s.core.top[t]][0]] |= 1 << t
             s.top_cols[T_LBIT[s.core.top[t]][1]] |= 1 << t
+        for p in range(2):
+            if s.core.side[p][t] != EMPTY:
+                s.side_cols[p][T_LBIT[s.core.side[p][t]][0]] |= 1 << t
+                s.side_cols[p][T_LBIT[s.core.side[p][t]][1]] |= 1 << t
+                s.side_taken[p] |= 1 << t
+                s.side_value[p][t] = tile_value(s.core.side[p][t])
     for t in range(N_COLOURED):
         if s.core.status[t] == AT_POOL:
             s.pool_count[T_KIND[t]] += 1
