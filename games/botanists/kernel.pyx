@@ -109,6 +109,8 @@ cdef uint8_t POP8[256]              # set bits per byte value
 cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
+cdef uint64_t TILE_KEY[256]         # per market byte: a tile's key for the playout policy (1 at bit
+                                    # 32, the tile count; 1 in its colour's 6-bit field), 0 if no tile
 cdef uint32_t COVER[4][76][25]      # pawn cells from which a card's footprint covers a cell (per orientation)
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
@@ -155,6 +157,7 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 break
     for i in range(256):
         POP8[i] = bin(i).count("1")
+        TILE_KEY[i] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * i))) if i < N_COLOURS else 0
     memset(GOOD, 0, sizeof(GOOD))
     for i in range(NUM_ACTIONS):
         # k_rollout_action: a matching tile face up (own or Helper), an order fulfilled, a
@@ -323,11 +326,15 @@ cdef inline void set_order(BotanistsCore* c, int o, int loc) noexcept nogil:
 cdef inline void set_cell(BotanistsCore* c, int cell, int v) noexcept nogil:
     cdef BotanistsCache* ca = cache_of(c)
     cdef uint32_t b = bit(cell)
+    cdef int old = c.market[cell]
+    if old < N_COLOURS:
+        ca.colour_cells[old] &= ~b
     c.market[cell] = v
     ca.tiles &= ~b
     ca.empties &= ~b
     if v < N_COLOURS:
         ca.tiles |= b
+        ca.colour_cells[v] |= b
     elif v == EMPTY:
         ca.empties |= b
 
@@ -350,6 +357,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     for k in range(N_CELLS):
         if c.market[k] < N_COLOURS:
             ca.tiles |= bit(k)
+            ca.colour_cells[c.market[k]] |= bit(k)
         elif c.market[k] == EMPTY:
             ca.empties |= bit(k)
     ca.ctx = chance_context(c)
@@ -2106,6 +2114,8 @@ cdef enum:
     V_BONUS = 1            # an optional bonus (swap, move, take an order)
     EPS_BASELINE = 8       # one choice in EPS_BASELINE is the baseline policy's (playout variety)
     NO_VALUE = -1000000
+    MAX_EXTRA = 3          # tiles a purchase adds to the leftovers at most: a card covers at most
+                           # 4 cells (load_components checks it) and one collected tile is planted
 
 ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
     int n                  # pairs of at most one open and one personal order (not neither)
@@ -2133,12 +2143,28 @@ cdef inline uint32_t pack_counts(const int* cnt) noexcept nogil:
     return out
 
 
+cdef inline int deficit(uint32_t need, uint32_t base) noexcept nogil:
+    """The tiles `base` lacks for `need` (both packed; need fields <= 10, base fields <= 31):
+    (need | GUARD) - base keeps a field's guard bit exactly where need >= base, and then holds
+    need - base in the field's low 5 bits; the fields' sum (at most 50) is read at bit 24."""
+    cdef uint32_t t = (need | GUARD) - base
+    cdef uint32_t pos = t & GUARD
+    t &= pos - (pos >> 5)
+    return <int>(((t * <uint32_t>0x01041041) >> 24) & 63)
+
+
 cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint with_open,
-                   bint with_pers) noexcept nogil:
-    """The order pairs this turn may still fulfil (none if it may not)."""
-    cdef int slot, o, i, j, n_open = 0, n_pers = 0, col, need, used
-    cdef uint32_t packed
+                   bint with_pers, uint32_t base, int slack) noexcept nogil:
+    """The order pairs this turn may still fulfil (none if it may not), in a fixed order
+    (open order by slot, none first; then personal by cache bit, none first). Only pairs that
+    leftovers of at most `slack` tiles more than `base` (packed) can fulfil are listed: the
+    callers value leftovers that hold at most that many more tiles of any colour, so the others
+    never fit (leftover_value skips them anyway)."""
+    cdef int slot, o, i, j, n_open = 0, n_pers = 0, n = 0
+    cdef uint32_t need
     cdef int held[N_ORDERS]
+    cdef bint open_ok[N_OPEN]
+    cdef bint pers_ok[8]
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
     w.n = 0
     if not fulfil:
@@ -2148,22 +2174,47 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
             o = c.open_orders[slot]
             if o < N_ORDERS:
                 w.open_o[n_open] = o
+                open_ok[n_open] = deficit(ORDER_PACKED[o], base) <= slack
                 n_open += 1
     if with_pers:
         n_pers = list2(m[0], m[1], held, 8)
-        for i in range(n_pers):
-            w.pers_o[i] = ORDER_AT[held[i]]
-    for i in range(-1, n_open):
-        for j in range(-1, n_pers):
-            if i < 0 and j < 0:
+        for j in range(n_pers):
+            o = ORDER_AT[held[j]]
+            w.pers_o[j] = o
+            pers_ok[j] = deficit(ORDER_PACKED[o], base) <= slack
+    # A pair lacks at least what each of its orders lacks.
+    for j in range(n_pers):
+        if pers_ok[j]:
+            w.need[n] = ORDER_PACKED[w.pers_o[j]]
+            w.used[n] = ORDER_USED[w.pers_o[j]]
+            w.pts[n] = V_PERSONAL
+            w.open_i[n] = -1
+            w.pers_j[n] = j
+            n += 1
+    for i in range(n_open):
+        if not open_ok[i]:
+            continue
+        o = w.open_o[i]
+        w.need[n] = ORDER_PACKED[o]
+        w.used[n] = ORDER_USED[o]
+        w.pts[n] = V_ORDER
+        w.open_i[n] = i
+        w.pers_j[n] = -1
+        n += 1
+        for j in range(n_pers):
+            if not pers_ok[j]:
                 continue
             # fields stay below 32 (an order needs at most 5 of a colour): no carry
-            w.need[w.n] = (ORDER_PACKED[w.open_o[i]] if i >= 0 else 0) + (ORDER_PACKED[w.pers_o[j]] if j >= 0 else 0)
-            w.used[w.n] = (ORDER_USED[w.open_o[i]] if i >= 0 else 0) + (ORDER_USED[w.pers_o[j]] if j >= 0 else 0)
-            w.pts[w.n] = (V_ORDER if i >= 0 else 0) + (V_PERSONAL if j >= 0 else 0)
-            w.open_i[w.n] = i
-            w.pers_j[w.n] = j
-            w.n += 1
+            need = ORDER_PACKED[o] + ORDER_PACKED[w.pers_o[j]]
+            if deficit(need, base) > slack:
+                continue
+            w.need[n] = need
+            w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
+            w.pts[n] = V_ORDER + V_PERSONAL
+            w.open_i[n] = i
+            w.pers_j[n] = j
+            n += 1
+    w.n = n
 
 
 cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick) noexcept nogil:
@@ -2254,7 +2305,7 @@ cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
     down_cost = withered_cost(c, p)
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
+    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
     for i in range(nh):
         cells = FOOT[o][cards[i]][c.pawn[p]] & avail
         if not cells:
@@ -2291,19 +2342,17 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     game), which the orders provide (the last row of the policy table there)."""
     cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
     cdef int cards[MAX_HAND]
-    cdef int nh, i, cell, n, d, v, best = NO_VALUE, pc, lt
-    cdef uint32_t S = 0, w, dm, key, lp, avail, tied = 0, dests = cache_of(c).moves
+    cdef int nh, i, n, d, v, best = NO_VALUE, pc, lt
+    cdef uint32_t S, w, dm, key, lp, others, tied = 0, dests = cache_of(c).moves
     cdef uint32_t dmask[MAX_HAND]
-    cdef uint64_t ck[N_CELLS + 1]
+    cdef uint8_t mk[N_CELLS + 1]
     cdef uint64_t kn
     cdef const uint8_t* fc
     cdef Wants wt
     if not dests or sign >= N_COLOURS:
         return -1
-    avail = tiles_mask(c) & ~pawns_except(c, p)
-    for cell in range(N_CELLS):         # branch-free: the compiler vectorises it
-        S |= (<uint32_t>(c.market[cell] == sign)) << cell
-    S &= avail
+    others = pawns_except(c, p)
+    S = cache_of(c).colour_cells[sign] & ~others
     if not S:
         return -1
     nh = hand_cards(c, p, cards)
@@ -2315,23 +2364,27 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
             w &= w - 1
         dmask[i] = dm & dests
         tied |= dmask[i]
-    if pop64(tied) <= 1:                # one candidate (or none): nothing to weigh
+    if tied & (tied - 1) == 0:          # one candidate (or none): nothing to weigh
         return A_MOVE + __builtin_ctz(tied) if tied else -1
     tied = 0
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
-    # a collectable tile's key (its colour's count field, and 1 in the tile count at bit 32)
-    for cell in range(N_CELLS):
-        ck[cell] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * c.market[cell]))) if (avail >> cell) & 1 else 0
-    ck[N_CELLS] = 0
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
+    # The market as the purchase sees it: a tile under another pawn is not collected (P4);
+    # mk[N_CELLS] is FOOT_CELLS' "no cell".
+    memcpy(mk, c.market, N_CELLS)
+    mk[N_CELLS] = EMPTY
+    w = others
+    while w:
+        mk[__builtin_ctz(w)] = EMPTY
+        w &= w - 1
     for i in range(nh):
         dm = dmask[i]
         while dm:
             d = __builtin_ctz(dm)
             dm &= dm - 1
             fc = FOOT_CELLS[o][cards[i]][d]
-            kn = ck[fc[0]] + ck[fc[1]] + ck[fc[2]] + ck[fc[3]]
+            kn = TILE_KEY[mk[fc[0]]] + TILE_KEY[mk[fc[1]]] + TILE_KEY[mk[fc[2]]] + TILE_KEY[mk[fc[3]]]
             n = <int>(kn >> 32)
             if n == 0:
                 continue
@@ -2353,15 +2406,17 @@ cdef int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
     """P5: the sign's colour face up when collected; else the tile whose loss hurts the
     leftovers least goes face down."""
     cdef int p = c.cur, sign = next_sign(c, p), col, pc, n = 0
-    cdef uint32_t key = 0
+    cdef uint32_t key = 0, lp
     cdef Wants w
     for col in range(N_COLOURS):
         key += (<uint32_t>c.collected[col]) << (6 * col)
         n += c.collected[col]
     if sign < N_COLOURS and c.collected[sign]:
         return A_PLANT_UP + sign
-    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)
-    purchase_value(own_leftovers(c, p) + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
+    lp = own_leftovers(c, p)
+    # one collected tile is planted: the leftovers gain at most n - 1
+    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True, lp, n - 1 if n > 0 else 0)
+    purchase_value(lp + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
     return A_PLANT_DOWN + pc if pc >= 0 else -1
 
 
@@ -2370,11 +2425,13 @@ cdef int32_t greedy_fulfil(const BotanistsCore* c) noexcept nogil:
     E2's -5 too), fewest leftovers left; the open one first, as the baseline plays them."""
     cdef int p = c.cur, col, k, slot, i, j
     cdef int cnt[5]
+    cdef uint32_t packed
     cdef Wants w
-    wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4)
     for col in range(N_COLOURS):
         cnt[col] = c.leftover[p][col]
-    leftover_value(pack_counts(cnt), leftover_total(c, p), &w, &k)
+    packed = pack_counts(cnt)
+    wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4, packed, 0)
+    leftover_value(packed, leftover_total(c, p), &w, &k)
     i = w.open_i[k] if k >= 0 else -1
     j = w.pers_j[k] if k >= 0 else -1
     if c.stage == ST_FULFIL_OPEN:
@@ -2405,13 +2462,15 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
         return -1
     if kind != BONUS_SWAP_MARKET and kind != BONUS_SWAP_PLAYER:
         return -1
-    wants_of(c, p, &w, c.part == PART_TEND or c.opt_fulfil_purchase or c.players == 1, True, True)
     total = 0
     for col in range(N_COLOURS):
         L[col] = c.leftover[p][col] + c.collected[col]
         total += L[col]
         present[col] = 0
     packed = pack_counts(L)
+    # a swap gives one tile and takes one: at most one tile more of any colour than `packed`
+    wants_of(c, p, &w, c.part == PART_TEND or c.opt_fulfil_purchase or c.players == 1, True, True,
+             packed, 1)
     best = leftover_value(packed, total, &w, &k)
     if kind == BONUS_SWAP_MARKET:
         for cell in range(N_CELLS):
