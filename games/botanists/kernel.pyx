@@ -1525,18 +1525,42 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return 0
 
 
+cdef int32_t sample_listed(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Setup only (boards, first player): the generic walk over the listed outcomes (out of
+    line: its tables would make every draw's stack frame large)."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef double ws[MAX_LEGAL]
+    cdef int total = k_chance_outcomes(buf, acts, ws)
+    if total <= 0:
+        return 0
+    return acts[rng_weighted_index(total, ws, rng)]
+
+
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
     draw as the generic sampler (x = uniform * total weight, then the first outcome whose
     cumulative weight exceeds x): the weights are small integers, so that walk is exact and
-    is the index floor(x) in the outcomes' expansion into unit weights."""
+    is the index floor(x) in the outcomes' expansion into unit weights. The draws by
+    frequency: market tiles (G4 refills), market cards, orders."""
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
     cdef int total, j, col
     cdef const uint64_t* src
-    cdef int32_t acts[MAX_LEGAL]
-    cdef double ws[MAX_LEGAL]
+    if ctx == CTX_TILE:
+        total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
+        if total <= 0:
+            return 0
+        j = <int>(rng_uniform(rng) * <double>total)
+        for col in range(N_COLOURS - 1):
+            j -= c.bag[col]
+            if j < 0:
+                return C_TILE + col
+        # The last colour with tiles (the generic walk's fallback).
+        for col in range(N_COLOURS - 1, -1, -1):
+            if c.bag[col]:
+                return C_TILE + col
+        return 0
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
         src = card_source(ca)
         total = count2(src)
@@ -1555,25 +1579,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
         if j >= total:
             j = total - 1
         return C_ORDER + ORDER_KIND[ORDER_AT[select2(src, j)]]
-    if ctx == CTX_TILE:
-        total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
-        if total <= 0:
-            return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        for col in range(N_COLOURS - 1):
-            j -= c.bag[col]
-            if j < 0:
-                return C_TILE + col
-        # The last colour with tiles (the generic walk's fallback).
-        for col in range(N_COLOURS - 1, -1, -1):
-            if c.bag[col]:
-                return C_TILE + col
-        return 0
-    # Setup only (boards, first player): the generic walk over the listed outcomes.
-    total = k_chance_outcomes(buf, acts, ws)
-    if total <= 0:
-        return 0
-    return acts[rng_weighted_index(total, ws, rng)]
+    return sample_listed(buf, rng)
 
 
 # --- apply ------------------------------------------------------------------------------------
@@ -1659,8 +1665,37 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         advance(c)
         set_derived(c)
         return
+    if action < A_TEND:
+        # P1: the pawn moves; the card to play is the next decision. A decision is taken with
+        # nothing pending (chance_context), and advance() stops at once at ST_CARD: the state
+        # is at rest, still a decision.
+        c.part = PART_PURCHASE
+        c.own_action = 1
+        c.pawn[c.cur] = action - A_MOVE
+        c.stage = ST_CARD
+        ca.moves = 0
+        return
+    if A_CARD <= action < A_PLANT_UP:
+        play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
+        return
     apply_move(c, action)
     set_derived(c)
+
+
+cdef inline void play_card(BotanistsCore* c, int k) noexcept nogil:
+    """P3/P4: the card is played (and discarded); the covered tiles are collected except
+    those under other pawns."""
+    cdef int p = c.cur, cell
+    cdef uint32_t w
+    set_card(c, k, CARD_DISCARD)
+    if c.pawn[p] < N_CELLS:
+        w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
+        while w:
+            cell = __builtin_ctz(w)
+            w &= w - 1
+            c.collected[c.market[cell]] += 1
+            set_cell(c, cell, EMPTY)
+    c.stage = ST_PLANT
 
 
 cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
@@ -1679,13 +1714,9 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         apply_chance(c, action)
         advance(c)
         return
-    # The frequent actions first (move, tend, card, plant); then the rest, by descending id.
-    if action < A_TEND:
-        c.part = PART_PURCHASE
-        c.own_action = 1
-        c.pawn[p] = action - A_MOVE
-        c.stage = ST_CARD
-    elif action < A_CARD:
+    # The frequent actions first (tend, plant; k_apply plays moves and cards); then the rest,
+    # by descending id.
+    if action < A_CARD:
         # T2: any leftover, face down whatever its colour; the space's bonus triggers.
         col = action - A_TEND
         c.part = PART_TEND
@@ -1695,19 +1726,6 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         plant(c, p, col, 1)
         c.planted |= 1
         start_bonus(c, sign, 0)
-    elif action < A_PLANT_UP:
-        # P3/P4: the card is played (and discarded); the covered tiles are collected except
-        # those under other pawns.
-        k = action - A_CARD
-        set_card(c, k, CARD_DISCARD)
-        if c.pawn[p] < N_CELLS:
-            w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
-            while w:
-                cell = __builtin_ctz(w)
-                w &= w - 1
-                c.collected[c.market[cell]] += 1
-                set_cell(c, cell, EMPTY)
-        c.stage = ST_PLANT
     elif action < A_SWAPM_GIVE:
         # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
         col = (action - A_PLANT_UP) % 5
