@@ -1055,7 +1055,11 @@ cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
-    return c.pend_personal or c.pend_open or c.pend_cards or c.pend_market
+    """Any of pend_personal, pend_open, pend_cards, pend_market (four consecutive bytes of
+    the core, read as one word)."""
+    cdef uint32_t w
+    memcpy(&w, &c.pend_personal, 4)
+    return w != 0
 
 
 cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
@@ -1071,10 +1075,11 @@ cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
 
 
 cdef bint any_open_fulfillable(const BotanistsCore* c) noexcept nogil:
+    cdef uint32_t lg = own_leftovers(c, c.cur) | GUARD
     cdef int i
     for i in range(N_OPEN):
-        if c.open_orders[i] < N_ORDERS and can_fulfil(c, c.cur, c.open_orders[i]):
-            return True
+        if c.open_orders[i] < N_ORDERS and ((lg - ORDER_PACKED[c.open_orders[i]]) & GUARD) == GUARD:
+            return True     # can_fulfil, on the packed counts (clamped at 27, above any need)
     return False
 
 
@@ -1093,7 +1098,8 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
     cdef int guard, st, seat, p
     cdef int cards[MAX_HAND]
     for guard in range(400):
-        normalize_pending(c)
+        if pending_chance(c):
+            normalize_pending(c)
         st = c.stage
         if st <= ST_SETUP_FIRST:
             if st == ST_SETUP_BOARD:
