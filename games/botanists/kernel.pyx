@@ -1655,6 +1655,8 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
 
 
 cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
+    """The frequent steps at rest here; the others through APPLY_STEP (a pointer, so that the
+    compiler keeps them out of line and these pay for no large stack frame)."""
     cdef BotanistsCore* c = <BotanistsCore*>buf
     cdef BotanistsCache* ca = cache_of(c)
     cdef int cell
@@ -1668,8 +1670,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
             c.bag[action - C_TILE] -= 1
             if ca.empties and not bag_empty(c):
                 return
-        advance(c)
-        set_derived(c)
+        APPLY_STEP(c, -1)
         return
     if action < A_TEND:
         # P1: the pawn moves; the card to play is the next decision. A decision is taken with
@@ -1684,8 +1685,20 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if A_CARD <= action < A_PLANT_UP:
         play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
         return
-    apply_move(c, action)
+    APPLY_STEP(c, action)
+
+
+cdef void apply_step(BotanistsCore* c, int32_t action) noexcept nogil:
+    """Any other action (-1: the market refill is done), then every forced step."""
+    if action >= 0:
+        apply_move(c, action)
+    else:
+        advance(c)
     set_derived(c)
+
+
+cdef void (*APPLY_STEP)(BotanistsCore*, int32_t) noexcept nogil
+APPLY_STEP = apply_step
 
 
 cdef inline void play_card(BotanistsCore* c, int k) noexcept nogil:
