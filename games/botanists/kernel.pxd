@@ -117,6 +117,7 @@ ctypedef struct BotanistsCache:
     uint32_t tiles             # market cells holding a tile (colour < N_COLOURS)
     uint32_t empties           # market cells that are EMPTY
     uint32_t colour_cells[5]   # market cells holding a tile of each colour
+    uint8_t card_count[6]      # cards per CardLoc value (the sizes of `cards`)
     uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
                                # full): purchase_dests() of the seat to move; else 0
     uint8_t ctx                # chance_context() of the state (set by apply and rebuild)

@@ -286,8 +286,10 @@ cdef inline void set_card(BotanistsCore* c, int k, int loc) noexcept nogil:
     cdef uint64_t b = (<uint64_t>1) << (k & 63)
     if old < 6:
         ca.cards[old][k >> 6] &= ~b
+        ca.card_count[old] -= 1
     if loc < 6:
         ca.cards[loc][k >> 6] |= b
+        ca.card_count[loc] += 1
     c.card_loc[k] = loc
     if loc < <int>CARD_HAND:
         c.card_held[k >> 3] &= ~(1 << (k & 7))    # a card leaving the hands is seen again
@@ -349,6 +351,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         loc = c.card_loc[k]
         if loc < 6:
             ca.cards[loc][k >> 6] |= (<uint64_t>1) << (k & 63)
+            ca.card_count[loc] += 1
     for o in range(N_ORDERS):
         loc = c.order_loc[o]
         i = ORDER_POS[o]
@@ -444,7 +447,7 @@ cdef inline int hand_size_rule(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline int hand_count(const BotanistsCore* c, int p) noexcept nogil:
-    return count2(cache_of(c).cards[<int>CARD_HAND + p])
+    return cache_of(c).card_count[<int>CARD_HAND + p]
 
 
 cdef inline int hand_cards(const BotanistsCore* c, int p, int* out) noexcept nogil:
@@ -1551,7 +1554,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col
+    cdef int total, j, col, loc
     cdef const uint64_t* src
     if ctx == CTX_TILE:
         total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
@@ -1568,8 +1571,9 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
                 return C_TILE + col
         return 0
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
-        src = card_source(ca)
-        total = count2(src)
+        loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
+        src = ca.cards[loc]
+        total = ca.card_count[loc]
         if total <= 0:
             return 0
         j = <int>(rng_uniform(rng) * <double>total)
