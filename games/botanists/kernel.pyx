@@ -1277,10 +1277,10 @@ cdef int chance_context(const BotanistsCore* c) noexcept nogil:
 
 cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    if cache_of(c).ctx != CTX_NONE:     # never at the end (chance_context)
+        return CHANCE
     if c.stage == ST_OVER:
         return TERMINAL
-    if cache_of(c).ctx != CTX_NONE:
-        return CHANCE
     if c.stage == ST_SETUP_BOARD:
         return board_target(c)
     if c.stage == ST_KEEP:
@@ -2443,22 +2443,31 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     return A_MOVE + nth_cell(tied, rng_below(rng, n) if n > 1 else 0)
 
 
-cdef int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
+cdef inline int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
     """P5: the sign's colour face up when collected; else the tile whose loss hurts the
-    leftovers least goes face down."""
-    cdef int p = c.cur, sign = next_sign(c, p), col, pc, n = 0
+    leftovers least goes face down (plant_down, weighed out of line)."""
+    cdef int sign = next_sign(c, c.cur)
+    if sign < N_COLOURS and c.collected[sign]:
+        return A_PLANT_UP + sign
+    return PLANT_DOWN(c, sign)
+
+
+cdef int32_t plant_down(const BotanistsCore* c, int sign) noexcept nogil:
+    cdef int p = c.cur, col, pc, n = 0
     cdef uint32_t key = 0, lp
     cdef Wants w
     for col in range(N_COLOURS):
         key += (<uint32_t>c.collected[col]) << (6 * col)
         n += c.collected[col]
-    if sign < N_COLOURS and c.collected[sign]:
-        return A_PLANT_UP + sign
     lp = own_leftovers(c, p)
     # one collected tile is planted: the leftovers gain at most n - 1
     wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True, lp, n - 1 if n > 0 else 0)
     purchase_value(lp + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
     return A_PLANT_DOWN + pc if pc >= 0 else -1
+
+
+cdef int32_t (*PLANT_DOWN)(const BotanistsCore*, int) noexcept nogil  # a pointer: kept out of line
+PLANT_DOWN = plant_down
 
 
 cdef int32_t greedy_fulfil(const BotanistsCore* c) noexcept nogil:
