@@ -2201,60 +2201,58 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
     leftovers of at most `slack` tiles more than `base` (packed) can fulfil are listed: the
     callers value leftovers that hold at most that many more tiles of any colour, so the others
     never fit (leftover_value skips them anyway)."""
-    cdef int slot, o, i, j, n_open = 0, n_pers = 0, n = 0
+    cdef int slot, o, i, j, t, n_pers = 0, n_ok = 0, n = 0
     cdef uint32_t need
-    cdef int held[N_ORDERS]
-    cdef bint open_ok[N_OPEN]
-    cdef bint pers_ok[8]
+    cdef int held[8]
+    cdef int ok[8]                  # the personal orders (index j) that may be fulfilled
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
     w.n = 0
     if not fulfil:
         return
-    if with_open:
-        for slot in range(N_OPEN):
-            o = c.open_orders[slot]
-            if o < N_ORDERS:
-                w.open_o[n_open] = o
-                open_ok[n_open] = deficit(ORDER_PACKED[o], base) <= slack
-                n_open += 1
     if with_pers:
         n_pers = list2(m[0], m[1], held, 8)
         for j in range(n_pers):
             o = ORDER_AT[held[j]]
             w.pers_o[j] = o
-            pers_ok[j] = deficit(ORDER_PACKED[o], base) <= slack
+            if deficit(ORDER_PACKED[o], base) <= slack:
+                ok[n_ok] = j
+                n_ok += 1
+                w.need[n] = ORDER_PACKED[o]
+                w.used[n] = ORDER_USED[o]
+                w.pts[n] = V_PERSONAL
+                w.open_i[n] = -1
+                w.pers_j[n] = j
+                n += 1
+    if not with_open:
+        w.n = n
+        return
     # A pair lacks at least what each of its orders lacks.
-    for j in range(n_pers):
-        if pers_ok[j]:
-            w.need[n] = ORDER_PACKED[w.pers_o[j]]
-            w.used[n] = ORDER_USED[w.pers_o[j]]
-            w.pts[n] = V_PERSONAL
-            w.open_i[n] = -1
-            w.pers_j[n] = j
-            n += 1
-    for i in range(n_open):
-        if not open_ok[i]:
+    i = 0
+    for slot in range(N_OPEN):
+        o = c.open_orders[slot]
+        if o >= N_ORDERS:
             continue
-        o = w.open_o[i]
-        w.need[n] = ORDER_PACKED[o]
-        w.used[n] = ORDER_USED[o]
-        w.pts[n] = V_ORDER
-        w.open_i[n] = i
-        w.pers_j[n] = -1
-        n += 1
-        for j in range(n_pers):
-            if not pers_ok[j]:
-                continue
-            # fields stay below 32 (an order needs at most 5 of a colour): no carry
-            need = ORDER_PACKED[o] + ORDER_PACKED[w.pers_o[j]]
-            if deficit(need, base) > slack:
-                continue
-            w.need[n] = need
-            w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
-            w.pts[n] = V_ORDER + V_PERSONAL
+        w.open_o[i] = o
+        if deficit(ORDER_PACKED[o], base) <= slack:
+            w.need[n] = ORDER_PACKED[o]
+            w.used[n] = ORDER_USED[o]
+            w.pts[n] = V_ORDER
             w.open_i[n] = i
-            w.pers_j[n] = j
+            w.pers_j[n] = -1
             n += 1
+            for t in range(n_ok):
+                j = ok[t]
+                # fields stay below 32 (an order needs at most 5 of a colour): no carry
+                need = ORDER_PACKED[o] + ORDER_PACKED[w.pers_o[j]]
+                if deficit(need, base) > slack:
+                    continue
+                w.need[n] = need
+                w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
+                w.pts[n] = V_ORDER + V_PERSONAL
+                w.open_i[n] = i
+                w.pers_j[n] = j
+                n += 1
+        i += 1
     w.n = n
 
 
