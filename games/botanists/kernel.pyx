@@ -1689,11 +1689,21 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if A_CARD <= action < A_PLANT_UP:
         play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
         return
+    if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
+        # P9 hand refill (CTX_CARDS: no order draw pending, chance_context). When it was the
+        # last card and market cells wait for tiles, advance() would only find that refill
+        # pending: the state stays a chance node, drawing tiles.
+        apply_chance(c, action)
+        if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
+            ca.ctx = CTX_TILE
+            return
+        APPLY_STEP(c, -1)
+        return
     APPLY_STEP(c, action)
 
 
 cdef void apply_step(BotanistsCore* c, int32_t action) noexcept nogil:
-    """Any other action (-1: the market refill is done), then every forced step."""
+    """Any other action (-1: applied already), then every forced step."""
     if action >= 0:
         apply_move(c, action)
     else:
