@@ -375,6 +375,15 @@ cdef inline int pop64(uint64_t x) noexcept nogil:
     return <int>((x * <uint64_t>0x0101010101010101ULL) >> 56)
 
 
+cdef inline int pop_few(uint32_t x) noexcept nogil:
+    """Population count of a set with few bits (one step a bit)."""
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
 cdef inline int count2(const uint64_t* m) noexcept nogil:
     return pop64(m[0]) + pop64(m[1])
 
@@ -1976,7 +1985,10 @@ cdef bint deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_
     cdef int q, i, j, n = 0, nh = 0, first_held = 0, first_free = 0
     cdef bint forced_is_held = False
     for i in range(n_pool):
-        set_card(c, pool_in[i], CARD_DECK)
+        if c.card_loc[pool_in[i]] == CARD_DECK:
+            c.card_held[pool_in[i] >> 3] &= ~(1 << (pool_in[i] & 7))   # set_card's effect there
+        else:
+            set_card(c, pool_in[i], CARD_DECK)
         if pool_in[i] != forced_card:
             pool[n] = pool_in[i]
             n += 1
@@ -2037,21 +2049,24 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     cdef int held_count[4]
     cdef int k, q, attempt, n = 0, nh = 0
     cdef bint dealt
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef uint64_t held_lo = 0, held_hi = c.card_held[8] | (<uint64_t>c.card_held[9] << 8)
+    cdef uint64_t other_lo = 0, other_hi = 0
+    for k in range(8):
+        held_lo |= (<uint64_t>c.card_held[k]) << (8 * k)
     for q in range(4):
         count[q] = 0
         held_count[q] = 0
-    for k in range(N_CARDS):
-        q = c.card_loc[k] - CARD_HAND
-        if 0 <= q < c.players and q != observer:
-            count[q] += 1
-            if is_held(c, k):
-                held_count[q] += 1
-                hpool[nh] = k
-                nh += 1
-                continue
-        if c.card_loc[k] == CARD_DECK or (0 <= q < c.players and q != observer):
-            pool[n] = k
-            n += 1
+        if q < c.players and q != observer:
+            count[q] = ca.card_count[<int>CARD_HAND + q]
+            held_count[q] = (pop64(ca.cards[<int>CARD_HAND + q][0] & held_lo)
+                             + pop64(ca.cards[<int>CARD_HAND + q][1] & held_hi))
+            other_lo |= ca.cards[<int>CARD_HAND + q][0]
+            other_hi |= ca.cards[<int>CARD_HAND + q][1]
+    # Both pools in card-id order: the deck and the other hands' cards not held; the held ones.
+    n = list2(ca.cards[<int>CARD_DECK][0] | (other_lo & ~held_lo),
+              ca.cards[<int>CARD_DECK][1] | (other_hi & ~held_hi), pool, N_CARDS)
+    nh = list2(other_lo & held_lo, other_hi & held_hi, hpool, N_CARDS)
     for attempt in range(64):
         deal_hidden(c, observer, pool, n, hpool, nh, count, held_count, -1, -1, rng)
         if acting_seat_consistent(c, observer):
@@ -2447,7 +2462,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
                 tied |= bit(d)
     if not tied:
         return -1
-    n = pop64(tied)
+    n = pop_few(tied)                   # the tied destinations: usually one or two
     return A_MOVE + nth_cell(tied, rng_below(rng, n) if n > 1 else 0)
 
 
