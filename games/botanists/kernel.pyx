@@ -574,9 +574,8 @@ cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexce
     return (one | two) & ~bit(start)
 
 
-cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
-    """Legal destinations of seat p's pawn at the start of a purchase."""
-    cdef uint32_t occ = pawns_except(c, p)
+cdef uint32_t move_dests(const BotanistsCore* c, int p, uint32_t occ) noexcept nogil:
+    """Legal destinations of seat p's pawn at the start of a purchase (occ: the other pawns)."""
     cdef uint32_t free_outer, res, w, jumps
     cdef int start = c.pawn[p]
     cdef int v
@@ -613,13 +612,17 @@ cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
 cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
                              int n_cards) noexcept nogil:
     """P1-P4: the destinations where one of the cards collects at least one tile."""
-    cdef uint32_t dests = move_dests(c, p)
-    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p)
+    cdef uint32_t occ = pawns_except(c, p)
+    cdef uint32_t dests = move_dests(c, p, occ)
+    cdef uint32_t avail = tiles_mask(c) & ~occ
     cdef uint32_t unavail = ~avail & ((<uint32_t>1 << N_CELLS) - 1)
     cdef uint32_t res = 0, w
     cdef int o = orientation(c, p)
     cdef int d, i
-    if pop64(unavail) < MIN_FOOT:
+    w = unavail
+    for i in range(MIN_FOOT - 1):       # fewer than MIN_FOOT cells: none left after MIN_FOOT - 1
+        w &= w - 1
+    if w == 0:
         # Fewer cells without a collectable tile than any footprint covers: every footprint
         # inside the market collects one.
         for i in range(n_cards):
@@ -2356,48 +2359,63 @@ cdef inline uint32_t own_leftovers(const BotanistsCore* c, int p) noexcept nogil
 
 cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """P3: the card whose purchase is worth most (purchase_value), ties drawn at random.
-    -1 = none."""
-    cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
+    -1 = none. One card that collects is played without weighing (card_weighed, reached
+    through a pointer so that this common case sets up no order pairs)."""
+    cdef int p = c.cur, o = orientation(c, p), pawn = c.pawn[p]
     cdef int cards[MAX_HAND]
-    cdef int32_t tied[MAX_HAND]
-    cdef int nh = hand_cards(c, p, cards), i, v, best = NO_VALUE, nt = 0, pc, n
-    cdef int down_cost, lt
-    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p), cells, key, lp
-    cdef Wants w
-    if c.pawn[p] >= N_CELLS:
+    cdef int coll[MAX_HAND]
+    cdef uint32_t cells[MAX_HAND]
+    cdef int nh, i, n = 0
+    cdef uint32_t avail
+    if pawn >= N_CELLS:
         return -1
-    for i in range(nh):                 # one card that collects: nothing to weigh
-        if FOOT[o][cards[i]][c.pawn[p]] & avail:
-            if nt == 0:
-                tied[0] = A_CARD + cards[i]
-            nt += 1
-    if nt <= 1:
-        return tied[0] if nt else -1
-    nt = 0
-    down_cost = withered_cost(c, p)
+    avail = tiles_mask(c) & ~pawns_except(c, p)
+    nh = hand_cards(c, p, cards)
+    for i in range(nh):
+        cells[n] = FOOT[o][cards[i]][pawn] & avail
+        if cells[n]:
+            coll[n] = cards[i]
+            n += 1
+    if n <= 1:
+        return A_CARD + coll[0] if n else -1
+    return CARD_WEIGHED(c, rng, coll, cells, n)
+
+
+cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, const uint32_t* cells,
+                          int n_coll) noexcept nogil:
+    """greedy_card over the collecting cards `coll` (the tiles each collects: `cells`)."""
+    cdef int p = c.cur, sign = next_sign(c, p)
+    cdef int32_t tied[MAX_HAND]
+    cdef int i, v, best = NO_VALUE, nt = 0, pc, n, down_cost = -1, lt
+    cdef uint32_t w, key, lp
+    cdef Wants wt
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
-    for i in range(nh):
-        cells = FOOT[o][cards[i]][c.pawn[p]] & avail
-        if not cells:
-            continue
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
+    for i in range(n_coll):
+        w = cells[i]
         key = 0
         n = 0
-        while cells:
-            key += (<uint32_t>1) << (6 * c.market[__builtin_ctz(cells)])
-            cells &= cells - 1
+        while w:
+            key += (<uint32_t>1) << (6 * c.market[__builtin_ctz(w)])
+            w &= w - 1
             n += 1
-        v = purchase_value(lp + key, lt + n, key, sign, down_cost, &w, &pc)
+        if down_cost < 0 and not (sign < N_COLOURS and (key >> (6 * sign)) & 63):
+            down_cost = withered_cost(c, p)     # only a tile planted face down pays it
+        v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, &wt, &pc)
         if v > best:
             best = v
             nt = 0
         if v == best:
-            tied[nt] = A_CARD + cards[i]
+            tied[nt] = A_CARD + coll[i]
             nt += 1
     if nt == 0:
         return -1
     return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
+
+
+cdef int32_t (*CARD_WEIGHED)(const BotanistsCore*, Rng*, const int*, const uint32_t*, int) noexcept nogil
+CARD_WEIGHED = card_weighed
 
 
 cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
