@@ -2292,10 +2292,20 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
     w.n = n
 
 
+cdef inline int none_value(int total) noexcept nogil:
+    """SC2/SC3 for `total` leftovers that fulfil no order."""
+    return -V_LEFTOVER * total + (V_NONE_LEFT if total == 0 else 0)
+
+
 cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick) noexcept nogil:
     """SC1-SC3 (and E2) on the leftovers L (packed, `total` tiles): the best pair of orders
     they fulfil (O2), minus what stays. pick: the pair's index in w, -1 = none."""
-    cdef int best = -V_LEFTOVER * total + (V_NONE_LEFT if total == 0 else 0)
+    return leftover_value_from(L, total, none_value(total), w, pick)
+
+
+cdef inline int leftover_value_from(uint32_t L, int total, int best, const Wants* w,
+                                    int* pick) noexcept nogil:
+    """leftover_value with none_value(total) given (`best`)."""
     cdef int k, v
     cdef uint32_t lg = L | GUARD
     pick[0] = -1
@@ -2433,6 +2443,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
     cdef int cards[MAX_HAND]
     cdef int nh, i, n, d, v, best = NO_VALUE, pc, lt
+    cdef int none_by_n[5]
     cdef uint32_t S, w, dm, key, lp, others, tied = 0, dests = cache_of(c).moves
     cdef uint32_t dmask[MAX_HAND]
     cdef uint8_t mk[N_CELLS + 1]
@@ -2460,6 +2471,9 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
     wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
+    for n in range(1, 5):               # n tiles collected, one planted: lt + n - 1 leftovers
+        none_by_n[n] = none_value(lt + n - 1)
+    lp -= (<uint32_t>1) << (6 * sign)   # P5: the sign's colour (collected) goes face up
     # The market as the purchase sees it: a tile under another pawn is not collected (P4);
     # mk[N_CELLS] is FOOT_CELLS' "no cell".
     memcpy(mk, c.market, N_CELLS)
@@ -2479,8 +2493,8 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
             if n == 0:
                 continue
             key = <uint32_t>kn
-            # P5: the sign's colour (collected) goes face up; the rest are leftovers
-            v = leftover_value(lp + key - ((<uint32_t>1) << (6 * sign)), lt + n - 1, &wt, &pc)
+            # the rest are leftovers (lp: without the tile planted face up)
+            v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
             if v > best:
                 best = v
                 tied = 0
