@@ -118,6 +118,8 @@ ctypedef struct BotanistsCache:
     uint32_t empties           # market cells that are EMPTY
     uint32_t colour_cells[5]   # market cells holding a tile of each colour
     uint8_t card_count[6]      # cards per CardLoc value (the sizes of `cards`)
+    uint32_t pawn_cells        # market cells under a pawn (the Helper's included)
+    uint8_t pawns_shared       # 1 if two pawns stand on one cell (pawn_cells then says less)
     uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
                                # full): purchase_dests() of the seat to move; else 0
     uint8_t ctx                # chance_context() of the state (set by apply and rebuild)

@@ -363,6 +363,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
             ca.colour_cells[c.market[k]] |= bit(k)
         elif c.market[k] == EMPTY:
             ca.empties |= bit(k)
+    set_pawns(c)
     ca.ctx = chance_context(c)
     ca.moves = turn_moves(c)
 
@@ -469,12 +470,31 @@ cdef inline int leftover_total(const BotanistsCore* c, int p) noexcept nogil:
 
 
 cdef inline uint32_t pawns_except(const BotanistsCore* c, int who) noexcept nogil:
+    """The cells under the other pawns (who: a seat or HELPER)."""
+    cdef const BotanistsCache* ca = cache_of(c)
     cdef uint32_t m = 0
     cdef int i
+    if not ca.pawns_shared:
+        return ca.pawn_cells & ~(bit(c.pawn[who]) if c.pawn[who] < N_CELLS else 0)
     for i in range(5):
         if i != who and c.pawn[i] < N_CELLS:
             m |= bit(c.pawn[i])
     return m
+
+
+cdef inline void set_pawns(BotanistsCore* c) noexcept nogil:
+    """cache.pawn_cells and pawns_shared from the pawns (after every move of one)."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef uint32_t m = 0, b
+    cdef int i
+    ca.pawns_shared = 0
+    for i in range(5):
+        if c.pawn[i] < N_CELLS:
+            b = bit(c.pawn[i])
+            if m & b:
+                ca.pawns_shared = 1
+            m |= b
+    ca.pawn_cells = m
 
 
 cdef inline uint32_t tiles_mask(const BotanistsCore* c) noexcept nogil:
@@ -1703,6 +1723,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         c.part = PART_PURCHASE
         c.own_action = 1
         c.pawn[c.cur] = action - A_MOVE
+        set_pawns(c)
         c.stage = ST_CARD
         ca.moves = 0
         return
@@ -1817,6 +1838,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         cell = (action - A_HDEST_UP) % 25
         col = c.market[cell]
         c.pawn[HELPER] = cell
+        set_pawns(c)
         set_cell(c, cell, EMPTY)
         sign = next_sign(c, HELPER)
         t = 1 if action >= A_HDEST_DOWN else 0
@@ -1897,9 +1919,11 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         after_bonus(c)
     elif action >= A_BMOVE_HELPER:
         c.pawn[HELPER] = action - A_BMOVE_HELPER
+        set_pawns(c)
         after_bonus(c)
     elif action >= A_BMOVE_OWN:
         c.pawn[p] = action - A_BMOVE_OWN
+        set_pawns(c)
         after_bonus(c)
     elif action >= A_SWAPH_TAKE:
         # L9 red: the given tile stays face up on the Helper's land.
