@@ -1,6 +1,6 @@
 # Botanists state layout. Every field is a byte (scores: two bytes, little-endian, written
 # byte by byte), so the serialized core is the same on every platform. Legend beside each field.
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef enum:
     N_CELLS = 25           # the 5x5 market, cell = row * 5 + column, row 0 at the top for seat 0
@@ -120,6 +120,7 @@ ctypedef struct BotanistsCache:
     uint8_t card_count[6]      # cards per CardLoc value (the sizes of `cards`)
     uint32_t pawn_cells        # market cells under a pawn (the Helper's included)
     uint8_t pawns_shared       # 1 if two pawns stand on one cell (pawn_cells then says less)
+    uint16_t bag_total         # tiles in the bag (the sum of bag)
     uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
                                # full): purchase_dests() of the seat to move; else 0
     uint8_t ctx                # chance_context() of the state (set by apply and rebuild)

@@ -364,6 +364,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         elif c.market[k] == EMPTY:
             ca.empties |= bit(k)
     set_pawns(c)
+    bag_changed(c)
     ca.ctx = chance_context(c)
     ca.moves = turn_moves(c)
 
@@ -533,7 +534,21 @@ cdef inline int empty_cell(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint bag_empty(const BotanistsCore* c) noexcept nogil:
-    return c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4] == 0
+    return cache_of(c).bag_total == 0
+
+
+cdef inline void bag_changed(BotanistsCore* c) noexcept nogil:
+    cache_of(c).bag_total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
+
+
+cdef inline void take_tile(BotanistsCore* c, int col) noexcept nogil:
+    """A tile of that colour leaves the bag (G4/S6)."""
+    if c.bag[col]:
+        c.bag[col] -= 1
+        cache_of(c).bag_total -= 1
+    else:
+        c.bag[col] -= 1                 # not a legal draw: the byte wraps, and so does the sum
+        bag_changed(c)
 
 
 cdef inline bint can_fulfil(const BotanistsCore* c, int p, int o) noexcept nogil:
@@ -550,6 +565,7 @@ cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
     for col in range(N_COLOURS):
         c.leftover[p][col] -= ORDER_NEED[o][col]
         c.bag[col] += ORDER_NEED[o][col]
+    bag_changed(c)
     set_order(c, o, ORDER_FULFILLED + p)
     if c.fulfilled_total[p] < 255:
         c.fulfilled_total[p] += 1
@@ -1597,7 +1613,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int total, j, col, loc
     cdef const uint64_t* src
     if ctx == CTX_TILE:
-        total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
+        total = ca.bag_total
         if total <= 0:
             return 0
         j = <int>(rng_uniform(rng) * <double>total)
@@ -1649,7 +1665,7 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
         cell = empty_cell(c)
         if cell >= 0:
             set_cell(c, cell, action - C_TILE)    # S6/G4: row-major
-            c.bag[action - C_TILE] -= 1
+            take_tile(c, action - C_TILE)
         return
     if action >= C_ORDER:
         kind = action - C_ORDER
@@ -1711,7 +1727,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         cell = empty_cell(c)
         if cell >= 0:
             set_cell(c, cell, action - C_TILE)
-            c.bag[action - C_TILE] -= 1
+            take_tile(c, action - C_TILE)
             if ca.empties and not bag_empty(c):
                 return
         APPLY_STEP(c, -1)
@@ -1832,6 +1848,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
             if c.leftover[q][col] > k:
                 c.bag[col] += c.leftover[q][col] - k
                 c.leftover[q][col] = k
+        bag_changed(c)
         c.keep_index += 1
     elif action >= A_HDEST_UP:
         # L5: the Helper collects only its destination's tile and plants it.
