@@ -121,6 +121,8 @@ ctypedef struct BotanistsCache:
     uint32_t pawn_cells        # market cells under a pawn (the Helper's included)
     uint8_t pawns_shared       # 1 if two pawns stand on one cell (pawn_cells then says less)
     uint16_t bag_total         # tiles in the bag (the sum of bag)
+    uint32_t left_packed[4]    # each seat's leftovers packed 6 bits a colour, clamped at 27
+                               # (the playout policy's pack_counts)
     uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
                                # full): purchase_dests() of the seat to move; else 0
     uint8_t ctx                # chance_context() of the state (set by apply and rebuild)

@@ -365,6 +365,8 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
             ca.empties |= bit(k)
     set_pawns(c)
     bag_changed(c)
+    for k in range(4):
+        leftovers_changed(c, k)
     ca.ctx = chance_context(c)
     ca.moves = turn_moves(c)
 
@@ -566,6 +568,7 @@ cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
         c.leftover[p][col] -= ORDER_NEED[o][col]
         c.bag[col] += ORDER_NEED[o][col]
     bag_changed(c)
+    leftovers_changed(c, p)
     set_order(c, o, ORDER_FULFILLED + p)
     if c.fulfilled_total[p] < 255:
         c.fulfilled_total[p] += 1
@@ -831,6 +834,7 @@ cdef void after_bonus(BotanistsCore* c) noexcept nogil:
         for col in range(N_COLOURS):     # P7: the rest goes to the marginal land
             c.leftover[c.cur][col] += c.collected[col]
             c.collected[col] = 0
+        leftovers_changed(c, c.cur)
         own_part_done(c)
     elif c.part == PART_TEND:
         c.stage = ST_TEND_DISCARD
@@ -1813,6 +1817,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.own_action = 2
         sign = next_sign(c, p)
         c.leftover[p][col] -= 1
+        leftovers_changed(c, p)
         plant(c, p, col, 1)
         c.planted |= 1
         start_bonus(c, sign, 0)
@@ -1828,6 +1833,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
             for k in range(N_COLOURS):
                 c.leftover[p][k] += c.collected[k]
                 c.collected[k] = 0
+            leftovers_changed(c, p)
         if t:
             start_bonus(c, sign, 0)
         else:
@@ -1849,6 +1855,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
                 c.bag[col] += c.leftover[q][col] - k
                 c.leftover[q][col] = k
         bag_changed(c)
+        leftovers_changed(c, q)
         c.keep_index += 1
     elif action >= A_HDEST_UP:
         # L5: the Helper collects only its destination's tile and plants it.
@@ -1949,6 +1956,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.land_colour[HELPER][k] = c.sel_b
         c.leftover[0][c.sel_b] -= 1
         c.leftover[0][col] += 1
+        leftovers_changed(c, 0)
         after_bonus(c)
     elif action >= A_SWAPP_TAKE:
         col = action - A_SWAPP_TAKE
@@ -1957,6 +1965,8 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.leftover[p][col] += 1
         c.leftover[q][col] -= 1
         c.leftover[q][c.sel_b] += 1
+        leftovers_changed(c, p)
+        leftovers_changed(c, q)
         after_bonus(c)
     elif action >= A_SWAPP_GIVE:
         c.sel_b = action - A_SWAPP_GIVE
@@ -1969,6 +1979,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         set_cell(c, cell, c.sel_b)
         c.leftover[p][c.sel_b] -= 1
         c.leftover[p][col] += 1
+        leftovers_changed(c, p)
         after_bonus(c)
     elif action >= A_SWAPM_GIVE:
         c.sel_b = action - A_SWAPM_GIVE
@@ -2401,11 +2412,16 @@ cdef int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_
 
 
 cdef inline uint32_t own_leftovers(const BotanistsCore* c, int p) noexcept nogil:
+    return cache_of(c).left_packed[p]
+
+
+cdef inline void leftovers_changed(BotanistsCore* c, int p) noexcept nogil:
+    """cache.left_packed[p] from seat p's leftovers (after every write of them)."""
     cdef int cnt[5]
     cdef int col
     for col in range(N_COLOURS):
         cnt[col] = c.leftover[p][col]
-    return pack_counts(cnt)
+    cache_of(c).left_packed[p] = pack_counts(cnt)
 
 
 cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
@@ -2577,13 +2593,10 @@ PLANT_DOWN = plant_down
 cdef int32_t greedy_fulfil(const BotanistsCore* c) noexcept nogil:
     """O2: the open and personal orders whose pair is worth most (a personal order escapes
     E2's -5 too), fewest leftovers left; the open one first, as the baseline plays them."""
-    cdef int p = c.cur, col, k, slot, i, j
-    cdef int cnt[5]
+    cdef int p = c.cur, k, slot, i, j
     cdef uint32_t packed
     cdef Wants w
-    for col in range(N_COLOURS):
-        cnt[col] = c.leftover[p][col]
-    packed = pack_counts(cnt)
+    packed = own_leftovers(c, p)
     wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4, packed, 0)
     leftover_value(packed, leftover_total(c, p), &w, &k)
     i = w.open_i[k] if k >= 0 else -1
