@@ -1156,10 +1156,14 @@ cdef bint any_personal_fulfillable(const BotanistsCore* c) noexcept nogil:
     return False
 
 
-cdef void advance(BotanistsCore* c) noexcept nogil:
-    """Resolve every forced step until a decision, a chance node or the end."""
+cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
+    """The action (apply_move; -1: none, already applied), then every forced step until a
+    decision, a chance node or the end, then the derived chance context (set_derived). One
+    function, so that k_apply's other steps pay for one call."""
     cdef int guard, st, seat, p
     cdef int cards[MAX_HAND]
+    if action >= 0:
+        apply_move(c, action)
     for guard in range(400):
         if pending_chance(c):
             normalize_pending(c)
@@ -1167,37 +1171,37 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
         if st <= ST_SETUP_FIRST:
             if st == ST_SETUP_BOARD:
                 if board_target(c) >= 0:
-                    return
+                    break
                 c.stage = ST_SETUP_CARDS
                 continue
             if st == ST_SETUP_CARDS:
                 if cards_target(c) >= 0 and cards_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_OPEN
                 continue
             if st == ST_SETUP_OPEN:
                 if empty_slot(c) >= 0 and orders_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_PERSONAL
                 continue
             if st == ST_SETUP_PERSONAL:
                 if personal_target(c) >= 0 and orders_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_MARKET
                 continue
             if st == ST_SETUP_MARKET:
                 if empty_cell(c) >= 0 and not bag_empty(c):
-                    return
+                    break
                 if c.players > 1:
                     c.stage = ST_SETUP_FIRST
-                    return
+                    break
                 c.first_player = 0
                 c.turns_done = 0
                 start_turn(c)
                 continue
-            return                          # ST_SETUP_FIRST
+            break                          # ST_SETUP_FIRST
         if st == ST_OVER or pending_chance(c):
-            return
+            break
         if st == ST_END_TURN:
             c.turns_done += 1
             if c.turns_done >= 5 * c.players:
@@ -1215,12 +1219,12 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             # cache.moves: the destinations, kept for legal_actions at this decision.
             cache_of(c).moves = purchase_dests(c, p, cards, hand_cards(c, p, cards))
             if cache_of(c).moves:
-                return
+                break
             if redraw_could_help(c, p):
                 discard_hand(c, p)          # A12
                 continue
             if leftover_total(c, p) > 0:
-                return                       # tending is the only action
+                break                       # tending is the only action
             # DECISIONS-CHANGED (A10/A12): "repeat the redraw until a purchase is legal" never
             # ends when no card at all allows one (the bag ran out and the market is nearly
             # empty) or when the only usable cards are in other hands. Then, with nothing to
@@ -1235,7 +1239,7 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
                 helper_part_done(c)
                 continue
             if helper_with(c, False):
-                return
+                break
             if helper_with(c, True):
                 discard_hand(c, 0)          # L7
                 continue
@@ -1246,32 +1250,32 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             if empty_slot(c) == 0 and c.open_orders[1] == EMPTY and c.open_orders[2] == EMPTY:
                 c.stage = ST_TEND_DRAW
                 continue
-            return
+            break
         if st == ST_TEND_DRAW:
             if not cards_available(c):
                 tend_done(c)
                 continue
-            return
+            break
         if st == ST_TEND_KEEP:
             if hand_count(c, p) <= c.keep_target:
                 tend_done(c)
                 continue
-            return
+            break
         if st == ST_FULFIL_OPEN:
             if not any_open_fulfillable(c):
                 c.stage = ST_FULFIL_PERSONAL
                 continue
-            return
+            break
         if st == ST_FULFIL_PERSONAL:
             if c.done_mask & 4 or not any_personal_fulfillable(c):   # T5: done first
                 after_fulfil(c)
                 continue
-            return
+            break
         if st == ST_SOLO_DISCARD:
             if hand_count(c, 0) == 0:
                 end_turn(c)
                 continue
-            return
+            break
         if st == ST_KEEP:
             if c.keep_index >= c.players:
                 if c.players == 1:
@@ -1284,8 +1288,9 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             if leftover_total(c, seat) == 0:
                 c.keep_index += 1
                 continue
-            return
-        return
+            break
+        break
+    set_derived(c)
 
 
 # --- legal actions ----------------------------------------------------------------------------
@@ -1293,7 +1298,7 @@ cdef int k_num_players(const uint8_t* buf) noexcept nogil:
     return (<const BotanistsCore*>buf).players
 
 
-cdef int chance_context(const BotanistsCore* c) noexcept nogil:
+cdef inline int chance_context(const BotanistsCore* c) noexcept nogil:
     """What a chance node draws now (CTX_NONE at a decision or the end); cached as cache.ctx."""
     cdef int st = c.stage
     cdef int t
@@ -1763,17 +1768,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     APPLY_STEP(c, action)
 
 
-cdef void apply_step(BotanistsCore* c, int32_t action) noexcept nogil:
-    """Any other action (-1: applied already), then every forced step."""
-    if action >= 0:
-        apply_move(c, action)
-    else:
-        advance(c)
-    set_derived(c)
-
-
 cdef void (*APPLY_STEP)(BotanistsCore*, int32_t) noexcept nogil
-APPLY_STEP = apply_step
+APPLY_STEP = advance
 
 
 cdef inline void play_card(BotanistsCore* c, int k) noexcept nogil:
@@ -1802,11 +1798,11 @@ cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
 
 
 cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
+    """The action's own effect (advance() then resolves the forced steps)."""
     cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
     cdef uint32_t w
     if action >= C_BOARD:
         apply_chance(c, action)
-        advance(c)
         return
     # The frequent actions first (tend, plant; k_apply plays moves and cards); then the rest,
     # by descending id.
@@ -1983,7 +1979,6 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         after_bonus(c)
     elif action >= A_SWAPM_GIVE:
         c.sel_b = action - A_SWAPM_GIVE
-    advance(c)
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -2867,7 +2862,7 @@ def normalized(const uint8_t[::1] data):
     memset(&st, 0, sizeof(BotanistsState))
     memcpy(&st.core, &data[0], sizeof(BotanistsCore))
     k_rebuild(<uint8_t*>&st)
-    advance(&st.core)
+    advance(&st.core, -1)
     return (<char*>&st.core)[:sizeof(BotanistsCore)]
 
 
