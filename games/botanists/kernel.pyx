@@ -591,7 +591,7 @@ cdef inline uint32_t spread(uint32_t cells) noexcept nogil:
     return out
 
 
-cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexcept nogil:
+cdef inline uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexcept nogil:
     """P1a/P1c (A14): cells 1 or 2 steps from `start` without entering or crossing a pawn."""
     cdef uint32_t one, two = 0
     cdef int d, a, b
@@ -2387,8 +2387,8 @@ cdef inline int bonus_gain(int sign) noexcept nogil:
     return V_PLUS3 if BONUS_OF[sign] == BONUS_PLUS3 else V_BONUS
 
 
-cdef int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_cost,
-                        const Wants* w, int* plant_col) noexcept nogil:
+cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_cost,
+                               const Wants* w, int* plant_col) noexcept nogil:
     """P5-P8 for the tiles cnt collected (packed; L: the leftovers with them, `total` tiles):
     the sign's colour planted face up if collected, else the tile whose loss leaves the best
     leftovers planted face down."""
