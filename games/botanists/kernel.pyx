@@ -2042,14 +2042,20 @@ cdef bint deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_
     cdef int hpool[N_CARDS]
     cdef int q, i, j, n = 0, nh = 0, first_held = 0, first_free = 0
     cdef bint forced_is_held = False
+    cdef const uint64_t* deck
     for i in range(n_pool):
-        if c.card_loc[pool_in[i]] == CARD_DECK:
-            c.card_held[pool_in[i] >> 3] &= ~(1 << (pool_in[i] & 7))   # set_card's effect there
-        else:
+        if c.card_loc[pool_in[i]] != CARD_DECK:
             set_card(c, pool_in[i], CARD_DECK)
         if pool_in[i] != forced_card:
             pool[n] = pool_in[i]
             n += 1
+    # set_card's only effect on a card already in the deck is clearing its held bit: done for
+    # the whole deck (the pool) at once.
+    deck = cache_of(c).cards[<int>CARD_DECK]
+    for i in range(8):
+        c.card_held[i] &= ~<uint8_t>((deck[0] >> (8 * i)) & 255)
+    c.card_held[8] &= ~<uint8_t>(deck[1] & 255)
+    c.card_held[9] &= ~<uint8_t>((deck[1] >> 8) & 255)
     for i in range(n_held):
         set_card(c, held_in[i], CARD_DECK)          # clears the held bit; set again below
         if held_in[i] == forced_card:
