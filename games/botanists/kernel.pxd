@@ -1,6 +1,6 @@
 # Botanists state layout. Every field is a byte (scores: two bytes, little-endian, written
 # byte by byte), so the serialized core is the same on every platform. Legend beside each field.
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef enum:
     N_CELLS = 25           # the 5x5 market, cell = row * 5 + column, row 0 at the top for seat 0
@@ -116,6 +116,13 @@ ctypedef struct BotanistsCache:
     uint64_t orders[11][2]     # orders per OrderLoc value, at bit ORDER_POS[o] (by kind, then id)
     uint32_t tiles             # market cells holding a tile (colour < N_COLOURS)
     uint32_t empties           # market cells that are EMPTY
+    uint32_t colour_cells[5]   # market cells holding a tile of each colour
+    uint8_t card_count[6]      # cards per CardLoc value (the sizes of `cards`)
+    uint32_t pawn_cells        # market cells under a pawn (the Helper's included)
+    uint8_t pawns_shared       # 1 if two pawns stand on one cell (pawn_cells then says less)
+    uint16_t bag_total         # tiles in the bag (the sum of bag)
+    uint32_t left_packed[4]    # each seat's leftovers packed 6 bits a colour, clamped at 27
+                               # (the playout policy's pack_counts)
     uint32_t moves             # at a turn's first decision (ST_ACTION, no draw pending, land not
                                # full): purchase_dests() of the seat to move; else 0
     uint8_t ctx                # chance_context() of the state (set by apply and rebuild)

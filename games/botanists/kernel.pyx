@@ -109,6 +109,8 @@ cdef uint8_t POP8[256]              # set bits per byte value
 cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
+cdef uint64_t TILE_KEY[256]         # per market byte: a tile's key for the playout policy (1 at bit
+                                    # 32, the tile count; 1 in its colour's 6-bit field), 0 if no tile
 cdef uint32_t COVER[4][76][25]      # pawn cells from which a card's footprint covers a cell (per orientation)
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
@@ -155,6 +157,7 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 break
     for i in range(256):
         POP8[i] = bin(i).count("1")
+        TILE_KEY[i] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * i))) if i < N_COLOURS else 0
     memset(GOOD, 0, sizeof(GOOD))
     for i in range(NUM_ACTIONS):
         # k_rollout_action: a matching tile face up (own or Helper), an order fulfilled, a
@@ -283,8 +286,10 @@ cdef inline void set_card(BotanistsCore* c, int k, int loc) noexcept nogil:
     cdef uint64_t b = (<uint64_t>1) << (k & 63)
     if old < 6:
         ca.cards[old][k >> 6] &= ~b
+        ca.card_count[old] -= 1
     if loc < 6:
         ca.cards[loc][k >> 6] |= b
+        ca.card_count[loc] += 1
     c.card_loc[k] = loc
     if loc < <int>CARD_HAND:
         c.card_held[k >> 3] &= ~(1 << (k & 7))    # a card leaving the hands is seen again
@@ -323,11 +328,15 @@ cdef inline void set_order(BotanistsCore* c, int o, int loc) noexcept nogil:
 cdef inline void set_cell(BotanistsCore* c, int cell, int v) noexcept nogil:
     cdef BotanistsCache* ca = cache_of(c)
     cdef uint32_t b = bit(cell)
+    cdef int old = c.market[cell]
+    if old < N_COLOURS:
+        ca.colour_cells[old] &= ~b
     c.market[cell] = v
     ca.tiles &= ~b
     ca.empties &= ~b
     if v < N_COLOURS:
         ca.tiles |= b
+        ca.colour_cells[v] |= b
     elif v == EMPTY:
         ca.empties |= b
 
@@ -342,6 +351,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         loc = c.card_loc[k]
         if loc < 6:
             ca.cards[loc][k >> 6] |= (<uint64_t>1) << (k & 63)
+            ca.card_count[loc] += 1
     for o in range(N_ORDERS):
         loc = c.order_loc[o]
         i = ORDER_POS[o]
@@ -350,8 +360,13 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     for k in range(N_CELLS):
         if c.market[k] < N_COLOURS:
             ca.tiles |= bit(k)
+            ca.colour_cells[c.market[k]] |= bit(k)
         elif c.market[k] == EMPTY:
             ca.empties |= bit(k)
+    set_pawns(c)
+    bag_changed(c)
+    for k in range(4):
+        leftovers_changed(c, k)
     ca.ctx = chance_context(c)
     ca.moves = turn_moves(c)
 
@@ -362,6 +377,15 @@ cdef inline int pop64(uint64_t x) noexcept nogil:
     x = (x & <uint64_t>0x3333333333333333ULL) + ((x >> 2) & <uint64_t>0x3333333333333333ULL)
     x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0FULL
     return <int>((x * <uint64_t>0x0101010101010101ULL) >> 56)
+
+
+cdef inline int pop_few(uint32_t x) noexcept nogil:
+    """Population count of a set with few bits (one step a bit)."""
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
 
 
 cdef inline int count2(const uint64_t* m) noexcept nogil:
@@ -436,7 +460,7 @@ cdef inline int hand_size_rule(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline int hand_count(const BotanistsCore* c, int p) noexcept nogil:
-    return count2(cache_of(c).cards[<int>CARD_HAND + p])
+    return cache_of(c).card_count[<int>CARD_HAND + p]
 
 
 cdef inline int hand_cards(const BotanistsCore* c, int p, int* out) noexcept nogil:
@@ -449,12 +473,31 @@ cdef inline int leftover_total(const BotanistsCore* c, int p) noexcept nogil:
 
 
 cdef inline uint32_t pawns_except(const BotanistsCore* c, int who) noexcept nogil:
+    """The cells under the other pawns (who: a seat or HELPER)."""
+    cdef const BotanistsCache* ca = cache_of(c)
     cdef uint32_t m = 0
     cdef int i
+    if not ca.pawns_shared:
+        return ca.pawn_cells & ~(bit(c.pawn[who]) if c.pawn[who] < N_CELLS else 0)
     for i in range(5):
         if i != who and c.pawn[i] < N_CELLS:
             m |= bit(c.pawn[i])
     return m
+
+
+cdef inline void set_pawns(BotanistsCore* c) noexcept nogil:
+    """cache.pawn_cells and pawns_shared from the pawns (after every move of one)."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef uint32_t m = 0, b
+    cdef int i
+    ca.pawns_shared = 0
+    for i in range(5):
+        if c.pawn[i] < N_CELLS:
+            b = bit(c.pawn[i])
+            if m & b:
+                ca.pawns_shared = 1
+            m |= b
+    ca.pawn_cells = m
 
 
 cdef inline uint32_t tiles_mask(const BotanistsCore* c) noexcept nogil:
@@ -493,7 +536,21 @@ cdef inline int empty_cell(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint bag_empty(const BotanistsCore* c) noexcept nogil:
-    return c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4] == 0
+    return cache_of(c).bag_total == 0
+
+
+cdef inline void bag_changed(BotanistsCore* c) noexcept nogil:
+    cache_of(c).bag_total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
+
+
+cdef inline void take_tile(BotanistsCore* c, int col) noexcept nogil:
+    """A tile of that colour leaves the bag (G4/S6)."""
+    if c.bag[col]:
+        c.bag[col] -= 1
+        cache_of(c).bag_total -= 1
+    else:
+        c.bag[col] -= 1                 # not a legal draw: the byte wraps, and so does the sum
+        bag_changed(c)
 
 
 cdef inline bint can_fulfil(const BotanistsCore* c, int p, int o) noexcept nogil:
@@ -510,6 +567,8 @@ cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
     for col in range(N_COLOURS):
         c.leftover[p][col] -= ORDER_NEED[o][col]
         c.bag[col] += ORDER_NEED[o][col]
+    bag_changed(c)
+    leftovers_changed(c, p)
     set_order(c, o, ORDER_FULFILLED + p)
     if c.fulfilled_total[p] < 255:
         c.fulfilled_total[p] += 1
@@ -532,7 +591,7 @@ cdef inline uint32_t spread(uint32_t cells) noexcept nogil:
     return out
 
 
-cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexcept nogil:
+cdef inline uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexcept nogil:
     """P1a/P1c (A14): cells 1 or 2 steps from `start` without entering or crossing a pawn."""
     cdef uint32_t one, two = 0
     cdef int d, a, b
@@ -554,9 +613,8 @@ cdef uint32_t reach_from(const BotanistsCore* c, int start, uint32_t occ) noexce
     return (one | two) & ~bit(start)
 
 
-cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
-    """Legal destinations of seat p's pawn at the start of a purchase."""
-    cdef uint32_t occ = pawns_except(c, p)
+cdef uint32_t move_dests(const BotanistsCore* c, int p, uint32_t occ) noexcept nogil:
+    """Legal destinations of seat p's pawn at the start of a purchase (occ: the other pawns)."""
     cdef uint32_t free_outer, res, w, jumps
     cdef int start = c.pawn[p]
     cdef int v
@@ -593,13 +651,17 @@ cdef uint32_t move_dests(const BotanistsCore* c, int p) noexcept nogil:
 cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
                              int n_cards) noexcept nogil:
     """P1-P4: the destinations where one of the cards collects at least one tile."""
-    cdef uint32_t dests = move_dests(c, p)
-    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p)
+    cdef uint32_t occ = pawns_except(c, p)
+    cdef uint32_t dests = move_dests(c, p, occ)
+    cdef uint32_t avail = tiles_mask(c) & ~occ
     cdef uint32_t unavail = ~avail & ((<uint32_t>1 << N_CELLS) - 1)
     cdef uint32_t res = 0, w
     cdef int o = orientation(c, p)
     cdef int d, i
-    if pop64(unavail) < MIN_FOOT:
+    w = unavail
+    for i in range(MIN_FOOT - 1):       # fewer than MIN_FOOT cells: none left after MIN_FOOT - 1
+        w &= w - 1
+    if w == 0:
         # Fewer cells without a collectable tile than any footprint covers: every footprint
         # inside the market collects one.
         for i in range(n_cards):
@@ -772,6 +834,7 @@ cdef void after_bonus(BotanistsCore* c) noexcept nogil:
         for col in range(N_COLOURS):     # P7: the rest goes to the marginal land
             c.leftover[c.cur][col] += c.collected[col]
             c.collected[col] = 0
+        leftovers_changed(c, c.cur)
         own_part_done(c)
     elif c.part == PART_TEND:
         c.stage = ST_TEND_DISCARD
@@ -1047,7 +1110,11 @@ cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
-    return c.pend_personal or c.pend_open or c.pend_cards or c.pend_market
+    """Any of pend_personal, pend_open, pend_cards, pend_market (four consecutive bytes of
+    the core, read as one word)."""
+    cdef uint32_t w
+    memcpy(&w, &c.pend_personal, 4)
+    return w != 0
 
 
 cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
@@ -1063,64 +1130,78 @@ cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
 
 
 cdef bint any_open_fulfillable(const BotanistsCore* c) noexcept nogil:
+    cdef uint32_t lg = own_leftovers(c, c.cur) | GUARD
     cdef int i
     for i in range(N_OPEN):
-        if c.open_orders[i] < N_ORDERS and can_fulfil(c, c.cur, c.open_orders[i]):
-            return True
+        if c.open_orders[i] < N_ORDERS and ((lg - ORDER_PACKED[c.open_orders[i]]) & GUARD) == GUARD:
+            return True     # can_fulfil, on the packed counts (clamped at 27, above any need)
     return False
 
 
 cdef bint any_personal_fulfillable(const BotanistsCore* c) noexcept nogil:
-    cdef int held[N_ORDERS]
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + c.cur]
-    cdef int i, n = list2(m[0], m[1], held, N_ORDERS)
-    for i in range(n):
-        if can_fulfil(c, c.cur, ORDER_AT[held[i]]):
+    cdef uint64_t lo = m[0], hi = m[1]
+    cdef uint32_t lg
+    if not (lo | hi):
+        return False
+    lg = own_leftovers(c, c.cur) | GUARD
+    while lo:                       # can_fulfil, on the packed counts (as any_open_fulfillable)
+        if ((lg - ORDER_PACKED[ORDER_AT[__builtin_ctzll(lo)]]) & GUARD) == GUARD:
             return True
+        lo &= lo - 1
+    while hi:
+        if ((lg - ORDER_PACKED[ORDER_AT[64 + __builtin_ctzll(hi)]]) & GUARD) == GUARD:
+            return True
+        hi &= hi - 1
     return False
 
 
-cdef void advance(BotanistsCore* c) noexcept nogil:
-    """Resolve every forced step until a decision, a chance node or the end."""
+cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
+    """The action (apply_move; -1: none, already applied), then every forced step until a
+    decision, a chance node or the end, then the derived chance context (set_derived). One
+    function, so that k_apply's other steps pay for one call."""
     cdef int guard, st, seat, p
     cdef int cards[MAX_HAND]
+    if action >= 0:
+        apply_move(c, action)
     for guard in range(400):
-        normalize_pending(c)
+        if pending_chance(c):
+            normalize_pending(c)
         st = c.stage
         if st <= ST_SETUP_FIRST:
             if st == ST_SETUP_BOARD:
                 if board_target(c) >= 0:
-                    return
+                    break
                 c.stage = ST_SETUP_CARDS
                 continue
             if st == ST_SETUP_CARDS:
                 if cards_target(c) >= 0 and cards_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_OPEN
                 continue
             if st == ST_SETUP_OPEN:
                 if empty_slot(c) >= 0 and orders_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_PERSONAL
                 continue
             if st == ST_SETUP_PERSONAL:
                 if personal_target(c) >= 0 and orders_available(c):
-                    return
+                    break
                 c.stage = ST_SETUP_MARKET
                 continue
             if st == ST_SETUP_MARKET:
                 if empty_cell(c) >= 0 and not bag_empty(c):
-                    return
+                    break
                 if c.players > 1:
                     c.stage = ST_SETUP_FIRST
-                    return
+                    break
                 c.first_player = 0
                 c.turns_done = 0
                 start_turn(c)
                 continue
-            return                          # ST_SETUP_FIRST
+            break                          # ST_SETUP_FIRST
         if st == ST_OVER or pending_chance(c):
-            return
+            break
         if st == ST_END_TURN:
             c.turns_done += 1
             if c.turns_done >= 5 * c.players:
@@ -1138,12 +1219,12 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             # cache.moves: the destinations, kept for legal_actions at this decision.
             cache_of(c).moves = purchase_dests(c, p, cards, hand_cards(c, p, cards))
             if cache_of(c).moves:
-                return
+                break
             if redraw_could_help(c, p):
                 discard_hand(c, p)          # A12
                 continue
             if leftover_total(c, p) > 0:
-                return                       # tending is the only action
+                break                       # tending is the only action
             # DECISIONS-CHANGED (A10/A12): "repeat the redraw until a purchase is legal" never
             # ends when no card at all allows one (the bag ran out and the market is nearly
             # empty) or when the only usable cards are in other hands. Then, with nothing to
@@ -1158,7 +1239,7 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
                 helper_part_done(c)
                 continue
             if helper_with(c, False):
-                return
+                break
             if helper_with(c, True):
                 discard_hand(c, 0)          # L7
                 continue
@@ -1169,32 +1250,32 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             if empty_slot(c) == 0 and c.open_orders[1] == EMPTY and c.open_orders[2] == EMPTY:
                 c.stage = ST_TEND_DRAW
                 continue
-            return
+            break
         if st == ST_TEND_DRAW:
             if not cards_available(c):
                 tend_done(c)
                 continue
-            return
+            break
         if st == ST_TEND_KEEP:
             if hand_count(c, p) <= c.keep_target:
                 tend_done(c)
                 continue
-            return
+            break
         if st == ST_FULFIL_OPEN:
             if not any_open_fulfillable(c):
                 c.stage = ST_FULFIL_PERSONAL
                 continue
-            return
+            break
         if st == ST_FULFIL_PERSONAL:
             if c.done_mask & 4 or not any_personal_fulfillable(c):   # T5: done first
                 after_fulfil(c)
                 continue
-            return
+            break
         if st == ST_SOLO_DISCARD:
             if hand_count(c, 0) == 0:
                 end_turn(c)
                 continue
-            return
+            break
         if st == ST_KEEP:
             if c.keep_index >= c.players:
                 if c.players == 1:
@@ -1207,8 +1288,9 @@ cdef void advance(BotanistsCore* c) noexcept nogil:
             if leftover_total(c, seat) == 0:
                 c.keep_index += 1
                 continue
-            return
-        return
+            break
+        break
+    set_derived(c)
 
 
 # --- legal actions ----------------------------------------------------------------------------
@@ -1216,7 +1298,7 @@ cdef int k_num_players(const uint8_t* buf) noexcept nogil:
     return (<const BotanistsCore*>buf).players
 
 
-cdef int chance_context(const BotanistsCore* c) noexcept nogil:
+cdef inline int chance_context(const BotanistsCore* c) noexcept nogil:
     """What a chance node draws now (CTX_NONE at a decision or the end); cached as cache.ctx."""
     cdef int st = c.stage
     cdef int t
@@ -1260,10 +1342,10 @@ cdef int chance_context(const BotanistsCore* c) noexcept nogil:
 
 cdef int k_current_player(const uint8_t* buf) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
+    if cache_of(c).ctx != CTX_NONE:     # never at the end (chance_context)
+        return CHANCE
     if c.stage == ST_OVER:
         return TERMINAL
-    if cache_of(c).ctx != CTX_NONE:
-        return CHANCE
     if c.stage == ST_SETUP_BOARD:
         return board_target(c)
     if c.stage == ST_KEEP:
@@ -1517,21 +1599,46 @@ cdef int k_chance_outcomes(const uint8_t* buf, int32_t* out, double* weights) no
     return 0
 
 
+cdef int32_t sample_listed(const uint8_t* buf, Rng* rng) noexcept nogil:
+    """Setup only (boards, first player): the generic walk over the listed outcomes (out of
+    line: its tables would make every draw's stack frame large)."""
+    cdef int32_t acts[MAX_LEGAL]
+    cdef double ws[MAX_LEGAL]
+    cdef int total = k_chance_outcomes(buf, acts, ws)
+    if total <= 0:
+        return 0
+    return acts[rng_weighted_index(total, ws, rng)]
+
+
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
     draw as the generic sampler (x = uniform * total weight, then the first outcome whose
     cumulative weight exceeds x): the weights are small integers, so that walk is exact and
-    is the index floor(x) in the outcomes' expansion into unit weights."""
+    is the index floor(x) in the outcomes' expansion into unit weights. The draws by
+    frequency: market tiles (G4 refills), market cards, orders."""
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col
+    cdef int total, j, col, loc
     cdef const uint64_t* src
-    cdef int32_t acts[MAX_LEGAL]
-    cdef double ws[MAX_LEGAL]
+    if ctx == CTX_TILE:
+        total = ca.bag_total
+        if total <= 0:
+            return 0
+        j = <int>(rng_uniform(rng) * <double>total)
+        for col in range(N_COLOURS - 1):
+            j -= c.bag[col]
+            if j < 0:
+                return C_TILE + col
+        # The last colour with tiles (the generic walk's fallback).
+        for col in range(N_COLOURS - 1, -1, -1):
+            if c.bag[col]:
+                return C_TILE + col
+        return 0
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
-        src = card_source(ca)
-        total = count2(src)
+        loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
+        src = ca.cards[loc]
+        total = ca.card_count[loc]
         if total <= 0:
             return 0
         j = <int>(rng_uniform(rng) * <double>total)
@@ -1547,25 +1654,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
         if j >= total:
             j = total - 1
         return C_ORDER + ORDER_KIND[ORDER_AT[select2(src, j)]]
-    if ctx == CTX_TILE:
-        total = c.bag[0] + c.bag[1] + c.bag[2] + c.bag[3] + c.bag[4]
-        if total <= 0:
-            return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        for col in range(N_COLOURS - 1):
-            j -= c.bag[col]
-            if j < 0:
-                return C_TILE + col
-        # The last colour with tiles (the generic walk's fallback).
-        for col in range(N_COLOURS - 1, -1, -1):
-            if c.bag[col]:
-                return C_TILE + col
-        return 0
-    # Setup only (boards, first player): the generic walk over the listed outcomes.
-    total = k_chance_outcomes(buf, acts, ws)
-    if total <= 0:
-        return 0
-    return acts[rng_weighted_index(total, ws, rng)]
+    return sample_listed(buf, rng)
 
 
 # --- apply ------------------------------------------------------------------------------------
@@ -1585,7 +1674,7 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
         cell = empty_cell(c)
         if cell >= 0:
             set_cell(c, cell, action - C_TILE)    # S6/G4: row-major
-            c.bag[action - C_TILE] -= 1
+            take_tile(c, action - C_TILE)
         return
     if action >= C_ORDER:
         kind = action - C_ORDER
@@ -1635,6 +1724,8 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
 
 
 cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
+    """The frequent steps at rest here; the others through APPLY_STEP (a pointer, so that the
+    compiler keeps them out of line and these pay for no large stack frame)."""
     cdef BotanistsCore* c = <BotanistsCore*>buf
     cdef BotanistsCache* ca = cache_of(c)
     cdef int cell
@@ -1645,14 +1736,56 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         cell = empty_cell(c)
         if cell >= 0:
             set_cell(c, cell, action - C_TILE)
-            c.bag[action - C_TILE] -= 1
+            take_tile(c, action - C_TILE)
             if ca.empties and not bag_empty(c):
                 return
-        advance(c)
-        set_derived(c)
+        APPLY_STEP(c, -1)
         return
-    apply_move(c, action)
-    set_derived(c)
+    if action < A_TEND:
+        # P1: the pawn moves; the card to play is the next decision. A decision is taken with
+        # nothing pending (chance_context), and advance() stops at once at ST_CARD: the state
+        # is at rest, still a decision.
+        c.part = PART_PURCHASE
+        c.own_action = 1
+        c.pawn[c.cur] = action - A_MOVE
+        set_pawns(c)
+        c.stage = ST_CARD
+        ca.moves = 0
+        return
+    if A_CARD <= action < A_PLANT_UP:
+        play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
+        return
+    if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
+        # P9 hand refill (CTX_CARDS: no order draw pending, chance_context). When it was the
+        # last card and market cells wait for tiles, advance() would only find that refill
+        # pending: the state stays a chance node, drawing tiles.
+        apply_chance(c, action)
+        if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
+            ca.ctx = CTX_TILE
+            return
+        APPLY_STEP(c, -1)
+        return
+    APPLY_STEP(c, action)
+
+
+cdef void (*APPLY_STEP)(BotanistsCore*, int32_t) noexcept nogil
+APPLY_STEP = advance
+
+
+cdef inline void play_card(BotanistsCore* c, int k) noexcept nogil:
+    """P3/P4: the card is played (and discarded); the covered tiles are collected except
+    those under other pawns."""
+    cdef int p = c.cur, cell
+    cdef uint32_t w
+    set_card(c, k, CARD_DISCARD)
+    if c.pawn[p] < N_CELLS:
+        w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
+        while w:
+            cell = __builtin_ctz(w)
+            w &= w - 1
+            c.collected[c.market[cell]] += 1
+            set_cell(c, cell, EMPTY)
+    c.stage = ST_PLANT
 
 
 cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
@@ -1665,41 +1798,25 @@ cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
 
 
 cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
+    """The action's own effect (advance() then resolves the forced steps)."""
     cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
     cdef uint32_t w
     if action >= C_BOARD:
         apply_chance(c, action)
-        advance(c)
         return
-    # The frequent actions first (move, tend, card, plant); then the rest, by descending id.
-    if action < A_TEND:
-        c.part = PART_PURCHASE
-        c.own_action = 1
-        c.pawn[p] = action - A_MOVE
-        c.stage = ST_CARD
-    elif action < A_CARD:
+    # The frequent actions first (tend, plant; k_apply plays moves and cards); then the rest,
+    # by descending id.
+    if action < A_CARD:
         # T2: any leftover, face down whatever its colour; the space's bonus triggers.
         col = action - A_TEND
         c.part = PART_TEND
         c.own_action = 2
         sign = next_sign(c, p)
         c.leftover[p][col] -= 1
+        leftovers_changed(c, p)
         plant(c, p, col, 1)
         c.planted |= 1
         start_bonus(c, sign, 0)
-    elif action < A_PLANT_UP:
-        # P3/P4: the card is played (and discarded); the covered tiles are collected except
-        # those under other pawns.
-        k = action - A_CARD
-        set_card(c, k, CARD_DISCARD)
-        if c.pawn[p] < N_CELLS:
-            w = FOOT[orientation(c, p)][k][c.pawn[p]] & tiles_mask(c) & ~pawns_except(c, p)
-            while w:
-                cell = __builtin_ctz(w)
-                w &= w - 1
-                c.collected[c.market[cell]] += 1
-                set_cell(c, cell, EMPTY)
-        c.stage = ST_PLANT
     elif action < A_SWAPM_GIVE:
         # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
         col = (action - A_PLANT_UP) % 5
@@ -1712,6 +1829,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
             for k in range(N_COLOURS):
                 c.leftover[p][k] += c.collected[k]
                 c.collected[k] = 0
+            leftovers_changed(c, p)
         if t:
             start_bonus(c, sign, 0)
         else:
@@ -1732,12 +1850,15 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
             if c.leftover[q][col] > k:
                 c.bag[col] += c.leftover[q][col] - k
                 c.leftover[q][col] = k
+        bag_changed(c)
+        leftovers_changed(c, q)
         c.keep_index += 1
     elif action >= A_HDEST_UP:
         # L5: the Helper collects only its destination's tile and plants it.
         cell = (action - A_HDEST_UP) % 25
         col = c.market[cell]
         c.pawn[HELPER] = cell
+        set_pawns(c)
         set_cell(c, cell, EMPTY)
         sign = next_sign(c, HELPER)
         t = 1 if action >= A_HDEST_DOWN else 0
@@ -1818,9 +1939,11 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         after_bonus(c)
     elif action >= A_BMOVE_HELPER:
         c.pawn[HELPER] = action - A_BMOVE_HELPER
+        set_pawns(c)
         after_bonus(c)
     elif action >= A_BMOVE_OWN:
         c.pawn[p] = action - A_BMOVE_OWN
+        set_pawns(c)
         after_bonus(c)
     elif action >= A_SWAPH_TAKE:
         # L9 red: the given tile stays face up on the Helper's land.
@@ -1829,6 +1952,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.land_colour[HELPER][k] = c.sel_b
         c.leftover[0][c.sel_b] -= 1
         c.leftover[0][col] += 1
+        leftovers_changed(c, 0)
         after_bonus(c)
     elif action >= A_SWAPP_TAKE:
         col = action - A_SWAPP_TAKE
@@ -1837,6 +1961,8 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.leftover[p][col] += 1
         c.leftover[q][col] -= 1
         c.leftover[q][c.sel_b] += 1
+        leftovers_changed(c, p)
+        leftovers_changed(c, q)
         after_bonus(c)
     elif action >= A_SWAPP_GIVE:
         c.sel_b = action - A_SWAPP_GIVE
@@ -1849,10 +1975,10 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         set_cell(c, cell, c.sel_b)
         c.leftover[p][c.sel_b] -= 1
         c.leftover[p][col] += 1
+        leftovers_changed(c, p)
         after_bonus(c)
     elif action >= A_SWAPM_GIVE:
         c.sel_b = action - A_SWAPM_GIVE
-    advance(c)
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -1916,11 +2042,20 @@ cdef bint deal_hidden(BotanistsCore* c, int observer, const int* pool_in, int n_
     cdef int hpool[N_CARDS]
     cdef int q, i, j, n = 0, nh = 0, first_held = 0, first_free = 0
     cdef bint forced_is_held = False
+    cdef const uint64_t* deck
     for i in range(n_pool):
-        set_card(c, pool_in[i], CARD_DECK)
+        if c.card_loc[pool_in[i]] != CARD_DECK:
+            set_card(c, pool_in[i], CARD_DECK)
         if pool_in[i] != forced_card:
             pool[n] = pool_in[i]
             n += 1
+    # set_card's only effect on a card already in the deck is clearing its held bit: done for
+    # the whole deck (the pool) at once.
+    deck = cache_of(c).cards[<int>CARD_DECK]
+    for i in range(8):
+        c.card_held[i] &= ~<uint8_t>((deck[0] >> (8 * i)) & 255)
+    c.card_held[8] &= ~<uint8_t>(deck[1] & 255)
+    c.card_held[9] &= ~<uint8_t>((deck[1] >> 8) & 255)
     for i in range(n_held):
         set_card(c, held_in[i], CARD_DECK)          # clears the held bit; set again below
         if held_in[i] == forced_card:
@@ -1978,21 +2113,24 @@ cdef void k_determinize(uint8_t* buf, int observer, Rng* rng) noexcept nogil:
     cdef int held_count[4]
     cdef int k, q, attempt, n = 0, nh = 0
     cdef bint dealt
+    cdef const BotanistsCache* ca = cache_of(c)
+    cdef uint64_t held_lo = 0, held_hi = c.card_held[8] | (<uint64_t>c.card_held[9] << 8)
+    cdef uint64_t other_lo = 0, other_hi = 0
+    for k in range(8):
+        held_lo |= (<uint64_t>c.card_held[k]) << (8 * k)
     for q in range(4):
         count[q] = 0
         held_count[q] = 0
-    for k in range(N_CARDS):
-        q = c.card_loc[k] - CARD_HAND
-        if 0 <= q < c.players and q != observer:
-            count[q] += 1
-            if is_held(c, k):
-                held_count[q] += 1
-                hpool[nh] = k
-                nh += 1
-                continue
-        if c.card_loc[k] == CARD_DECK or (0 <= q < c.players and q != observer):
-            pool[n] = k
-            n += 1
+        if q < c.players and q != observer:
+            count[q] = ca.card_count[<int>CARD_HAND + q]
+            held_count[q] = (pop64(ca.cards[<int>CARD_HAND + q][0] & held_lo)
+                             + pop64(ca.cards[<int>CARD_HAND + q][1] & held_hi))
+            other_lo |= ca.cards[<int>CARD_HAND + q][0]
+            other_hi |= ca.cards[<int>CARD_HAND + q][1]
+    # Both pools in card-id order: the deck and the other hands' cards not held; the held ones.
+    n = list2(ca.cards[<int>CARD_DECK][0] | (other_lo & ~held_lo),
+              ca.cards[<int>CARD_DECK][1] | (other_hi & ~held_hi), pool, N_CARDS)
+    nh = list2(other_lo & held_lo, other_hi & held_hi, hpool, N_CARDS)
     for attempt in range(64):
         deal_hidden(c, observer, pool, n, hpool, nh, count, held_count, -1, -1, rng)
         if acting_seat_consistent(c, observer):
@@ -2106,6 +2244,8 @@ cdef enum:
     V_BONUS = 1            # an optional bonus (swap, move, take an order)
     EPS_BASELINE = 8       # one choice in EPS_BASELINE is the baseline policy's (playout variety)
     NO_VALUE = -1000000
+    MAX_EXTRA = 3          # tiles a purchase adds to the leftovers at most: a card covers at most
+                           # 4 cells (load_components checks it) and one collected tile is planted
 
 ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
     int n                  # pairs of at most one open and one personal order (not neither)
@@ -2133,43 +2273,92 @@ cdef inline uint32_t pack_counts(const int* cnt) noexcept nogil:
     return out
 
 
+cdef inline int deficit(uint32_t need, uint32_t base) noexcept nogil:
+    """The tiles `base` lacks for `need` (both packed; need fields <= 10, base fields <= 31):
+    (need | GUARD) - base keeps a field's guard bit exactly where need >= base, and then holds
+    need - base in the field's low 5 bits; the fields' sum (at most 50) is read at bit 24."""
+    cdef uint32_t t = (need | GUARD) - base
+    cdef uint32_t pos = t & GUARD
+    t &= pos - (pos >> 5)
+    return <int>(((t * <uint32_t>0x01041041) >> 24) & 63)
+
+
 cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint with_open,
-                   bint with_pers) noexcept nogil:
-    """The order pairs this turn may still fulfil (none if it may not)."""
-    cdef int slot, o, i, j, n_open = 0, n_pers = 0, col, need, used
-    cdef uint32_t packed
-    cdef int held[N_ORDERS]
+                   bint with_pers, uint32_t base, int slack) noexcept nogil:
+    """The order pairs this turn may still fulfil (none if it may not), in a fixed order
+    (open order by slot, none first; then personal by cache bit, none first). Only pairs that
+    leftovers of at most `slack` tiles more than `base` (packed) can fulfil are listed: the
+    callers value leftovers that hold at most that many more tiles of any colour, so the others
+    never fit (leftover_value skips them anyway)."""
+    cdef int slot, o, i, j, t, n_pers = 0, n_ok = 0, n = 0
+    cdef uint32_t need
+    cdef int held[8]
+    cdef int ok[8]                  # the personal orders (index j) that may be fulfilled
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
     w.n = 0
     if not fulfil:
         return
-    if with_open:
-        for slot in range(N_OPEN):
-            o = c.open_orders[slot]
-            if o < N_ORDERS:
-                w.open_o[n_open] = o
-                n_open += 1
     if with_pers:
         n_pers = list2(m[0], m[1], held, 8)
-        for i in range(n_pers):
-            w.pers_o[i] = ORDER_AT[held[i]]
-    for i in range(-1, n_open):
-        for j in range(-1, n_pers):
-            if i < 0 and j < 0:
-                continue
-            # fields stay below 32 (an order needs at most 5 of a colour): no carry
-            w.need[w.n] = (ORDER_PACKED[w.open_o[i]] if i >= 0 else 0) + (ORDER_PACKED[w.pers_o[j]] if j >= 0 else 0)
-            w.used[w.n] = (ORDER_USED[w.open_o[i]] if i >= 0 else 0) + (ORDER_USED[w.pers_o[j]] if j >= 0 else 0)
-            w.pts[w.n] = (V_ORDER if i >= 0 else 0) + (V_PERSONAL if j >= 0 else 0)
-            w.open_i[w.n] = i
-            w.pers_j[w.n] = j
-            w.n += 1
+        for j in range(n_pers):
+            o = ORDER_AT[held[j]]
+            w.pers_o[j] = o
+            if deficit(ORDER_PACKED[o], base) <= slack:
+                ok[n_ok] = j
+                n_ok += 1
+                w.need[n] = ORDER_PACKED[o]
+                w.used[n] = ORDER_USED[o]
+                w.pts[n] = V_PERSONAL
+                w.open_i[n] = -1
+                w.pers_j[n] = j
+                n += 1
+    if not with_open:
+        w.n = n
+        return
+    # A pair lacks at least what each of its orders lacks.
+    i = 0
+    for slot in range(N_OPEN):
+        o = c.open_orders[slot]
+        if o >= N_ORDERS:
+            continue
+        w.open_o[i] = o
+        if deficit(ORDER_PACKED[o], base) <= slack:
+            w.need[n] = ORDER_PACKED[o]
+            w.used[n] = ORDER_USED[o]
+            w.pts[n] = V_ORDER
+            w.open_i[n] = i
+            w.pers_j[n] = -1
+            n += 1
+            for t in range(n_ok):
+                j = ok[t]
+                # fields stay below 32 (an order needs at most 5 of a colour): no carry
+                need = ORDER_PACKED[o] + ORDER_PACKED[w.pers_o[j]]
+                if deficit(need, base) > slack:
+                    continue
+                w.need[n] = need
+                w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
+                w.pts[n] = V_ORDER + V_PERSONAL
+                w.open_i[n] = i
+                w.pers_j[n] = j
+                n += 1
+        i += 1
+    w.n = n
+
+
+cdef inline int none_value(int total) noexcept nogil:
+    """SC2/SC3 for `total` leftovers that fulfil no order."""
+    return -V_LEFTOVER * total + (V_NONE_LEFT if total == 0 else 0)
 
 
 cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick) noexcept nogil:
     """SC1-SC3 (and E2) on the leftovers L (packed, `total` tiles): the best pair of orders
     they fulfil (O2), minus what stays. pick: the pair's index in w, -1 = none."""
-    cdef int best = -V_LEFTOVER * total + (V_NONE_LEFT if total == 0 else 0)
+    return leftover_value_from(L, total, none_value(total), w, pick)
+
+
+cdef inline int leftover_value_from(uint32_t L, int total, int best, const Wants* w,
+                                    int* pick) noexcept nogil:
+    """leftover_value with none_value(total) given (`best`)."""
     cdef int k, v
     cdef uint32_t lg = L | GUARD
     pick[0] = -1
@@ -2204,8 +2393,8 @@ cdef inline int bonus_gain(int sign) noexcept nogil:
     return V_PLUS3 if BONUS_OF[sign] == BONUS_PLUS3 else V_BONUS
 
 
-cdef int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_cost,
-                        const Wants* w, int* plant_col) noexcept nogil:
+cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_cost,
+                               const Wants* w, int* plant_col) noexcept nogil:
     """P5-P8 for the tiles cnt collected (packed; L: the leftovers with them, `total` tiles):
     the sign's colour planted face up if collected, else the tile whose loss leaves the best
     leftovers planted face down."""
@@ -2224,57 +2413,77 @@ cdef int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, int down_
 
 
 cdef inline uint32_t own_leftovers(const BotanistsCore* c, int p) noexcept nogil:
+    return cache_of(c).left_packed[p]
+
+
+cdef inline void leftovers_changed(BotanistsCore* c, int p) noexcept nogil:
+    """cache.left_packed[p] from seat p's leftovers (after every write of them)."""
     cdef int cnt[5]
     cdef int col
     for col in range(N_COLOURS):
         cnt[col] = c.leftover[p][col]
-    return pack_counts(cnt)
+    cache_of(c).left_packed[p] = pack_counts(cnt)
 
 
 cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """P3: the card whose purchase is worth most (purchase_value), ties drawn at random.
-    -1 = none."""
-    cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
+    -1 = none. One card that collects is played without weighing (card_weighed, reached
+    through a pointer so that this common case sets up no order pairs)."""
+    cdef int p = c.cur, o = orientation(c, p), pawn = c.pawn[p]
     cdef int cards[MAX_HAND]
-    cdef int32_t tied[MAX_HAND]
-    cdef int nh = hand_cards(c, p, cards), i, v, best = NO_VALUE, nt = 0, pc, n
-    cdef int down_cost, lt
-    cdef uint32_t avail = tiles_mask(c) & ~pawns_except(c, p), cells, key, lp
-    cdef Wants w
-    if c.pawn[p] >= N_CELLS:
+    cdef int coll[MAX_HAND]
+    cdef uint32_t cells[MAX_HAND]
+    cdef int nh, i, n = 0
+    cdef uint32_t avail
+    if pawn >= N_CELLS:
         return -1
-    for i in range(nh):                 # one card that collects: nothing to weigh
-        if FOOT[o][cards[i]][c.pawn[p]] & avail:
-            if nt == 0:
-                tied[0] = A_CARD + cards[i]
-            nt += 1
-    if nt <= 1:
-        return tied[0] if nt else -1
-    nt = 0
-    down_cost = withered_cost(c, p)
+    avail = tiles_mask(c) & ~pawns_except(c, p)
+    nh = hand_cards(c, p, cards)
+    for i in range(nh):
+        cells[n] = FOOT[o][cards[i]][pawn] & avail
+        if cells[n]:
+            coll[n] = cards[i]
+            n += 1
+    if n <= 1:
+        return A_CARD + coll[0] if n else -1
+    return CARD_WEIGHED(c, rng, coll, cells, n)
+
+
+cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, const uint32_t* cells,
+                          int n_coll) noexcept nogil:
+    """greedy_card over the collecting cards `coll` (the tiles each collects: `cells`)."""
+    cdef int p = c.cur, sign = next_sign(c, p)
+    cdef int32_t tied[MAX_HAND]
+    cdef int i, v, best = NO_VALUE, nt = 0, pc, n, down_cost = -1, lt
+    cdef uint32_t w, key, lp
+    cdef Wants wt
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
-    for i in range(nh):
-        cells = FOOT[o][cards[i]][c.pawn[p]] & avail
-        if not cells:
-            continue
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
+    for i in range(n_coll):
+        w = cells[i]
         key = 0
         n = 0
-        while cells:
-            key += (<uint32_t>1) << (6 * c.market[__builtin_ctz(cells)])
-            cells &= cells - 1
+        while w:
+            key += (<uint32_t>1) << (6 * c.market[__builtin_ctz(w)])
+            w &= w - 1
             n += 1
-        v = purchase_value(lp + key, lt + n, key, sign, down_cost, &w, &pc)
+        if down_cost < 0 and not (sign < N_COLOURS and (key >> (6 * sign)) & 63):
+            down_cost = withered_cost(c, p)     # only a tile planted face down pays it
+        v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, &wt, &pc)
         if v > best:
             best = v
             nt = 0
         if v == best:
-            tied[nt] = A_CARD + cards[i]
+            tied[nt] = A_CARD + coll[i]
             nt += 1
     if nt == 0:
         return -1
     return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
+
+
+cdef int32_t (*CARD_WEIGHED)(const BotanistsCore*, Rng*, const int*, const uint32_t*, int) noexcept nogil
+CARD_WEIGHED = card_weighed
 
 
 cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
@@ -2291,19 +2500,18 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     game), which the orders provide (the last row of the policy table there)."""
     cdef int p = c.cur, o = orientation(c, p), sign = next_sign(c, p)
     cdef int cards[MAX_HAND]
-    cdef int nh, i, cell, n, d, v, best = NO_VALUE, pc, lt
-    cdef uint32_t S = 0, w, dm, key, lp, avail, tied = 0, dests = cache_of(c).moves
+    cdef int nh, i, n, d, v, best = NO_VALUE, pc, lt
+    cdef int none_by_n[5]
+    cdef uint32_t S, w, dm, key, lp, others, tied = 0, dests = cache_of(c).moves
     cdef uint32_t dmask[MAX_HAND]
-    cdef uint64_t ck[N_CELLS + 1]
+    cdef uint8_t mk[N_CELLS + 1]
     cdef uint64_t kn
     cdef const uint8_t* fc
     cdef Wants wt
     if not dests or sign >= N_COLOURS:
         return -1
-    avail = tiles_mask(c) & ~pawns_except(c, p)
-    for cell in range(N_CELLS):         # branch-free: the compiler vectorises it
-        S |= (<uint32_t>(c.market[cell] == sign)) << cell
-    S &= avail
+    others = pawns_except(c, p)
+    S = cache_of(c).colour_cells[sign] & ~others
     if not S:
         return -1
     nh = hand_cards(c, p, cards)
@@ -2315,29 +2523,36 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
             w &= w - 1
         dmask[i] = dm & dests
         tied |= dmask[i]
-    if pop64(tied) <= 1:                # one candidate (or none): nothing to weigh
+    if tied & (tied - 1) == 0:          # one candidate (or none): nothing to weigh
         return A_MOVE + __builtin_ctz(tied) if tied else -1
     tied = 0
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True)   # A8/P8
-    # a collectable tile's key (its colour's count field, and 1 in the tile count at bit 32)
-    for cell in range(N_CELLS):
-        ck[cell] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * c.market[cell]))) if (avail >> cell) & 1 else 0
-    ck[N_CELLS] = 0
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
+    for n in range(1, 5):               # n tiles collected, one planted: lt + n - 1 leftovers
+        none_by_n[n] = none_value(lt + n - 1)
+    lp -= (<uint32_t>1) << (6 * sign)   # P5: the sign's colour (collected) goes face up
+    # The market as the purchase sees it: a tile under another pawn is not collected (P4);
+    # mk[N_CELLS] is FOOT_CELLS' "no cell".
+    memcpy(mk, c.market, N_CELLS)
+    mk[N_CELLS] = EMPTY
+    w = others
+    while w:
+        mk[__builtin_ctz(w)] = EMPTY
+        w &= w - 1
     for i in range(nh):
         dm = dmask[i]
         while dm:
             d = __builtin_ctz(dm)
             dm &= dm - 1
             fc = FOOT_CELLS[o][cards[i]][d]
-            kn = ck[fc[0]] + ck[fc[1]] + ck[fc[2]] + ck[fc[3]]
+            kn = TILE_KEY[mk[fc[0]]] + TILE_KEY[mk[fc[1]]] + TILE_KEY[mk[fc[2]]] + TILE_KEY[mk[fc[3]]]
             n = <int>(kn >> 32)
             if n == 0:
                 continue
             key = <uint32_t>kn
-            # P5: the sign's colour (collected) goes face up; the rest are leftovers
-            v = leftover_value(lp + key - ((<uint32_t>1) << (6 * sign)), lt + n - 1, &wt, &pc)
+            # the rest are leftovers (lp: without the tile planted face up)
+            v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
             if v > best:
                 best = v
                 tied = 0
@@ -2345,36 +2560,46 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
                 tied |= bit(d)
     if not tied:
         return -1
-    n = pop64(tied)
+    n = pop_few(tied)                   # the tied destinations: usually one or two
     return A_MOVE + nth_cell(tied, rng_below(rng, n) if n > 1 else 0)
 
 
-cdef int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
+cdef inline int32_t greedy_plant(const BotanistsCore* c) noexcept nogil:
     """P5: the sign's colour face up when collected; else the tile whose loss hurts the
-    leftovers least goes face down."""
-    cdef int p = c.cur, sign = next_sign(c, p), col, pc, n = 0
-    cdef uint32_t key = 0
+    leftovers least goes face down (plant_down, weighed out of line)."""
+    cdef int sign = next_sign(c, c.cur)
+    if sign < N_COLOURS and c.collected[sign]:
+        return A_PLANT_UP + sign
+    return PLANT_DOWN(c, sign)
+
+
+cdef int32_t plant_down(const BotanistsCore* c, int sign) noexcept nogil:
+    cdef int p = c.cur, col, pc, n = 0
+    cdef uint32_t key = 0, lp
     cdef Wants w
     for col in range(N_COLOURS):
         key += (<uint32_t>c.collected[col]) << (6 * col)
         n += c.collected[col]
-    if sign < N_COLOURS and c.collected[sign]:
-        return A_PLANT_UP + sign
-    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True)
-    purchase_value(own_leftovers(c, p) + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
+    lp = own_leftovers(c, p)
+    # one collected tile is planted: the leftovers gain at most n - 1
+    wants_of(c, p, &w, c.opt_fulfil_purchase or c.players == 1, True, True, lp, n - 1 if n > 0 else 0)
+    purchase_value(lp + key, leftover_total(c, p) + n, key, sign, 0, &w, &pc)
     return A_PLANT_DOWN + pc if pc >= 0 else -1
+
+
+cdef int32_t (*PLANT_DOWN)(const BotanistsCore*, int) noexcept nogil  # a pointer: kept out of line
+PLANT_DOWN = plant_down
 
 
 cdef int32_t greedy_fulfil(const BotanistsCore* c) noexcept nogil:
     """O2: the open and personal orders whose pair is worth most (a personal order escapes
     E2's -5 too), fewest leftovers left; the open one first, as the baseline plays them."""
-    cdef int p = c.cur, col, k, slot, i, j
-    cdef int cnt[5]
+    cdef int p = c.cur, k, slot, i, j
+    cdef uint32_t packed
     cdef Wants w
-    wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4)
-    for col in range(N_COLOURS):
-        cnt[col] = c.leftover[p][col]
-    leftover_value(pack_counts(cnt), leftover_total(c, p), &w, &k)
+    packed = own_leftovers(c, p)
+    wants_of(c, p, &w, True, c.stage == ST_FULFIL_OPEN, not c.done_mask & 4, packed, 0)
+    leftover_value(packed, leftover_total(c, p), &w, &k)
     i = w.open_i[k] if k >= 0 else -1
     j = w.pers_j[k] if k >= 0 else -1
     if c.stage == ST_FULFIL_OPEN:
@@ -2405,13 +2630,15 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
         return -1
     if kind != BONUS_SWAP_MARKET and kind != BONUS_SWAP_PLAYER:
         return -1
-    wants_of(c, p, &w, c.part == PART_TEND or c.opt_fulfil_purchase or c.players == 1, True, True)
     total = 0
     for col in range(N_COLOURS):
         L[col] = c.leftover[p][col] + c.collected[col]
         total += L[col]
         present[col] = 0
     packed = pack_counts(L)
+    # a swap gives one tile and takes one: at most one tile more of any colour than `packed`
+    wants_of(c, p, &w, c.part == PART_TEND or c.opt_fulfil_purchase or c.players == 1, True, True,
+             packed, 1)
     best = leftover_value(packed, total, &w, &k)
     if kind == BONUS_SWAP_MARKET:
         for cell in range(N_CELLS):
@@ -2641,7 +2868,7 @@ def normalized(const uint8_t[::1] data):
     memset(&st, 0, sizeof(BotanistsState))
     memcpy(&st.core, &data[0], sizeof(BotanistsCore))
     k_rebuild(<uint8_t*>&st)
-    advance(&st.core)
+    advance(&st.core, -1)
     return (<char*>&st.core)[:sizeof(BotanistsCore)]
 
 
