@@ -2359,15 +2359,17 @@ cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick)
 cdef inline int leftover_value_from(uint32_t L, int total, int best, const Wants* w,
                                     int* pick) noexcept nogil:
     """leftover_value with none_value(total) given (`best`)."""
-    cdef int k, v
+    cdef int k, v, at = -1
+    cdef bint better
     cdef uint32_t lg = L | GUARD
-    pick[0] = -1
+    # Without branches (conditional moves): whether a pair fits and beats the best so far is
+    # data-dependent and mispredicted about as often as not.
     for k in range(w.n):
-        if ((lg - w.need[k]) & GUARD) == GUARD:
-            v = w.pts[k] - V_LEFTOVER * (total - w.used[k]) + (V_NONE_LEFT if w.used[k] == total else 0)
-            if v > best:
-                best = v
-                pick[0] = k
+        v = w.pts[k] - V_LEFTOVER * (total - w.used[k]) + (V_NONE_LEFT if w.used[k] == total else 0)
+        better = (((lg - w.need[k]) & GUARD) == GUARD) & (v > best)
+        best = v if better else best
+        at = k if better else at
+    pick[0] = at
     return best
 
 
@@ -2553,11 +2555,10 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
             key = <uint32_t>kn
             # the rest are leftovers (lp: without the tile planted face up)
             v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
-            if v > best:
-                best = v
-                tied = 0
-            if v == best:
-                tied |= bit(d)
+            # the best so far and its ties, without branches (as leftover_value_from)
+            tied = 0 if v > best else tied
+            best = v if v > best else best
+            tied |= bit(d) if v == best else 0
     if not tied:
         return -1
     n = pop_few(tied)                   # the tied destinations: usually one or two
