@@ -106,6 +106,7 @@ cdef uint8_t ORDER_POS[82]          # an order's bit in the cache's order sets (
 cdef uint8_t ORDER_AT[82]           # the order at each of those bits
 cdef uint64_t KIND_BITS[82][2]      # per kind (its lowest id): the bits of its orders
 cdef uint8_t POP8[256]              # set bits per byte value
+cdef uint8_t SELECT8[256][8]        # per byte value: the position of its r-th set bit
 cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
@@ -157,6 +158,13 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 break
     for i in range(256):
         POP8[i] = bin(i).count("1")
+        u = 0
+        for col in range(8):
+            SELECT8[i][col] = 0
+        for col in range(8):
+            if (i >> col) & 1:
+                SELECT8[i][u] = col
+                u += 1
         TILE_KEY[i] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * i))) if i < N_COLOURS else 0
     memset(GOOD, 0, sizeof(GOOD))
     for i in range(NUM_ACTIONS):
@@ -406,25 +414,28 @@ cdef inline int list2(uint64_t lo, uint64_t hi, int* out, int limit) noexcept no
     return n
 
 
+cdef inline int select64(uint64_t w, int j) noexcept nogil:
+    """The j-th (0-based) set bit of a word with more than j bits, without branches (the
+    draws land anywhere, so a walk's exits are mispredicted): the bytes' running bit counts
+    in one multiplication, the byte holding the bit by comparing all of them with j at once
+    (each byte 0x80 + j minus a count of at most 64: no borrow crosses bytes), then SELECT8."""
+    cdef uint64_t ones = <uint64_t>0x0101010101010101ULL, highs = <uint64_t>0x8080808080808080ULL
+    cdef uint64_t s, running
+    cdef int byte, before
+    s = w - ((w >> 1) & <uint64_t>0x5555555555555555ULL)
+    s = (s & <uint64_t>0x3333333333333333ULL) + ((s >> 2) & <uint64_t>0x3333333333333333ULL)
+    s = (s + (s >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0FULL
+    running = s * ones                  # byte i: the set bits of bytes 0..i
+    byte = <int>(((((((<uint64_t>j * ones) | highs) - running) & highs) >> 7) * ones) >> 56)
+    before = <int>(((running << 8) >> (8 * byte)) & 255)
+    return 8 * byte + SELECT8[(w >> (8 * byte)) & 255][j - before]
+
+
 cdef inline int select2(const uint64_t* m, int j) noexcept nogil:
     """The j-th (0-based) set bit of a 128-bit set with more than j bits."""
-    cdef int c0 = pop64(m[0]), b
-    cdef uint64_t w = m[0]
-    cdef int base = 0
-    if j >= c0:
-        w = m[1]
-        j -= c0
-        base = 64
-    b = POP8[w & 255]
-    while j >= b:                   # skip whole bytes, then the low bits of the last one
-        j -= b
-        w >>= 8
-        base += 8
-        b = POP8[w & 255]
-    while j > 0:
-        w &= w - 1
-        j -= 1
-    return base + __builtin_ctzll(w)
+    cdef int c0 = pop64(m[0])
+    cdef bint high = j >= c0
+    return (64 if high else 0) + select64(m[1] if high else m[0], j - (c0 if high else 0))
 
 
 cdef inline int lowest2(uint64_t lo, uint64_t hi) noexcept nogil:
@@ -1619,17 +1630,24 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col, loc
+    cdef int total, j, col, loc, cum
     cdef const uint64_t* src
     if ctx == CTX_TILE:
         total = ca.bag_total
         if total <= 0:
             return 0
         j = <int>(rng_uniform(rng) * <double>total)
-        for col in range(N_COLOURS - 1):
-            j -= c.bag[col]
-            if j < 0:
-                return C_TILE + col
+        # the first colour whose running count exceeds j, counted without branches
+        cum = c.bag[0]
+        col = j >= cum
+        cum += c.bag[1]
+        col += j >= cum
+        cum += c.bag[2]
+        col += j >= cum
+        cum += c.bag[3]
+        col += j >= cum
+        if col < N_COLOURS - 1 or c.bag[N_COLOURS - 1]:
+            return C_TILE + col
         # The last colour with tiles (the generic walk's fallback).
         for col in range(N_COLOURS - 1, -1, -1):
             if c.bag[col]:
@@ -2556,9 +2574,9 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
             # the rest are leftovers (lp: without the tile planted face up)
             v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
             # the best so far and its ties, without branches (as leftover_value_from)
-            tied = 0 if v > best else tied
+            tied &= <uint32_t>(v > best) - 1
             best = v if v > best else best
-            tied |= bit(d) if v == best else 0
+            tied |= bit(d) & -(<uint32_t>(v == best))
     if not tied:
         return -1
     n = pop_few(tied)                   # the tied destinations: usually one or two
