@@ -2268,8 +2268,8 @@ cdef enum:
 ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
     int n                  # pairs of at most one open and one personal order (not neither)
     uint32_t need[36]      # the pair's flowers, packed (pack_counts)
-    int used[36]           # tiles the pair takes
-    int pts[36]            # its points: V_ORDER for the open one, V_PERSONAL for the personal
+    int val[36]            # its points (V_ORDER for the open one, V_PERSONAL for the personal)
+                           # plus V_LEFTOVER for each tile it takes (leftover_value_from)
     int open_i[36]         # index into open_o, -1 = none
     int pers_j[36]         # index into pers_o, -1 = none
     int open_o[3]
@@ -2325,8 +2325,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 ok[n_ok] = j
                 n_ok += 1
                 w.need[n] = ORDER_PACKED[o]
-                w.used[n] = ORDER_USED[o]
-                w.pts[n] = V_PERSONAL
+                w.val[n] = V_PERSONAL + V_LEFTOVER * ORDER_USED[o]
                 w.open_i[n] = -1
                 w.pers_j[n] = j
                 n += 1
@@ -2342,8 +2341,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
         w.open_o[i] = o
         if deficit(ORDER_PACKED[o], base) <= slack:
             w.need[n] = ORDER_PACKED[o]
-            w.used[n] = ORDER_USED[o]
-            w.pts[n] = V_ORDER
+            w.val[n] = V_ORDER + V_LEFTOVER * ORDER_USED[o]
             w.open_i[n] = i
             w.pers_j[n] = -1
             n += 1
@@ -2354,8 +2352,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 if deficit(need, base) > slack:
                     continue
                 w.need[n] = need
-                w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
-                w.pts[n] = V_ORDER + V_PERSONAL
+                w.val[n] = V_ORDER + V_PERSONAL + V_LEFTOVER * (ORDER_USED[o] + ORDER_USED[w.pers_o[j]])
                 w.open_i[n] = i
                 w.pers_j[n] = j
                 n += 1
@@ -2377,14 +2374,16 @@ cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick)
 cdef inline int leftover_value_from(uint32_t L, int total, int best, const Wants* w,
                                     int* pick) noexcept nogil:
     """leftover_value with none_value(total) given (`best`)."""
-    cdef int k, v, at = -1
+    cdef int k, v, at = -1, per_total = -V_LEFTOVER * total
     cdef bint better
-    cdef uint32_t lg = L | GUARD
+    cdef uint32_t lg = L | GUARD, rest
     # Without branches (conditional moves): whether a pair fits and beats the best so far is
-    # data-dependent and mispredicted about as often as not.
+    # data-dependent and mispredicted about as often as not. A pair that fits leaves no tile
+    # (SC2) exactly when it needs all of L: rest == GUARD.
     for k in range(w.n):
-        v = w.pts[k] - V_LEFTOVER * (total - w.used[k]) + (V_NONE_LEFT if w.used[k] == total else 0)
-        better = (((lg - w.need[k]) & GUARD) == GUARD) & (v > best)
+        rest = lg - w.need[k]
+        v = w.val[k] + per_total + (V_NONE_LEFT if rest == GUARD else 0)
+        better = ((rest & GUARD) == GUARD) & (v > best)
         best = v if better else best
         at = k if better else at
     pick[0] = at
