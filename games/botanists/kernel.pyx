@@ -2417,17 +2417,23 @@ cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, in
     """P5-P8 for the tiles cnt collected (packed; L: the leftovers with them, `total` tiles):
     the sign's colour planted face up if collected, else the tile whose loss leaves the best
     leftovers planted face down."""
-    cdef int col, v, best = NO_VALUE, k
+    cdef int col, v, best = NO_VALUE, k, at = -1
+    cdef uint32_t held
     if sign < N_COLOURS and (cnt >> (6 * sign)) & 63:
         plant_col[0] = sign
         return leftover_value(L - ((<uint32_t>1) << (6 * sign)), total - 1, w, &k)
-    plant_col[0] = -1
-    for col in range(N_COLOURS):
-        if (cnt >> (6 * col)) & 63:
-            v = leftover_value(L - ((<uint32_t>1) << (6 * col)), total - 1, w, &k)
-            if v > best:
-                best = v
-                plant_col[0] = col
+    # the colours collected (each field's bits folded into its lowest), walked in order; the
+    # best kept without branches
+    held = cnt | (cnt >> 1)
+    held |= held >> 2
+    held = (held | (held >> 2)) & <uint32_t>0x1041041
+    while held:
+        col = __builtin_ctz(held) // 6
+        held &= held - 1
+        v = leftover_value(L - ((<uint32_t>1) << (6 * col)), total - 1, w, &k)
+        at = col if v > best else at
+        best = v if v > best else best
+    plant_col[0] = at
     return best - down_cost + bonus_gain(sign)
 
 
@@ -2490,12 +2496,11 @@ cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, con
         if down_cost < 0 and not (sign < N_COLOURS and (key >> (6 * sign)) & 63):
             down_cost = withered_cost(c, p)     # only a tile planted face down pays it
         v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, &wt, &pc)
-        if v > best:
-            best = v
-            nt = 0
-        if v == best:
-            tied[nt] = A_CARD + coll[i]
-            nt += 1
+        # the best and its ties without branches: written at nt, kept if tied
+        nt = 0 if v > best else nt
+        best = v if v > best else best
+        tied[nt] = A_CARD + coll[i]
+        nt += v == best
     if nt == 0:
         return -1
     return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
