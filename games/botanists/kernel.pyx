@@ -1646,7 +1646,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
         col += j >= cum
         cum += c.bag[3]
         col += j >= cum
-        if col < N_COLOURS - 1 or c.bag[N_COLOURS - 1]:
+        if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
             return C_TILE + col
         # The last colour with tiles (the generic walk's fallback).
         for col in range(N_COLOURS - 1, -1, -1):
