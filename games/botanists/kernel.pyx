@@ -24,6 +24,53 @@ cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
     int __builtin_ctzll(unsigned long long) nogil
 
+# The playout policy's order-pair scan (leftover_best): four pairs at a time with SSE2 where
+# the compiler has it (every x86-64), a plain loop elsewhere; both give the same value. The
+# pairs are listed in groups of four (wants_of pads the last group with pairs worth nothing).
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg,
+                                        uint32_t guard, int per_total, int none_left, int best) {
+        const __m128i g = _mm_set1_epi32((int)guard), l = _mm_set1_epi32((int)lg);
+        const __m128i add = _mm_set1_epi32(per_total), nl = _mm_set1_epi32(none_left);
+        __m128i b = _mm_set1_epi32(best), rest, v, gt, t;
+        int k;
+        for (k = 0; k < n; k += 4) {
+            rest = _mm_sub_epi32(l, _mm_loadu_si128((const __m128i*)(need + k)));
+            v = _mm_add_epi32(_mm_loadu_si128((const __m128i*)(val + k)), add);
+            v = _mm_add_epi32(v, _mm_and_si128(_mm_cmpeq_epi32(rest, g), nl));
+            gt = _mm_and_si128(_mm_cmpeq_epi32(_mm_and_si128(rest, g), g), _mm_cmpgt_epi32(v, b));
+            b = _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, b));
+        }
+        t = _mm_shuffle_epi32(b, 0x4E);
+        gt = _mm_cmpgt_epi32(t, b);
+        b = _mm_or_si128(_mm_and_si128(gt, t), _mm_andnot_si128(gt, b));
+        t = _mm_shuffle_epi32(b, 0xB1);
+        gt = _mm_cmpgt_epi32(t, b);
+        b = _mm_or_si128(_mm_and_si128(gt, t), _mm_andnot_si128(gt, b));
+        return _mm_cvtsi128_si32(b);
+    }
+    #else
+    static inline int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg,
+                                        uint32_t guard, int per_total, int none_left, int best) {
+        int k, v;
+        uint32_t rest;
+        for (k = 0; k < n; k++) {
+            rest = lg - need[k];
+            v = val[k] + per_total + (rest == guard ? none_left : 0);
+            if ((rest & guard) == guard && v > best)
+                best = v;
+        }
+        return best;
+    }
+    #endif
+    """
+    int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg, uint32_t guard,
+                          int per_total, int none_left, int best) nogil
+
 # --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
 cdef enum:
     A_MOVE = 0              # + cell: purchase, move the pawn there (P1/P2)
@@ -2267,9 +2314,10 @@ cdef enum:
 
 ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
     int n                  # pairs of at most one open and one personal order (not neither)
-    uint32_t need[36]      # the pair's flowers, packed (pack_counts)
-    int val[36]            # its points (V_ORDER for the open one, V_PERSONAL for the personal)
-                           # plus V_LEFTOVER for each tile it takes (leftover_value_from)
+    uint32_t need[40]      # the pair's flowers, packed (pack_counts)
+    int val[40]            # its points (V_ORDER for the open one, V_PERSONAL for the personal)
+                           # plus V_LEFTOVER for each tile it takes (leftover_value_from);
+                           # n..n+2: NO_VALUE, needing nothing (leftover_best's last group)
     int open_i[36]         # index into open_o, -1 = none
     int pers_j[36]         # index into pers_o, -1 = none
     int open_o[3]
@@ -2315,6 +2363,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
     w.n = 0
     if not fulfil:
+        pad_wants(w)
         return
     if with_pers:
         n_pers = list2(m[0], m[1], held, 8)
@@ -2331,6 +2380,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 n += 1
     if not with_open:
         w.n = n
+        pad_wants(w)
         return
     # A pair lacks at least what each of its orders lacks.
     i = 0
@@ -2358,6 +2408,25 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 n += 1
         i += 1
     w.n = n
+    pad_wants(w)
+
+
+cdef inline void pad_wants(Wants* w) noexcept nogil:
+    """leftover_best reads the pairs in groups of four: the last group's rest needs nothing
+    and is worth nothing (NO_VALUE never beats a value)."""
+    w.need[w.n] = 0
+    w.need[w.n + 1] = 0
+    w.need[w.n + 2] = 0
+    w.val[w.n] = NO_VALUE
+    w.val[w.n + 1] = NO_VALUE
+    w.val[w.n + 2] = NO_VALUE
+
+
+cdef inline int leftover_best(uint32_t L, int total, int best, const Wants* w) noexcept nogil:
+    """leftover_value_from's value alone (for the callers that need no pick), four pairs at a
+    time."""
+    return bts_leftover_best(w.need, w.val, w.n, L | GUARD, GUARD, -V_LEFTOVER * total, V_NONE_LEFT,
+                             best)
 
 
 cdef inline int none_value(int total) noexcept nogil:
@@ -2421,7 +2490,7 @@ cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, in
     cdef uint32_t held
     if sign < N_COLOURS and (cnt >> (6 * sign)) & 63:
         plant_col[0] = sign
-        return leftover_value(L - ((<uint32_t>1) << (6 * sign)), total - 1, w, &k)
+        return leftover_best(L - ((<uint32_t>1) << (6 * sign)), total - 1, none_value(total - 1), w)
     # the colours collected (each field's bits folded into its lowest), walked in order; the
     # best kept without branches
     held = cnt | (cnt >> 1)
@@ -2430,7 +2499,7 @@ cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, in
     while held:
         col = __builtin_ctz(held) // 6
         held &= held - 1
-        v = leftover_value(L - ((<uint32_t>1) << (6 * col)), total - 1, w, &k)
+        v = leftover_best(L - ((<uint32_t>1) << (6 * col)), total - 1, none_value(total - 1), w)
         at = col if v > best else at
         best = v if v > best else best
     plant_col[0] = at
@@ -2576,7 +2645,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
                 continue
             key = <uint32_t>kn
             # the rest are leftovers (lp: without the tile planted face up)
-            v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
+            v = leftover_best(lp + key, lt + n - 1, none_by_n[n], &wt)
             # the best so far and its ties, without branches (as leftover_value_from)
             tied &= <uint32_t>(v > best) - 1
             best = v if v > best else best
