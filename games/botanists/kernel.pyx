@@ -24,6 +24,53 @@ cdef extern from *:
     int __builtin_popcount(unsigned int) nogil
     int __builtin_ctzll(unsigned long long) nogil
 
+# The playout policy's order-pair scan (leftover_best): four pairs at a time with SSE2 where
+# the compiler has it (every x86-64), a plain loop elsewhere; both give the same value. The
+# pairs are listed in groups of four (wants_of pads the last group with pairs worth nothing).
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg,
+                                        uint32_t guard, int per_total, int none_left, int best) {
+        const __m128i g = _mm_set1_epi32((int)guard), l = _mm_set1_epi32((int)lg);
+        const __m128i add = _mm_set1_epi32(per_total), nl = _mm_set1_epi32(none_left);
+        __m128i b = _mm_set1_epi32(best), rest, v, gt, t;
+        int k;
+        for (k = 0; k < n; k += 4) {
+            rest = _mm_sub_epi32(l, _mm_loadu_si128((const __m128i*)(need + k)));
+            v = _mm_add_epi32(_mm_loadu_si128((const __m128i*)(val + k)), add);
+            v = _mm_add_epi32(v, _mm_and_si128(_mm_cmpeq_epi32(rest, g), nl));
+            gt = _mm_and_si128(_mm_cmpeq_epi32(_mm_and_si128(rest, g), g), _mm_cmpgt_epi32(v, b));
+            b = _mm_or_si128(_mm_and_si128(gt, v), _mm_andnot_si128(gt, b));
+        }
+        t = _mm_shuffle_epi32(b, 0x4E);
+        gt = _mm_cmpgt_epi32(t, b);
+        b = _mm_or_si128(_mm_and_si128(gt, t), _mm_andnot_si128(gt, b));
+        t = _mm_shuffle_epi32(b, 0xB1);
+        gt = _mm_cmpgt_epi32(t, b);
+        b = _mm_or_si128(_mm_and_si128(gt, t), _mm_andnot_si128(gt, b));
+        return _mm_cvtsi128_si32(b);
+    }
+    #else
+    static inline int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg,
+                                        uint32_t guard, int per_total, int none_left, int best) {
+        int k, v;
+        uint32_t rest;
+        for (k = 0; k < n; k++) {
+            rest = lg - need[k];
+            v = val[k] + per_total + (rest == guard ? none_left : 0);
+            if ((rest & guard) == guard && v > best)
+                best = v;
+        }
+        return best;
+    }
+    #endif
+    """
+    int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg, uint32_t guard,
+                          int per_total, int none_left, int best) nogil
+
 # --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
 cdef enum:
     A_MOVE = 0              # + cell: purchase, move the pawn there (P1/P2)
@@ -106,6 +153,7 @@ cdef uint8_t ORDER_POS[82]          # an order's bit in the cache's order sets (
 cdef uint8_t ORDER_AT[82]           # the order at each of those bits
 cdef uint64_t KIND_BITS[82][2]      # per kind (its lowest id): the bits of its orders
 cdef uint8_t POP8[256]              # set bits per byte value
+cdef uint8_t SELECT8[256][8]        # per byte value: the position of its r-th set bit
 cdef uint8_t GOOD[748]              # rollout policy: the "obvious" actions (k_rollout_action)
 cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation and pawn cell; 0 = off the market
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
@@ -157,6 +205,13 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 break
     for i in range(256):
         POP8[i] = bin(i).count("1")
+        u = 0
+        for col in range(8):
+            SELECT8[i][col] = 0
+        for col in range(8):
+            if (i >> col) & 1:
+                SELECT8[i][u] = col
+                u += 1
         TILE_KEY[i] = (((<uint64_t>1) << 32) | ((<uint64_t>1) << (6 * i))) if i < N_COLOURS else 0
     memset(GOOD, 0, sizeof(GOOD))
     for i in range(NUM_ACTIONS):
@@ -406,25 +461,28 @@ cdef inline int list2(uint64_t lo, uint64_t hi, int* out, int limit) noexcept no
     return n
 
 
+cdef inline int select64(uint64_t w, int j) noexcept nogil:
+    """The j-th (0-based) set bit of a word with more than j bits, without branches (the
+    draws land anywhere, so a walk's exits are mispredicted): the bytes' running bit counts
+    in one multiplication, the byte holding the bit by comparing all of them with j at once
+    (each byte 0x80 + j minus a count of at most 64: no borrow crosses bytes), then SELECT8."""
+    cdef uint64_t ones = <uint64_t>0x0101010101010101ULL, highs = <uint64_t>0x8080808080808080ULL
+    cdef uint64_t s, running
+    cdef int byte, before
+    s = w - ((w >> 1) & <uint64_t>0x5555555555555555ULL)
+    s = (s & <uint64_t>0x3333333333333333ULL) + ((s >> 2) & <uint64_t>0x3333333333333333ULL)
+    s = (s + (s >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0FULL
+    running = s * ones                  # byte i: the set bits of bytes 0..i
+    byte = <int>(((((((<uint64_t>j * ones) | highs) - running) & highs) >> 7) * ones) >> 56)
+    before = <int>(((running << 8) >> (8 * byte)) & 255)
+    return 8 * byte + SELECT8[(w >> (8 * byte)) & 255][j - before]
+
+
 cdef inline int select2(const uint64_t* m, int j) noexcept nogil:
     """The j-th (0-based) set bit of a 128-bit set with more than j bits."""
-    cdef int c0 = pop64(m[0]), b
-    cdef uint64_t w = m[0]
-    cdef int base = 0
-    if j >= c0:
-        w = m[1]
-        j -= c0
-        base = 64
-    b = POP8[w & 255]
-    while j >= b:                   # skip whole bytes, then the low bits of the last one
-        j -= b
-        w >>= 8
-        base += 8
-        b = POP8[w & 255]
-    while j > 0:
-        w &= w - 1
-        j -= 1
-    return base + __builtin_ctzll(w)
+    cdef int c0 = pop64(m[0])
+    cdef bint high = j >= c0
+    return (64 if high else 0) + select64(m[1] if high else m[0], j - (c0 if high else 0))
 
 
 cdef inline int lowest2(uint64_t lo, uint64_t hi) noexcept nogil:
@@ -1619,17 +1677,24 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col, loc
+    cdef int total, j, col, loc, cum
     cdef const uint64_t* src
     if ctx == CTX_TILE:
         total = ca.bag_total
         if total <= 0:
             return 0
         j = <int>(rng_uniform(rng) * <double>total)
-        for col in range(N_COLOURS - 1):
-            j -= c.bag[col]
-            if j < 0:
-                return C_TILE + col
+        # the first colour whose running count exceeds j, counted without branches
+        cum = c.bag[0]
+        col = j >= cum
+        cum += c.bag[1]
+        col += j >= cum
+        cum += c.bag[2]
+        col += j >= cum
+        cum += c.bag[3]
+        col += j >= cum
+        if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
+            return C_TILE + col
         # The last colour with tiles (the generic walk's fallback).
         for col in range(N_COLOURS - 1, -1, -1):
             if c.bag[col]:
@@ -2249,9 +2314,10 @@ cdef enum:
 
 ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O2), as pairs
     int n                  # pairs of at most one open and one personal order (not neither)
-    uint32_t need[36]      # the pair's flowers, packed (pack_counts)
-    int used[36]           # tiles the pair takes
-    int pts[36]            # its points: V_ORDER for the open one, V_PERSONAL for the personal
+    uint32_t need[40]      # the pair's flowers, packed (pack_counts)
+    int val[40]            # its points (V_ORDER for the open one, V_PERSONAL for the personal)
+                           # plus V_LEFTOVER for each tile it takes (leftover_value_from);
+                           # n..n+2: NO_VALUE, needing nothing (leftover_best's last group)
     int open_i[36]         # index into open_o, -1 = none
     int pers_j[36]         # index into pers_o, -1 = none
     int open_o[3]
@@ -2297,6 +2363,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
     cdef const uint64_t* m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
     w.n = 0
     if not fulfil:
+        pad_wants(w)
         return
     if with_pers:
         n_pers = list2(m[0], m[1], held, 8)
@@ -2307,13 +2374,13 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 ok[n_ok] = j
                 n_ok += 1
                 w.need[n] = ORDER_PACKED[o]
-                w.used[n] = ORDER_USED[o]
-                w.pts[n] = V_PERSONAL
+                w.val[n] = V_PERSONAL + V_LEFTOVER * ORDER_USED[o]
                 w.open_i[n] = -1
                 w.pers_j[n] = j
                 n += 1
     if not with_open:
         w.n = n
+        pad_wants(w)
         return
     # A pair lacks at least what each of its orders lacks.
     i = 0
@@ -2324,8 +2391,7 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
         w.open_o[i] = o
         if deficit(ORDER_PACKED[o], base) <= slack:
             w.need[n] = ORDER_PACKED[o]
-            w.used[n] = ORDER_USED[o]
-            w.pts[n] = V_ORDER
+            w.val[n] = V_ORDER + V_LEFTOVER * ORDER_USED[o]
             w.open_i[n] = i
             w.pers_j[n] = -1
             n += 1
@@ -2336,13 +2402,31 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
                 if deficit(need, base) > slack:
                     continue
                 w.need[n] = need
-                w.used[n] = ORDER_USED[o] + ORDER_USED[w.pers_o[j]]
-                w.pts[n] = V_ORDER + V_PERSONAL
+                w.val[n] = V_ORDER + V_PERSONAL + V_LEFTOVER * (ORDER_USED[o] + ORDER_USED[w.pers_o[j]])
                 w.open_i[n] = i
                 w.pers_j[n] = j
                 n += 1
         i += 1
     w.n = n
+    pad_wants(w)
+
+
+cdef inline void pad_wants(Wants* w) noexcept nogil:
+    """leftover_best reads the pairs in groups of four: the last group's rest needs nothing
+    and is worth nothing (NO_VALUE never beats a value)."""
+    w.need[w.n] = 0
+    w.need[w.n + 1] = 0
+    w.need[w.n + 2] = 0
+    w.val[w.n] = NO_VALUE
+    w.val[w.n + 1] = NO_VALUE
+    w.val[w.n + 2] = NO_VALUE
+
+
+cdef inline int leftover_best(uint32_t L, int total, int best, const Wants* w) noexcept nogil:
+    """leftover_value_from's value alone (for the callers that need no pick), four pairs at a
+    time."""
+    return bts_leftover_best(w.need, w.val, w.n, L | GUARD, GUARD, -V_LEFTOVER * total, V_NONE_LEFT,
+                             best)
 
 
 cdef inline int none_value(int total) noexcept nogil:
@@ -2359,15 +2443,19 @@ cdef inline int leftover_value(uint32_t L, int total, const Wants* w, int* pick)
 cdef inline int leftover_value_from(uint32_t L, int total, int best, const Wants* w,
                                     int* pick) noexcept nogil:
     """leftover_value with none_value(total) given (`best`)."""
-    cdef int k, v
-    cdef uint32_t lg = L | GUARD
-    pick[0] = -1
+    cdef int k, v, at = -1, per_total = -V_LEFTOVER * total
+    cdef bint better
+    cdef uint32_t lg = L | GUARD, rest
+    # Without branches (conditional moves): whether a pair fits and beats the best so far is
+    # data-dependent and mispredicted about as often as not. A pair that fits leaves no tile
+    # (SC2) exactly when it needs all of L: rest == GUARD.
     for k in range(w.n):
-        if ((lg - w.need[k]) & GUARD) == GUARD:
-            v = w.pts[k] - V_LEFTOVER * (total - w.used[k]) + (V_NONE_LEFT if w.used[k] == total else 0)
-            if v > best:
-                best = v
-                pick[0] = k
+        rest = lg - w.need[k]
+        v = w.val[k] + per_total + (V_NONE_LEFT if rest == GUARD else 0)
+        better = ((rest & GUARD) == GUARD) & (v > best)
+        best = v if better else best
+        at = k if better else at
+    pick[0] = at
     return best
 
 
@@ -2398,17 +2486,23 @@ cdef inline int purchase_value(uint32_t L, int total, uint32_t cnt, int sign, in
     """P5-P8 for the tiles cnt collected (packed; L: the leftovers with them, `total` tiles):
     the sign's colour planted face up if collected, else the tile whose loss leaves the best
     leftovers planted face down."""
-    cdef int col, v, best = NO_VALUE, k
+    cdef int col, v, best = NO_VALUE, k, at = -1
+    cdef uint32_t held
     if sign < N_COLOURS and (cnt >> (6 * sign)) & 63:
         plant_col[0] = sign
-        return leftover_value(L - ((<uint32_t>1) << (6 * sign)), total - 1, w, &k)
-    plant_col[0] = -1
-    for col in range(N_COLOURS):
-        if (cnt >> (6 * col)) & 63:
-            v = leftover_value(L - ((<uint32_t>1) << (6 * col)), total - 1, w, &k)
-            if v > best:
-                best = v
-                plant_col[0] = col
+        return leftover_best(L - ((<uint32_t>1) << (6 * sign)), total - 1, none_value(total - 1), w)
+    # the colours collected (each field's bits folded into its lowest), walked in order; the
+    # best kept without branches
+    held = cnt | (cnt >> 1)
+    held |= held >> 2
+    held = (held | (held >> 2)) & <uint32_t>0x1041041
+    while held:
+        col = __builtin_ctz(held) // 6
+        held &= held - 1
+        v = leftover_best(L - ((<uint32_t>1) << (6 * col)), total - 1, none_value(total - 1), w)
+        at = col if v > best else at
+        best = v if v > best else best
+    plant_col[0] = at
     return best - down_cost + bonus_gain(sign)
 
 
@@ -2471,12 +2565,11 @@ cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, con
         if down_cost < 0 and not (sign < N_COLOURS and (key >> (6 * sign)) & 63):
             down_cost = withered_cost(c, p)     # only a tile planted face down pays it
         v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, &wt, &pc)
-        if v > best:
-            best = v
-            nt = 0
-        if v == best:
-            tied[nt] = A_CARD + coll[i]
-            nt += 1
+        # the best and its ties without branches: written at nt, kept if tied
+        nt = 0 if v > best else nt
+        best = v if v > best else best
+        tied[nt] = A_CARD + coll[i]
+        nt += v == best
     if nt == 0:
         return -1
     return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
@@ -2552,12 +2645,11 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
                 continue
             key = <uint32_t>kn
             # the rest are leftovers (lp: without the tile planted face up)
-            v = leftover_value_from(lp + key, lt + n - 1, none_by_n[n], &wt, &pc)
-            if v > best:
-                best = v
-                tied = 0
-            if v == best:
-                tied |= bit(d)
+            v = leftover_best(lp + key, lt + n - 1, none_by_n[n], &wt)
+            # the best so far and its ties, without branches (as leftover_value_from)
+            tied &= <uint32_t>(v > best) - 1
+            best = v if v > best else best
+            tied |= bit(d) & -(<uint32_t>(v == best))
     if not tied:
         return -1
     n = pop_few(tied)                   # the tied destinations: usually one or two
