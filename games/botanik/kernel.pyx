@@ -793,22 +793,37 @@ cdef bint meca_has_target(const BotanikCore* c) noexcept nogil:
     return False
 
 
-cdef void advance(BotanikState* s) noexcept nogil:
-    """Resolve forced steps until a decision, a chance node or the end (K-M3, A7, K-P3, K-P4)."""
+cdef inline void end_turn(BotanikCore* c) noexcept nogil:
+    """The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles."""
+    c.turn_player = 1 - c.turn_player
+    if c.placed == N_ARRIVAL:
+        c.phase += 1
+        c.placed = 0
+        c.holder = 1 - c.holder
+        c.stage = STAGE_OVER if c.phase == N_PHASES else STAGE_DRAW
+    else:
+        c.stage = STAGE_REGISTRY
+
+
+cdef inline void advance(BotanikState* s) noexcept nogil:
+    """Resolve forced steps until a decision, a chance node or the end (K-M3, A7, K-P3, K-P4).
+    Most moves leave nothing pending, and then the turn just ends: that case is worked out
+    here, in the caller, and the rest by resolve_pending."""
+    cdef BotanikCore* c = &s.core
+    if c.stage == STAGE_RESOLVE and (c.qlen[0] | c.qlen[1]) == 0:
+        end_turn(c)
+    else:
+        resolve_pending(s)
+
+
+cdef void resolve_pending(BotanikState* s) noexcept nogil:
+    """advance, when items may be pending."""
     cdef BotanikCore* c = &s.core
     cdef int p, head
     while c.stage == STAGE_RESOLVE:
         p = resolver(c)
         if p < 0:
-            # The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles.
-            c.turn_player = 1 - c.turn_player
-            if c.placed == N_ARRIVAL:
-                c.phase += 1
-                c.placed = 0
-                c.holder = 1 - c.holder
-                c.stage = STAGE_OVER if c.phase == N_PHASES else STAGE_DRAW
-            else:
-                c.stage = STAGE_REGISTRY
+            end_turn(c)
             return
         if decision_kind(c, p) == DEC_ORDER:
             return
