@@ -12,7 +12,7 @@ Action ids (decisions.md 6.1):
   D_ORDER 0xC000 | k                               resolve pending item k first (K-MB5, A10)
   DRAW    0xD000 | kind                            chance: a tile of that kind is drawn
 """
-from libc.stdint cimport uint8_t, int8_t, int32_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memmove
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
@@ -73,6 +73,22 @@ cdef extern from *:
         }
         return -1;
     }
+    /* out[col] = own[col] where bit col of `mine` is set, minus opp[col] where bit col of
+       `theirs` is set, for the eight 16-bit lanes at once. */
+    static inline void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                       int16_t* out) {
+        const __m128i lane_bit = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+        __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)mine), lane_bit), lane_bit);
+        __m128i t = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)theirs), lane_bit), lane_bit);
+        __m128i v = _mm_sub_epi16(_mm_and_si128(m, _mm_loadu_si128((const __m128i*)own)),
+                                  _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
+        _mm_storeu_si128((__m128i*)out, v);
+    }
+    /* out[0..5) = k * v[0..5), out[5..8) = 0. */
+    static inline void bk_scale5(const uint8_t* v, int k, int16_t* out) {
+        const __m128i x = _mm_setr_epi16(v[0], v[1], v[2], v[3], v[4], 0, 0, 0);
+        _mm_storeu_si128((__m128i*)out, _mm_mullo_epi16(x, _mm_set1_epi16((short)k)));
+    }
     /* Bit j set when byte p[j] (j < 16) has any of the bits of `bits` set. */
     static inline int bk_any_bits16(const uint8_t* p, uint8_t bits) {
         const __m128i b = _mm_set1_epi8((char)bits);
@@ -114,6 +130,16 @@ cdef extern from *:
         for (i = 0; i < n; i++) if (p[i] == x) return i;
         return -1;
     }
+    static inline void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                       int16_t* out) {
+        int j;
+        for (j = 0; j < 8; j++)
+            out[j] = (int16_t)((((mine >> j) & 1) ? own[j] : 0) - (((theirs >> j) & 1) ? opp[j] : 0));
+    }
+    static inline void bk_scale5(const uint8_t* v, int k, int16_t* out) {
+        int j;
+        for (j = 0; j < 8; j++) out[j] = (int16_t)(j < 5 ? k * v[j] : 0);
+    }
     #endif
     """
     int bk_ctz64(uint64_t x) noexcept nogil
@@ -124,6 +150,9 @@ cdef extern from *:
     int bk_find_u16(const uint16_t* p, int n, uint16_t x) noexcept nogil
     int bk_any_bits16(const uint8_t* p, uint8_t bits) noexcept nogil
     uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) noexcept nogil
+    void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                         int16_t* out) noexcept nogil
+    void bk_scale5(const uint8_t* v, int k, int16_t* out) noexcept nogil
 
 bk_init_sel8()
 
@@ -1277,8 +1306,12 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     cdef const BotanikCore* c = &s.core
     cdef int p = c.turn_player
     cdef int own[3]
-    cdef int i, col, slots, m, tile, score, best_score, side_score, mine, theirs, act
-    cdef int bonus[5]            # 4 x centre_score of the tile on each stack
+    cdef int i, col, slots, m, tile, score, best_score, side_score, act
+    # 4 x centre_score of the tile on each stack (bonus), from what freeing each side tile is
+    # worth (own_bonus, opp_malus: the same for every arrival tile); eight lanes, five in use.
+    cdef int16_t bonus[8]
+    cdef int16_t own_bonus[8]
+    cdef int16_t opp_malus[8]
     cdef bint better
     cdef int32_t best
     cdef uint64_t bits = 0
@@ -1286,6 +1319,8 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     slots = registry_options(s, own)
     best = ACT_REG
     best_score = -1000000
+    bk_scale5(s.side_value[p], 4 * W_FREE_OWN, own_bonus)
+    bk_scale5(s.side_value[1 - p], 4 * W_FREE_OPP, opp_malus)
     while slots:
         i = bk_ctz64(slots)
         slots &= slots - 1
@@ -1299,11 +1334,7 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
             if score > best_score:
                 best_score = score
                 best = ACT_REG | (i << 4) | col
-        mine = frees(s, p, tile)
-        theirs = frees(s, 1 - p, tile)
-        for col in range(N_COLUMNS):
-            bonus[col] = (((mine >> col) & 1) * (4 * W_FREE_OWN) * s.side_value[p][col]
-                          - ((theirs >> col) & 1) * (4 * W_FREE_OPP) * s.side_value[1 - p][col])
+        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
         act = ACT_REG | (i << 4) | (1 << 3)
         for col in range(N_COLUMNS):   # K-T4 central stack
             # Branch-free: which option wins follows no pattern a branch predictor could learn.
