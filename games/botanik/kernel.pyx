@@ -84,9 +84,9 @@ cdef extern from *:
                                   _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
         _mm_storeu_si128((__m128i*)out, v);
     }
-    /* out[0..5) = k * v[0..5), out[5..8) = 0. */
-    static inline void bk_scale5(const uint8_t* v, int k, int16_t* out) {
-        const __m128i x = _mm_setr_epi16(v[0], v[1], v[2], v[3], v[4], 0, 0, 0);
+    /* out[0..8) = k * v[0..8). */
+    static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
+        const __m128i x = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)v), _mm_setzero_si128());
         _mm_storeu_si128((__m128i*)out, _mm_mullo_epi16(x, _mm_set1_epi16((short)k)));
     }
     /* Bit j set when byte p[j] (j < 16) has any of the bits of `bits` set. */
@@ -136,9 +136,9 @@ cdef extern from *:
         for (j = 0; j < 8; j++)
             out[j] = (int16_t)((((mine >> j) & 1) ? own[j] : 0) - (((theirs >> j) & 1) ? opp[j] : 0));
     }
-    static inline void bk_scale5(const uint8_t* v, int k, int16_t* out) {
+    static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
         int j;
-        for (j = 0; j < 8; j++) out[j] = (int16_t)(j < 5 ? k * v[j] : 0);
+        for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
     }
     #endif
     """
@@ -152,7 +152,7 @@ cdef extern from *:
     uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) noexcept nogil
     void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
                          int16_t* out) noexcept nogil
-    void bk_scale5(const uint8_t* v, int k, int16_t* out) noexcept nogil
+    void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
 
 bk_init_sel8()
 
@@ -1319,8 +1319,8 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     slots = registry_options(s, own)
     best = ACT_REG
     best_score = -1000000
-    bk_scale5(s.side_value[p], 4 * W_FREE_OWN, own_bonus)
-    bk_scale5(s.side_value[1 - p], 4 * W_FREE_OPP, opp_malus)
+    bk_scale8(s.side_value[p], 4 * W_FREE_OWN, own_bonus)
+    bk_scale8(s.side_value[1 - p], 4 * W_FREE_OPP, opp_malus)
     while slots:
         i = bk_ctz64(slots)
         slots &= slots - 1
