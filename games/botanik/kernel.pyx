@@ -1103,7 +1103,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         i = bk_ctz64(left)
         left &= left - 1
         t = c.m_id[p][i]
-        total += T_FLOWERS[t] * (not T_NEEDS_LINK[t] or (m.same[i] >> 4) != 0)
+        total += T_FLOWERS[t] * ((T_NEEDS_LINK[t] == 0) | ((m.same[i] >> 4) != 0))  # (no branch)
     points[0] = total
     tiles[0] = bk_popcount64(kept)
 
