@@ -454,10 +454,10 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         sides &= sides - 1
         v = around[d] - 1
         m.nb[v][opposite(d)] = i + 1
-        if T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]:
-            k = (pipe >> d) & 1
-            m.same[i] |= (1 | k << 4) << d
-            m.same[v] |= (1 | k << 4) << opposite(d)
+        # Branch-free: which neighbours share the tile's colour follows no pattern.
+        k = (T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]) * (1 | ((pipe >> d) & 1) << 4)
+        m.same[i] |= k << d
+        m.same[v] |= k << opposite(d)
     sides = ~occ & 15
     while sides:
         d = bk_ctz64(sides)
