@@ -532,11 +532,13 @@ cdef inline int network_comp(const MachineCache* m) noexcept nogil:
 cdef inline void cell_links(const MachineCache* m, int k, int pipe, int* linked) noexcept nogil:
     """The pipe component each side of frontier cell k links into (-1 where no pipe faces it):
     the same for every tile and rotation placed there."""
-    cdef int d
+    cdef int d, v
     for d in range(4):
-        linked[d] = -1
-        if (pipe >> d) & 1:
-            linked[d] = m.comp[m.front_nb[k][d] - 1][opposite(d)]
+        # Branch-free: which sides a pipe faces follows no pattern. (A side with no tile reads
+        # the Source's entry, index 0, and does not keep it.)
+        v = m.front_nb[k][d]
+        v = m.comp[v - (v != 0)][opposite(d)]
+        linked[d] = v if (pipe >> d) & 1 else -1
 
 
 cdef inline int network_sides(const int* linked, int net) noexcept nogil:
