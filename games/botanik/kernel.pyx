@@ -193,6 +193,7 @@ cdef uint8_t KINDS[65]          # the distinct kinds (their lowest ids), ascendi
 cdef int N_KINDS = 0
 cdef uint8_t POOL_POS[65]       # a tile's bit in pool_bits: tiles ordered by kind, then id
 cdef uint8_t POOL_TILE[65]      # the inverse
+cdef uint8_t POOL_KIND[65]      # the kind (lowest id) of the tile at each pool bit
 cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the kind's lowest id)
 # ROT_FIT[t][occ | pipe << 4]: bit k set when the k-th distinct orientation of t (T_ROTS[t][k])
 # fits a cell whose occupied sides are occ and whose facing pipes are pipe, K-M1(2): a pipe
@@ -282,6 +283,7 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
             if T_KIND[t] == KINDS[k]:
                 POOL_POS[t] = u
                 POOL_TILE[u] = t
+                POOL_KIND[u] = KINDS[k]
                 KIND_BITS[KINDS[k]][u >> 6] |= (<uint64_t>1) << (u & 63)
                 u += 1
     LOADED = True
@@ -981,8 +983,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         w = s.pool_bits[0] & KIND_BITS[t][0]
         pos = bk_ctz64(w) if w else 64 + bk_ctz64(s.pool_bits[1] & KIND_BITS[t][1])
         s.pool_bits[pos >> 6] &= ~((<uint64_t>1) << (pos & 63))
+        s.pool_count[action & 0xFF] -= 1    # (the kind drawn)
         t = POOL_TILE[pos]
-        s.pool_count[T_KIND[t]] -= 1
         s.pool_total -= 1
         if c.stage == STAGE_DEAL:
             for i in range(N_COLUMNS):
@@ -1419,9 +1421,9 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int r = rng_below(rng, s.pool_total)
     cdef int low = s.pool_total - <int>s.pool_bits[1]   # the high word holds bit 64 alone
     if r < low:
-        return ACT_DRAW | T_KIND[POOL_TILE[bk_select64(s.pool_bits[0], r)]]
+        return ACT_DRAW | POOL_KIND[bk_select64(s.pool_bits[0], r)]
     if r < s.pool_total:
-        return ACT_DRAW | T_KIND[POOL_TILE[64]]
+        return ACT_DRAW | POOL_KIND[64]
     return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
