@@ -92,4 +92,6 @@ ctypedef struct BotanikState:
     # seat p has a side tile, so what a stack placement frees (K-T4) is a few mask operations.
     uint8_t side_cols[2][32]
     uint8_t side_taken[2]
-    uint8_t side_value[2][5]   # tile_value of each side tile (0 where none), for the policy
+    # tile_value of each side tile (0 where none), for the policy; per seat one 8-byte row
+    # (columns 5-7 stay 0), loaded as one word.
+    uint8_t side_value[2][8]

@@ -12,7 +12,7 @@ Action ids (decisions.md 6.1):
   D_ORDER 0xC000 | k                               resolve pending item k first (K-MB5, A10)
   DRAW    0xD000 | kind                            chance: a tile of that kind is drawn
 """
-from libc.stdint cimport uint8_t, int8_t, int32_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset, memcpy, memmove
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
@@ -73,6 +73,22 @@ cdef extern from *:
         }
         return -1;
     }
+    /* out[col] = own[col] where bit col of `mine` is set, minus opp[col] where bit col of
+       `theirs` is set, for the eight 16-bit lanes at once. */
+    static inline void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                       int16_t* out) {
+        const __m128i lane_bit = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+        __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)mine), lane_bit), lane_bit);
+        __m128i t = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)theirs), lane_bit), lane_bit);
+        __m128i v = _mm_sub_epi16(_mm_and_si128(m, _mm_loadu_si128((const __m128i*)own)),
+                                  _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
+        _mm_storeu_si128((__m128i*)out, v);
+    }
+    /* out[0..8) = k * v[0..8). */
+    static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
+        const __m128i x = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)v), _mm_setzero_si128());
+        _mm_storeu_si128((__m128i*)out, _mm_mullo_epi16(x, _mm_set1_epi16((short)k)));
+    }
     /* Bit j set when byte p[j] (j < 16) has any of the bits of `bits` set. */
     static inline int bk_any_bits16(const uint8_t* p, uint8_t bits) {
         const __m128i b = _mm_set1_epi8((char)bits);
@@ -114,6 +130,16 @@ cdef extern from *:
         for (i = 0; i < n; i++) if (p[i] == x) return i;
         return -1;
     }
+    static inline void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                       int16_t* out) {
+        int j;
+        for (j = 0; j < 8; j++)
+            out[j] = (int16_t)((((mine >> j) & 1) ? own[j] : 0) - (((theirs >> j) & 1) ? opp[j] : 0));
+    }
+    static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
+        int j;
+        for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
+    }
     #endif
     """
     int bk_ctz64(uint64_t x) noexcept nogil
@@ -124,6 +150,9 @@ cdef extern from *:
     int bk_find_u16(const uint16_t* p, int n, uint16_t x) noexcept nogil
     int bk_any_bits16(const uint8_t* p, uint8_t bits) noexcept nogil
     uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) noexcept nogil
+    void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                         int16_t* out) noexcept nogil
+    void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
 
 bk_init_sel8()
 
@@ -164,6 +193,7 @@ cdef uint8_t KINDS[65]          # the distinct kinds (their lowest ids), ascendi
 cdef int N_KINDS = 0
 cdef uint8_t POOL_POS[65]       # a tile's bit in pool_bits: tiles ordered by kind, then id
 cdef uint8_t POOL_TILE[65]      # the inverse
+cdef uint8_t POOL_KIND[65]      # the kind (lowest id) of the tile at each pool bit
 cdef uint64_t KIND_BITS[65][2]  # a kind's copies in pool_bits (indexed by the kind's lowest id)
 # ROT_FIT[t][occ | pipe << 4]: bit k set when the k-th distinct orientation of t (T_ROTS[t][k])
 # fits a cell whose occupied sides are occ and whose facing pipes are pipe, K-M1(2): a pipe
@@ -253,6 +283,7 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
             if T_KIND[t] == KINDS[k]:
                 POOL_POS[t] = u
                 POOL_TILE[u] = t
+                POOL_KIND[u] = KINDS[k]
                 KIND_BITS[KINDS[k]][u >> 6] |= (<uint64_t>1) << (u & 63)
                 u += 1
     LOADED = True
@@ -425,10 +456,10 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         sides &= sides - 1
         v = around[d] - 1
         m.nb[v][opposite(d)] = i + 1
-        if T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]:
-            k = (pipe >> d) & 1
-            m.same[i] |= (1 | k << 4) << d
-            m.same[v] |= (1 | k << 4) << opposite(d)
+        # Branch-free: which neighbours share the tile's colour follows no pattern.
+        k = (T_COLOUR[c.m_id[p][v]] == T_COLOUR[tile]) * (1 | ((pipe >> d) & 1) << 4)
+        m.same[i] |= k << d
+        m.same[v] |= k << opposite(d)
     sides = ~occ & 15
     while sides:
         d = bk_ctz64(sides)
@@ -503,11 +534,13 @@ cdef inline int network_comp(const MachineCache* m) noexcept nogil:
 cdef inline void cell_links(const MachineCache* m, int k, int pipe, int* linked) noexcept nogil:
     """The pipe component each side of frontier cell k links into (-1 where no pipe faces it):
     the same for every tile and rotation placed there."""
-    cdef int d
+    cdef int d, v
     for d in range(4):
-        linked[d] = -1
-        if (pipe >> d) & 1:
-            linked[d] = m.comp[m.front_nb[k][d] - 1][opposite(d)]
+        # Branch-free: which sides a pipe faces follows no pattern. (A side with no tile reads
+        # the Source's entry, index 0, and does not keep it.)
+        v = m.front_nb[k][d]
+        v = m.comp[v - (v != 0)][opposite(d)]
+        linked[d] = v if (pipe >> d) & 1 else -1
 
 
 cdef inline int network_sides(const int* linked, int net) noexcept nogil:
@@ -793,22 +826,37 @@ cdef bint meca_has_target(const BotanikCore* c) noexcept nogil:
     return False
 
 
-cdef void advance(BotanikState* s) noexcept nogil:
-    """Resolve forced steps until a decision, a chance node or the end (K-M3, A7, K-P3, K-P4)."""
+cdef inline void end_turn(BotanikCore* c) noexcept nogil:
+    """The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles."""
+    c.turn_player = 1 - c.turn_player
+    if c.placed == N_ARRIVAL:
+        c.phase += 1
+        c.placed = 0
+        c.holder = 1 - c.holder
+        c.stage = STAGE_OVER if c.phase == N_PHASES else STAGE_DRAW
+    else:
+        c.stage = STAGE_REGISTRY
+
+
+cdef inline void advance(BotanikState* s) noexcept nogil:
+    """Resolve forced steps until a decision, a chance node or the end (K-M3, A7, K-P3, K-P4).
+    Most moves leave nothing pending, and then the turn just ends: that case is worked out
+    here, in the caller, and the rest by resolve_pending."""
+    cdef BotanikCore* c = &s.core
+    if c.stage == STAGE_RESOLVE and (c.qlen[0] | c.qlen[1]) == 0:
+        end_turn(c)
+    else:
+        resolve_pending(s)
+
+
+cdef void resolve_pending(BotanikState* s) noexcept nogil:
+    """advance, when items may be pending."""
     cdef BotanikCore* c = &s.core
     cdef int p, head
     while c.stage == STAGE_RESOLVE:
         p = resolver(c)
         if p < 0:
-            # The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles.
-            c.turn_player = 1 - c.turn_player
-            if c.placed == N_ARRIVAL:
-                c.phase += 1
-                c.placed = 0
-                c.holder = 1 - c.holder
-                c.stage = STAGE_OVER if c.phase == N_PHASES else STAGE_DRAW
-            else:
-                c.stage = STAGE_REGISTRY
+            end_turn(c)
             return
         if decision_kind(c, p) == DEC_ORDER:
             return
@@ -935,8 +983,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         w = s.pool_bits[0] & KIND_BITS[t][0]
         pos = bk_ctz64(w) if w else 64 + bk_ctz64(s.pool_bits[1] & KIND_BITS[t][1])
         s.pool_bits[pos >> 6] &= ~((<uint64_t>1) << (pos & 63))
+        s.pool_count[action & 0xFF] -= 1    # (the kind drawn)
         t = POOL_TILE[pos]
-        s.pool_count[T_KIND[t]] -= 1
         s.pool_total -= 1
         if c.stage == STAGE_DEAL:
             for i in range(N_COLUMNS):
@@ -1059,7 +1107,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         i = bk_ctz64(left)
         left &= left - 1
         t = c.m_id[p][i]
-        total += T_FLOWERS[t] * (not T_NEEDS_LINK[t] or (m.same[i] >> 4) != 0)
+        total += T_FLOWERS[t] * ((T_NEEDS_LINK[t] == 0) | ((m.same[i] >> 4) != 0))  # (no branch)
     points[0] = total
     tiles[0] = bk_popcount64(kept)
 
@@ -1262,8 +1310,12 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     cdef const BotanikCore* c = &s.core
     cdef int p = c.turn_player
     cdef int own[3]
-    cdef int i, col, slots, m, tile, score, best_score, side_score, mine, theirs, act
-    cdef int bonus[5]            # 4 x centre_score of the tile on each stack
+    cdef int i, col, slots, m, tile, score, best_score, side_score, act
+    # 4 x centre_score of the tile on each stack (bonus), from what freeing each side tile is
+    # worth (own_bonus, opp_malus: the same for every arrival tile); eight lanes, five in use.
+    cdef int16_t bonus[8]
+    cdef int16_t own_bonus[8]
+    cdef int16_t opp_malus[8]
     cdef bint better
     cdef int32_t best
     cdef uint64_t bits = 0
@@ -1271,6 +1323,8 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
     slots = registry_options(s, own)
     best = ACT_REG
     best_score = -1000000
+    bk_scale8(s.side_value[p], 4 * W_FREE_OWN, own_bonus)
+    bk_scale8(s.side_value[1 - p], 4 * W_FREE_OPP, opp_malus)
     while slots:
         i = bk_ctz64(slots)
         slots &= slots - 1
@@ -1284,11 +1338,7 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
             if score > best_score:
                 best_score = score
                 best = ACT_REG | (i << 4) | col
-        mine = frees(s, p, tile)
-        theirs = frees(s, 1 - p, tile)
-        for col in range(N_COLUMNS):
-            bonus[col] = (((mine >> col) & 1) * (4 * W_FREE_OWN) * s.side_value[p][col]
-                          - ((theirs >> col) & 1) * (4 * W_FREE_OPP) * s.side_value[1 - p][col])
+        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
         act = ACT_REG | (i << 4) | (1 << 3)
         for col in range(N_COLUMNS):   # K-T4 central stack
             # Branch-free: which option wins follows no pattern a branch predictor could learn.
@@ -1371,9 +1421,9 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef int r = rng_below(rng, s.pool_total)
     cdef int low = s.pool_total - <int>s.pool_bits[1]   # the high word holds bit 64 alone
     if r < low:
-        return ACT_DRAW | T_KIND[POOL_TILE[bk_select64(s.pool_bits[0], r)]]
+        return ACT_DRAW | POOL_KIND[bk_select64(s.pool_bits[0], r)]
     if r < s.pool_total:
-        return ACT_DRAW | T_KIND[POOL_TILE[64]]
+        return ACT_DRAW | POOL_KIND[64]
     return ACT_DRAW | KINDS[N_KINDS - 1]   # unreachable when pool_total is consistent
 
 
