@@ -109,6 +109,16 @@ cdef extern from *:
         }
         return out;
     }
+    /* Element k of an array of n elements of `size` bytes leaves it, the later ones moving
+       down one place: 16 bytes at a time, reading each chunk before writing below it. The
+       last chunk may run up to 15 bytes past the moved elements (the caller keeps that inside
+       the array), copying the zeros kept past the end. */
+    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
+        uint8_t* dst = p + k * size;
+        int nbytes = (n - k - 1) * size, i;
+        for (i = 0; i < nbytes; i += 16)
+            _mm_storeu_si128((__m128i*)(dst + i), _mm_loadu_si128((const __m128i*)(dst + size + i)));
+    }
     #else
     static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
         uint64_t out = 0;
@@ -140,6 +150,9 @@ cdef extern from *:
         int j;
         for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
     }
+    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
+        memmove(p + k * size, p + (k + 1) * size, (size_t)((n - k - 1) * size));
+    }
     #endif
     """
     int bk_ctz64(uint64_t x) noexcept nogil
@@ -153,6 +166,7 @@ cdef extern from *:
     void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
                          int16_t* out) noexcept nogil
     void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
+    void bk_drop_elem(uint8_t* p, int k, int n, int size) noexcept nogil
 
 bk_init_sel8()
 
@@ -438,10 +452,17 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     memcpy(around, m.front_nb[k], 4)
     occ = m.front_mask[k] & 15
     pipe = m.front_mask[k] >> 4
-    tail = m.n_front - k - 1
-    memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
-    memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
-    memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
+    if m.n_front <= MAX_FRONT - 16:
+        # (the chunked copy stays inside the arrays; the frontier order is kept, the playout
+        # samples over it)
+        bk_drop_elem(<uint8_t*>m.front, k, m.n_front, 2)
+        bk_drop_elem(m.front_mask, k, m.n_front, 1)
+        bk_drop_elem(&m.front_nb[0][0], k, m.n_front, 4)
+    else:
+        tail = m.n_front - k - 1
+        memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
+        memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
+        memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
     m.n_front -= 1
     m.front[m.n_front] = 0
     m.front_mask[m.n_front] = 0
