@@ -396,6 +396,26 @@ cdef inline void set_cell(BotanistsCore* c, int cell, int v) noexcept nogil:
         ca.empties |= b
 
 
+cdef inline void fill_cell(BotanistsCore* c, int cell, int col) noexcept nogil:
+    """set_cell for a refill (S6/G4): the cell is empty (an empty_cell) and col a colour."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef uint32_t b = bit(cell)
+    c.market[cell] = col
+    ca.empties &= ~b
+    ca.tiles |= b
+    ca.colour_cells[col] |= b
+
+
+cdef inline void clear_cell(BotanistsCore* c, int cell) noexcept nogil:
+    """set_cell for a collected tile (P4): the cell holds a tile (a bit of tiles_mask)."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef uint32_t b = bit(cell)
+    ca.colour_cells[c.market[cell]] &= ~b
+    c.market[cell] = EMPTY
+    ca.tiles &= ~b
+    ca.empties |= b
+
+
 cdef void k_rebuild(uint8_t* buf) noexcept nogil:
     """The cache from the core (after a decode, or any write of the core alone)."""
     cdef BotanistsCore* c = <BotanistsCore*>buf
@@ -1738,7 +1758,7 @@ cdef void apply_chance(BotanistsCore* c, int32_t action) noexcept nogil:
     if action >= C_TILE:
         cell = empty_cell(c)
         if cell >= 0:
-            set_cell(c, cell, action - C_TILE)    # S6/G4: row-major
+            fill_cell(c, cell, action - C_TILE)   # S6/G4: row-major
             take_tile(c, action - C_TILE)
         return
     if action >= C_ORDER:
@@ -1800,7 +1820,7 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         # tile draw), so the state stays at this chance node.
         cell = empty_cell(c)
         if cell >= 0:
-            set_cell(c, cell, action - C_TILE)
+            fill_cell(c, cell, action - C_TILE)
             take_tile(c, action - C_TILE)
             if ca.empties and not bag_empty(c):
                 return
@@ -1849,7 +1869,7 @@ cdef inline void play_card(BotanistsCore* c, int k) noexcept nogil:
             cell = __builtin_ctz(w)
             w &= w - 1
             c.collected[c.market[cell]] += 1
-            set_cell(c, cell, EMPTY)
+            clear_cell(c, cell)
     c.stage = ST_PLANT
 
 
