@@ -1,6 +1,6 @@
 """A kernel's derived cache kept up to date move by move is the one rebuilt from the core.
 
-Kernels keep derived data after the serialized core (Botanik's machine grids, frontiers and
+Kernels keep derived data after the serialized core (Botanik's machine graphs, frontiers and
 their neighbour masks...), updated incrementally by apply for speed. A state rebuilt from its
 core bytes (KernelState.from_core, the kernel's rebuild) must hold the same whole buffer, byte
 for byte, at every point of a game: otherwise a search from a decoded position and one
