@@ -573,6 +573,19 @@ cdef inline int network_sides(const int* linked, int net) noexcept nogil:
     return net_mask
 
 
+cdef inline bint links_twice(int sides, const int* linked) noexcept nogil:
+    """Whether two of `sides` (a mask of a cell's sides) link into one component: a cycle
+    under no_cycles (A4). linked from cell_links."""
+    cdef int d, k
+    for d in range(4):
+        if not (sides >> d) & 1:
+            continue
+        for k in range(d + 1, 4):
+            if (sides >> k) & 1 and linked[k] == linked[d]:
+                return True
+    return False
+
+
 cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, int pipe,
                      const int* linked, int net_mask) noexcept nogil:
     """K-M1(3), the closure rule (A4), for a placement whose pipes are consistent (K-M1(2))
@@ -584,13 +597,8 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
         # no_cycles: one conduit may not link twice into the same component.
         for q in range(T_NCOND[tile]):
             qm = T_QMASK[tile][r][q] & pipe
-            if qm & (qm - 1):
-                for d in range(4):
-                    if not (qm >> d) & 1:
-                        continue
-                    for k in range(d + 1, 4):
-                        if (qm >> k) & 1 and linked[k] == linked[d]:
-                            return False
+            if qm & (qm - 1) and links_twice(qm, linked):
+                return False
     if rule == CLOSURE_NO_CYCLES:
         return True
     if net_mask == 0 or m.comp_open[linked[bk_ctz64(net_mask)]] > POPC4[net_mask]:
@@ -633,14 +641,9 @@ cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, co
     network keeps an open end whatever joins it: each link into a component consumes one of
     its open ends and none other, so the merged network keeps at least
     comp_open[net] - (links into net) of them."""
-    cdef int d, k
     if rule != CLOSURE_OPEN_END:
-        for d in range(4):
-            if not (pipe >> d) & 1:
-                continue
-            for k in range(d + 1, 4):
-                if (pipe >> k) & 1 and linked[k] == linked[d]:
-                    return False
+        if links_twice(pipe, linked):
+            return False
         if rule == CLOSURE_NO_CYCLES:
             return True
     return (net_mask == 0) | (m.comp_open[net] > POPC4[net_mask])    # (no branch: no pattern)
