@@ -235,7 +235,7 @@ setup(
         "hortus.static": ["*"],
         # openapi.json: the web port's OpenAPI document, made at build time (generate_openapi)
         "hortus.v1": ["*.pyi", "py.typed", "openapi.json"],
-        "hortus._ext": ["*.pxd", "*.pyi"],
+        "hortus._ext": ["*.pxd", "*.pxi", "*.pyi"],
         "hortus.games": ["*.pxd"],
         **{p: ["*.pxd", "*.pxi", "*.pyi", "*.toml", "value_model.json"] for p in PACKAGE_DIRS if p.startswith("hortus.games.")},
         "hortus.search": ["py.typed", "*.json"],

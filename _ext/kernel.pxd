@@ -71,6 +71,14 @@ ctypedef struct GameKernel:
     # has changed since the baseline was frozen keeps the old policy here, so the yardstick
     # every change is measured against plays as it always did.
     int32_t (*baseline_rollout_action)(const uint8_t* s, Rng* rng) noexcept nogil
+    # Optional (NULL = the search's own loop): play out with rollout_action, chance events
+    # drawn by sample_chance, exactly as the search's loop would: stop at the end of the game,
+    # after max_steps steps (decisions and chance events, counted in *steps from its value
+    # on entry), or at a decision once max_decisions (-1 = no limit) have been made, which
+    # returns 1 (a cut playout; else 0). Adds the decisions made to *decisions. The shared
+    # body is hortus/_ext/playout.pxi: a kernel includes it and sets this to k_playout.
+    int (*playout)(uint8_t* s, Rng* rng, int* steps, int max_steps, int max_decisions,
+                   long* decisions) noexcept nogil
 
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
 

@@ -521,26 +521,30 @@ cdef class Search:
             k.apply(s, self.nodes[best].action)
 
         # Playout (cut after eval_plies decisions when a value model is on).
-        while steps < k.max_game_length:
-            p = k.current_player(s)
-            if p == TERMINAL:
-                break
-            steps += 1
-            if p == CHANCE:
-                k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
-                continue
-            if self.eval_plies >= 0 and played >= self.eval_plies:
-                cut = True
-                break
-            played += 1
-            decisions += 1
-            if self.use_policy and self.policy != NULL:
-                k.apply(s, self.policy(s, rng))
-            else:
-                n = searched_actions(k, s, self.legal)
-                if n <= 0:
+        if k.playout != NULL and self.use_policy and self.policy == k.rollout_action:
+            # The same loop, fused in the game's kernel (GameKernel.playout).
+            cut = k.playout(s, rng, &steps, k.max_game_length, self.eval_plies, &decisions) != 0
+        else:
+            while steps < k.max_game_length:
+                p = k.current_player(s)
+                if p == TERMINAL:
                     break
-                k.apply(s, self.legal[rng_below(rng, n)])
+                steps += 1
+                if p == CHANCE:
+                    k.apply(s, sample_chance(k, s, self.legal, self.weights, rng))
+                    continue
+                if self.eval_plies >= 0 and played >= self.eval_plies:
+                    cut = True
+                    break
+                played += 1
+                decisions += 1
+                if self.use_policy and self.policy != NULL:
+                    k.apply(s, self.policy(s, rng))
+                else:
+                    n = searched_actions(k, s, self.legal)
+                    if n <= 0:
+                        break
+                    k.apply(s, self.legal[rng_below(rng, n)])
 
         # Reward vector: win share plus a bounded score-margin term (hortus.search, "Search reward"; docs/search.md).
         for i in range(self.players):

@@ -1601,6 +1601,7 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
 
 
 include "features.pxi"  # value-model features
+include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(LabState)
@@ -1621,6 +1622,7 @@ KERNEL.rollout_action = k_rollout_action
 KERNEL.baseline_rollout_action = k_baseline_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.playout = k_playout
 KERNEL.search_actions = k_search_actions
 KERNEL.num_features = FEATURE_COUNT
 KERNEL.features = k_features

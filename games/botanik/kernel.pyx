@@ -1452,6 +1452,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 
 include "features.pxi"  # value-model features
+include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanikState)
@@ -1472,6 +1473,7 @@ KERNEL.rollout_action = k_rollout_action
 KERNEL.baseline_rollout_action = k_uniform_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.playout = k_playout
 # No search_actions: every legal action is a distinct move (identical copies are one tile to
 # a player, identical orientations one placement), and no two orders of pending items reach
 # the same positions (a build changes what the next one may touch), so nothing is pruned.

@@ -2839,6 +2839,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 
 include "features.pxi"  # value-model features
+include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanistsState)
@@ -2860,6 +2861,7 @@ KERNEL.baseline_rollout_action = k_baseline_rollout_action
 
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.playout = k_playout
 KERNEL.search_actions = NULL       # nothing to prune (see k_legal_actions, T5)
 KERNEL.num_features = FEATURE_COUNT
 KERNEL.features = k_features

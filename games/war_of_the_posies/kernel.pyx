@@ -1492,6 +1492,7 @@ cdef int32_t choice_rollout_action(const WarCore* c, const uint8_t* buf, Rng* rn
 
 
 include "features.pxi"  # value-model features
+include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(WarState)
@@ -1511,6 +1512,7 @@ KERNEL.determinize = k_determinize
 KERNEL.rollout_action = k_rollout_action
 KERNEL.rebuild = k_rebuild
 KERNEL.sample_chance = k_sample_chance
+KERNEL.playout = k_playout
 KERNEL.search_actions = k_search_actions
 KERNEL.num_features = FEATURE_COUNT
 KERNEL.features = k_features
