@@ -56,6 +56,25 @@ ctypedef struct Node:
 cdef double WIDENING_ALPHA = 0.5
 
 
+# log(n) for the availability counts the selection sees most (n < LOG_TABLE_SIZE), filled
+# once at import with the same libm log the search would call, so a lookup gives the same bits.
+# A call per child per visit was 3% of a search's instructions (callgrind, Botanik); the
+# 512 KiB table is read only near each node's own count, which stays in cache.
+cdef enum:
+    LOG_TABLE_SIZE = 1 << 16
+cdef double LOG_TABLE[LOG_TABLE_SIZE]
+cdef int _log_i
+for _log_i in range(1, LOG_TABLE_SIZE):
+    LOG_TABLE[_log_i] = log(<double>_log_i)
+
+
+cdef inline double log_count(uint32_t n) noexcept nogil:
+    """log(n) for n >= 1, bit for bit."""
+    if n < LOG_TABLE_SIZE:
+        return LOG_TABLE[n]
+    return log(<double>n)
+
+
 cdef enum:
     MAX_FEATURES = 32     # bound on GameKernel.num_features for a value model
     MAX_HIDDEN = 32       # bound on a value model's hidden units
@@ -478,7 +497,7 @@ cdef class Search:
                             q = -c.reward[obs] / c.visits
                         else:
                             q = c.turn_value if self.turn_max else c.reward[p] / c.visits
-                        ucb = q + exploration * sqrt(log(<double>c.availability) / c.visits)
+                        ucb = q + exploration * sqrt(log_count(c.availability) / c.visits)
                     else:
                         ucb = 1e300
                     if ucb > best_ucb:
