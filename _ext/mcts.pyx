@@ -448,6 +448,13 @@ cdef class Search:
         cdef double* margin_pts = pts   # the points the reward's margin term uses
         cdef double[MAX_PLAYERS] reward
         cdef double best_other
+        cdef int32_t* legal = self.legal
+        cdef uint32_t* legal_stamp = self.legal_stamp
+        cdef uint32_t* seen_stamp = self.seen_stamp
+        cdef uint32_t stamp
+        cdef bint paranoid = self.paranoid
+        cdef bint turn_max = self.turn_max
+        cdef bint against
 
         memcpy(s, self.root, k.state_bytes)
         k.determinize(s, self.observer, rng)
@@ -476,27 +483,31 @@ cdef class Search:
                 n = searched_actions(k, s, self.legal)
             if n <= 0:
                 break   # contract violation guard: a decision node always has an action
+            # (The loops below read the search's fields from locals: built with
+            # -fno-strict-aliasing, every store to a node would otherwise reload them.)
             self.stamp += 1
+            stamp = self.stamp
             for i in range(n):
-                self.legal_stamp[self.legal[i]] = self.stamp
+                legal_stamp[legal[i]] = stamp
             untried = n
             n_children = 0
             best = -1
             best_ucb = -1e300
+            against = paranoid and p != obs
             child = self.nodes[node].first_child
             while child != -1:
                 c = &self.nodes[child]
                 n_children += 1
-                if self.legal_stamp[c.action] == self.stamp:
+                if legal_stamp[c.action] == stamp:
                     c.availability += 1
-                    self.seen_stamp[c.action] = self.stamp
+                    seen_stamp[c.action] = stamp
                     untried -= 1
                     if c.visits > 0:
-                        if self.paranoid and p != obs:
+                        if against:
                             # Paranoid: every opponent plays to minimise the searcher's reward.
                             q = -c.reward[obs] / c.visits
                         else:
-                            q = c.turn_value if self.turn_max else c.reward[p] / c.visits
+                            q = c.turn_value if turn_max else c.reward[p] / c.visits
                         ucb = q + exploration * sqrt(log_count(c.availability) / c.visits)
                     else:
                         ucb = 1e300
@@ -516,16 +527,16 @@ cdef class Search:
                 chosen = -1
                 if self.expand_policy and self.policy != NULL:
                     pick = self.policy(s, rng)
-                    if (0 <= pick < k.num_distinct_actions and self.legal_stamp[pick] == self.stamp
-                            and self.seen_stamp[pick] != self.stamp):
+                    if (0 <= pick < k.num_distinct_actions and legal_stamp[pick] == stamp
+                            and seen_stamp[pick] != stamp):
                         chosen = pick
                 if chosen == -1:
                     pick = rng_below(rng, untried)
                     j = 0
                     for i in range(n):
-                        if self.seen_stamp[self.legal[i]] != self.stamp:
+                        if seen_stamp[legal[i]] != stamp:
                             if j == pick:
-                                chosen = self.legal[i]
+                                chosen = legal[i]
                                 break
                             j += 1
                 child = self._new_child(node, chosen, p)
