@@ -95,3 +95,8 @@ ctypedef struct BotanikState:
     # tile_value of each side tile (0 where none), for the policy; per seat one 8-byte row
     # (columns 5-7 stay 0), loaded as one word.
     uint8_t side_value[2][8]
+    # K-SC1..4 once the game is over (zero before): each seat's points and tie-break tile
+    # count, worked out by the move that ends the game, so returns and scores after a playout
+    # read them instead of each scoring both machines again.
+    uint16_t final_points[2]
+    uint8_t final_tiles[2]

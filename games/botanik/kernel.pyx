@@ -850,14 +850,19 @@ cdef bint meca_has_target(const BotanikCore* c) noexcept nogil:
     return False
 
 
-cdef inline void end_turn(BotanikCore* c) noexcept nogil:
-    """The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles."""
+cdef inline void end_turn(BotanikState* s) noexcept nogil:
+    """The turn is over: turns strictly alternate (K-P2); a phase ends after 3 tiles, and the
+    game after the last phase (K-P4), when it is scored."""
+    cdef BotanikCore* c = &s.core
     c.turn_player = 1 - c.turn_player
     if c.placed == N_ARRIVAL:
         c.phase += 1
         c.placed = 0
         c.holder = 1 - c.holder
-        c.stage = STAGE_OVER if c.phase == N_PHASES else STAGE_DRAW
+        c.stage = STAGE_DRAW
+        if c.phase == N_PHASES:
+            c.stage = STAGE_OVER
+            score_final(s)
     else:
         c.stage = STAGE_REGISTRY
 
@@ -868,7 +873,7 @@ cdef inline void advance(BotanikState* s) noexcept nogil:
     here, in the caller, and the rest by resolve_pending."""
     cdef BotanikCore* c = &s.core
     if c.stage == STAGE_RESOLVE and (c.qlen[0] | c.qlen[1]) == 0:
-        end_turn(c)
+        end_turn(s)
     else:
         resolve_pending(s)
 
@@ -880,7 +885,7 @@ cdef void resolve_pending(BotanikState* s) noexcept nogil:
     while c.stage == STAGE_RESOLVE:
         p = resolver(c)
         if p < 0:
-            end_turn(c)
+            end_turn(s)
             return
         if decision_kind(c, p) == DEC_ORDER:
             return
@@ -1136,12 +1141,25 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
     tiles[0] = bk_popcount64(kept)
 
 
+cdef void score_final(BotanikState* s) noexcept nogil:
+    """final_points and final_tiles of a game that is over (end_turn, k_rebuild)."""
+    cdef double pts
+    cdef int tiles, p
+    for p in range(2):
+        machine_score(s, p, &pts, &tiles, s.core.group_adjacency == 1)
+        s.final_points[p] = <uint16_t>pts
+        s.final_tiles[p] = tiles
+
+
 cdef void k_scores(const uint8_t* buf, double* out) noexcept nogil:
     cdef const BotanikState* s = <const BotanikState*>buf
     cdef int tiles
     cdef int p
     for p in range(2):
-        machine_score(s, p, &out[p], &tiles, s.core.group_adjacency == 1)
+        if s.core.stage == STAGE_OVER:
+            out[p] = s.final_points[p]
+        else:
+            machine_score(s, p, &out[p], &tiles, s.core.group_adjacency == 1)
 
 
 cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
@@ -1151,7 +1169,11 @@ cdef void k_returns(const uint8_t* buf, double* out) noexcept nogil:
     cdef int tiles[2]
     cdef int p
     for p in range(2):
-        machine_score(s, p, &pts[p], &tiles[p], s.core.group_adjacency == 1)
+        if s.core.stage == STAGE_OVER:
+            pts[p] = s.final_points[p]
+            tiles[p] = s.final_tiles[p]
+        else:
+            machine_score(s, p, &pts[p], &tiles[p], s.core.group_adjacency == 1)
     if pts[0] != pts[1]:
         out[0] = 1.0 if pts[0] > pts[1] else 0.0
     elif tiles[0] != tiles[1]:
@@ -1435,6 +1457,8 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
             s.pool_count[T_KIND[t]] += 1
             s.pool_total += 1
             s.pool_bits[POOL_POS[t] >> 6] |= (<uint64_t>1) << (POOL_POS[t] & 63)
+    if s.core.stage == STAGE_OVER:
+        score_final(s)
 
 
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
