@@ -1688,6 +1688,29 @@ cdef int32_t sample_listed(const uint8_t* buf, Rng* rng) noexcept nogil:
     return acts[rng_weighted_index(total, ws, rng)]
 
 
+cdef inline int draw_tile(const BotanistsCore* c, int total, Rng* rng) noexcept nogil:
+    """The colour of a tile drawn from the bag (G4/S6; total: bag_total, > 0): k_sample_chance's
+    draw at CTX_TILE (and the fused playout's, refill_market)."""
+    cdef int j = <int>(rng_uniform(rng) * <double>total)
+    cdef int cum, col
+    # the first colour whose running count exceeds j, counted without branches
+    cum = c.bag[0]
+    col = j >= cum
+    cum += c.bag[1]
+    col += j >= cum
+    cum += c.bag[2]
+    col += j >= cum
+    cum += c.bag[3]
+    col += j >= cum
+    if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
+        return col
+    # The last colour with tiles (the generic walk's fallback).
+    for col in range(N_COLOURS - 1, -1, -1):
+        if c.bag[col]:
+            return col
+    return -C_TILE                      # an empty bag: outcome 0, as the generic walk
+
+
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
     draw as the generic sampler (x = uniform * total weight, then the first outcome whose
@@ -1703,23 +1726,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
         total = ca.bag_total
         if total <= 0:
             return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        # the first colour whose running count exceeds j, counted without branches
-        cum = c.bag[0]
-        col = j >= cum
-        cum += c.bag[1]
-        col += j >= cum
-        cum += c.bag[2]
-        col += j >= cum
-        cum += c.bag[3]
-        col += j >= cum
-        if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
-            return C_TILE + col
-        # The last colour with tiles (the generic walk's fallback).
-        for col in range(N_COLOURS - 1, -1, -1):
-            if c.bag[col]:
-                return C_TILE + col
-        return 0
+        return C_TILE + draw_tile(c, total, rng)
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
         loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
         src = ca.cards[loc]
@@ -2839,7 +2846,64 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 
 include "features.pxi"  # value-model features
-include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
+# --- the fused playout loop (GameKernel.playout) ---------------------------------------------
+# The search's own playout loop (hortus._ext.mcts, Search._iterate) with k_rollout_action as the
+# policy, step for step and draw for draw: the loop of _ext/playout.pxi, which the other kernels
+# include, with one addition. A G4 market refill, the most frequent chance event (about one a
+# decision), is drawn and applied by refill_market, which keeps drawing while the state stays
+# at that chance node: the same draws and steps as one k_sample_chance and one k_apply per
+# tile, without their dispatch on the chance context and the action range.
+cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
+    """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
+    until the state leaves that chance node or the steps run out, each further draw a step."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int total, col, cell
+    while True:
+        total = ca.bag_total
+        col = draw_tile(c, total, rng) if total > 0 else -C_TILE
+        if col < 0:
+            k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
+            return
+        # k_apply's G4 path
+        cell = empty_cell(c)
+        if cell < 0:
+            APPLY_STEP(c, -1)
+            return
+        fill_cell(c, cell, col)
+        take_tile(c, col)
+        if not ca.empties or bag_empty(c):
+            APPLY_STEP(c, -1)
+            return
+        if steps[0] >= max_steps:
+            return
+        steps[0] += 1
+
+
+cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_decisions,
+                   long* decisions) noexcept nogil:
+    cdef const BotanistsCache* ca = cache_of(<const BotanistsCore*>buf)
+    cdef int p
+    cdef long played = 0
+    while steps[0] < max_steps:
+        if ca.ctx == CTX_TILE and (<const BotanistsCore*>buf).stage > ST_SETUP_FIRST:
+            steps[0] += 1                   # a chance step (k_current_player: CHANCE)
+            refill_market(<BotanistsCore*>buf, rng, steps, max_steps)
+            continue
+        p = k_current_player(buf)
+        if p == TERMINAL:
+            break
+        steps[0] += 1
+        if p == CHANCE:
+            k_apply(buf, k_sample_chance(buf, rng))
+            continue
+        if max_decisions >= 0 and played >= max_decisions:
+            decisions[0] += played
+            return 1
+        played += 1
+        k_apply(buf, k_rollout_action(buf, rng))
+    decisions[0] += played
+    return 0
+
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanistsState)
