@@ -1711,6 +1711,20 @@ cdef inline int draw_tile(const BotanistsCore* c, int total, Rng* rng) noexcept 
     return -C_TILE                      # an empty bag: outcome 0, as the generic walk
 
 
+cdef inline int32_t draw_card(const BotanistsCache* ca, Rng* rng) noexcept nogil:
+    """A market card drawn (S3/P9/T4; A10: from the discard pile when the deck is empty):
+    k_sample_chance's outcome at CTX_CARDS_SETUP and CTX_CARDS (and the fused playout's)."""
+    cdef int loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
+    cdef int total = ca.card_count[loc]
+    cdef int j
+    if total <= 0:
+        return 0
+    j = <int>(rng_uniform(rng) * <double>total)
+    if j >= total:
+        j = total - 1
+    return C_CARD + select2(ca.cards[loc], j)
+
+
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
     draw as the generic sampler (x = uniform * total weight, then the first outcome whose
@@ -1720,7 +1734,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col, loc, cum
+    cdef int total, j
     cdef const uint64_t* src
     if ctx == CTX_TILE:
         total = ca.bag_total
@@ -1728,15 +1742,7 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
             return 0
         return C_TILE + draw_tile(c, total, rng)
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
-        loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
-        src = ca.cards[loc]
-        total = ca.card_count[loc]
-        if total <= 0:
-            return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        if j >= total:
-            j = total - 1
-        return C_CARD + select2(src, j)
+        return draw_card(ca, rng)
     if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
         src = order_source(ca)
         total = count2(src)
@@ -1848,16 +1854,27 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
         return
     if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
-        # P9 hand refill (CTX_CARDS: no order draw pending, chance_context). When it was the
-        # last card and market cells wait for tiles, advance() would only find that refill
-        # pending: the state stays a chance node, drawing tiles.
-        apply_chance(c, action)
-        if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
-            ca.ctx = CTX_TILE
-            return
-        APPLY_STEP(c, -1)
+        refill_hand(c, action)
         return
     APPLY_STEP(c, action)
+
+
+cdef inline void refill_hand(BotanistsCore* c, int32_t action) noexcept nogil:
+    """k_apply at CTX_CARDS (no order draw pending, chance_context), the P9 hand refill. When
+    it was the last card and market cells wait for tiles, advance() would only find that
+    refill pending: the state stays a chance node, drawing tiles."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int k = action - C_CARD
+    # apply_chance's card draw at CTX_CARDS: into the hand of the seat to move
+    if c.card_loc[k] == CARD_DISCARD:         # A10: the deck is empty, reshuffle
+        reshuffle_cards(c)
+    if c.pend_cards:
+        c.pend_cards -= 1
+    set_card(c, k, CARD_HAND + c.cur)
+    if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
+        ca.ctx = CTX_TILE
+        return
+    APPLY_STEP(c, -1)
 
 
 cdef void (*APPLY_STEP)(BotanistsCore*, int32_t) noexcept nogil
@@ -2849,10 +2866,12 @@ include "features.pxi"  # value-model features
 # --- the fused playout loop (GameKernel.playout) ---------------------------------------------
 # The search's own playout loop (hortus._ext.mcts, Search._iterate) with k_rollout_action as the
 # policy, step for step and draw for draw: the loop of _ext/playout.pxi, which the other kernels
-# include, with one addition. A G4 market refill, the most frequent chance event (about one a
+# include, with two additions. A G4 market refill, the most frequent chance event (about one a
 # decision), is drawn and applied by refill_market, which keeps drawing while the state stays
 # at that chance node: the same draws and steps as one k_sample_chance and one k_apply per
-# tile, without their dispatch on the chance context and the action range.
+# tile, without their dispatch on the chance context and the action range. A P9 hand refill
+# (CTX_CARDS, the next most frequent) is drawn by draw_card and applied by refill_hand, the
+# two functions k_sample_chance and k_apply call there.
 cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
     """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
     until the state leaves that chance node or the steps run out, each further draw a step."""
@@ -2883,11 +2902,20 @@ cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_de
                    long* decisions) noexcept nogil:
     cdef const BotanistsCache* ca = cache_of(<const BotanistsCore*>buf)
     cdef int p
+    cdef int32_t a
     cdef long played = 0
     while steps[0] < max_steps:
         if ca.ctx == CTX_TILE and (<const BotanistsCore*>buf).stage > ST_SETUP_FIRST:
             steps[0] += 1                   # a chance step (k_current_player: CHANCE)
             refill_market(<BotanistsCore*>buf, rng, steps, max_steps)
+            continue
+        if ca.ctx == CTX_CARDS:
+            steps[0] += 1                   # a chance step: the P9 hand refill
+            a = draw_card(ca, rng)
+            if a >= C_CARD:
+                refill_hand(<BotanistsCore*>buf, a)
+            else:
+                k_apply(buf, a)             # outcome 0 (no card to draw: not a reachable state)
             continue
         p = k_current_player(buf)
         if p == TERMINAL:
