@@ -2369,7 +2369,9 @@ ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O
 
 # Flower counts packed 6 bits a colour, bit 5 of each field a guard: (L | GUARD) - need keeps
 # every guard bit exactly when no colour of need exceeds L's (counts below 32).
-cdef uint32_t GUARD = 0x20 | (0x20 << 6) | (0x20 << 12) | (0x20 << 18) | (0x20 << 24)
+# (A constant, not a variable: the compiler folds it into the masks and comparisons.)
+cdef enum:
+    GUARD = 0x20 | (0x20 << 6) | (0x20 << 12) | (0x20 << 18) | (0x20 << 24)
 
 
 cdef inline uint32_t pack_counts(const int* cnt) noexcept nogil:
