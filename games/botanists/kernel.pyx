@@ -171,6 +171,7 @@ cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the second
 cdef uint32_t OUTER = 0             # P2: the outermost ring
 cdef uint32_t CORNERS = 0           # P1d
 cdef uint8_t ORIENT[5][4]           # A15: seat orientation by player count
+cdef uint8_t SEAT_AT[5][256]        # k % players (a table: start_turn's seat without a division)
 cdef bint LOADED = False
 
 cdef int DR[8]
@@ -314,6 +315,10 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 INWARD[cell] |= (<uint32_t>1) << (r * 5 + cc)
     for cell in range(N_CELLS):
         BALL2[cell] = spread(NEIGH[cell])
+    memset(SEAT_AT, 0, sizeof(SEAT_AT))
+    for u in range(1, 5):
+        for i in range(256):
+            SEAT_AT[u][i] = i % u
     memset(ORIENT, 0, sizeof(ORIENT))
     ORIENT[2][1] = 2                  # A15 default seats: 2p {0, 2}; 3p {0, 1, 2}; 4p {0..3}
     ORIENT[3][1] = 1
@@ -642,9 +647,12 @@ cdef inline bint can_fulfil(const BotanistsCore* c, int p, int o) noexcept nogil
 cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
     """O1/A11: the matching leftovers go back into the bag; the order is kept until scoring."""
     cdef int col
+    cdef uint8_t need[N_COLOURS]
+    # a local copy: the compiler then knows the writes below cannot change it
+    memcpy(need, ORDER_NEED[o], N_COLOURS)
     for col in range(N_COLOURS):
-        c.leftover[p][col] -= ORDER_NEED[o][col]
-        c.bag[col] += ORDER_NEED[o][col]
+        c.leftover[p][col] -= need[col]
+        c.bag[col] += need[col]
     bag_changed(c)
     leftovers_changed(c, p)
     set_order(c, o, ORDER_FULFILLED + p)
@@ -827,7 +835,7 @@ cdef void skip_space(BotanistsCore* c, int who) noexcept nogil:
 
 
 cdef void start_turn(BotanistsCore* c) noexcept nogil:
-    c.cur = (c.first_player + c.turns_done) % c.players
+    c.cur = SEAT_AT[c.players][c.first_player + c.turns_done]
     c.part = PART_NONE
     c.done_mask = 0
     c.planted = 0
