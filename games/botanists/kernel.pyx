@@ -1861,6 +1861,11 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if A_CARD <= action < A_PLANT_UP:
         play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
         return
+    if A_PLANT_UP <= action < A_SWAPM_GIVE:
+        # P5, the turn's third decision: advance(action) without its dispatch on the action
+        plant_collected(c, action)
+        APPLY_STEP(c, -1)
+        return
     if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
         refill_hand(c, action)
         return
@@ -1914,6 +1919,27 @@ cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
         ca.moves = 0
 
 
+cdef inline void plant_collected(BotanistsCore* c, int32_t action) noexcept nogil:
+    """P5 plant (A_PLANT_UP, A_PLANT_DOWN); P6/A16: the bonus comes before the rest reaches
+    the marginal land."""
+    cdef int p = c.cur, k
+    cdef int col = (action - A_PLANT_UP) % 5
+    cdef int t = 1 if action >= A_PLANT_DOWN else 0
+    cdef int sign = next_sign(c, p)
+    c.collected[col] -= 1
+    plant(c, p, col, t)
+    c.planted |= 1
+    if c.opt_bonus_sees:
+        for k in range(N_COLOURS):
+            c.leftover[p][k] += c.collected[k]
+            c.collected[k] = 0
+        leftovers_changed(c, p)
+    if t:
+        start_bonus(c, sign, 0)
+    else:
+        after_bonus(c)
+
+
 cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
     """The action's own effect (advance() then resolves the forced steps)."""
     cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
@@ -1935,22 +1961,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.planted |= 1
         start_bonus(c, sign, 0)
     elif action < A_SWAPM_GIVE:
-        # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
-        col = (action - A_PLANT_UP) % 5
-        t = 1 if action >= A_PLANT_DOWN else 0
-        sign = next_sign(c, p)
-        c.collected[col] -= 1
-        plant(c, p, col, t)
-        c.planted |= 1
-        if c.opt_bonus_sees:
-            for k in range(N_COLOURS):
-                c.leftover[p][k] += c.collected[k]
-                c.collected[k] = 0
-            leftovers_changed(c, p)
-        if t:
-            start_bonus(c, sign, 0)
-        else:
-            after_bonus(c)
+        plant_collected(c, action)
     elif action >= A_CHOOSE_BOARD:
         t = board_target(c)
         if t >= 0:
