@@ -1454,6 +1454,8 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     cdef const uint64_t* m
     cdef int st
     cdef bint ok
+    cdef int one[6]
+    cdef int two[6]
     if c.stage == ST_OVER or ca.ctx != CTX_NONE:
         return 0
     st = c.stage
@@ -1591,20 +1593,21 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
         out[n] = A_NO_DISCARD
         return n + 1
     if st == ST_KEEP:
+        # SC5: keep colours a <= b (5 = nothing) that the leftovers hold, listed without a
+        # branch on them (which leftovers remain follows no pattern): each pair is written and
+        # counted only if it can be kept.
         p = (c.first_player + c.keep_index) % c.players
+        for a in range(N_COLOURS):
+            one[a] = c.leftover[p][a] >= 1
+            two[a] = c.leftover[p][a] >= 2
+        one[N_COLOURS] = 1
+        two[N_COLOURS] = 1
         for a in range(6):
-            for b in range(a, 6):
-                if a == 5:
-                    ok = True
-                elif b == 5:
-                    ok = c.leftover[p][a] >= 1
-                elif a == b:
-                    ok = c.leftover[p][a] >= 2
-                else:
-                    ok = c.leftover[p][a] >= 1 and c.leftover[p][b] >= 1
-                if ok:
-                    out[n] = A_KEEP + a * 6 + b
-                    n += 1
+            out[n] = A_KEEP + a * 6 + a
+            n += two[a]
+            for b in range(a + 1, 6):
+                out[n] = A_KEEP + a * 6 + b
+                n += one[a] & one[b]
         return n
     if st == ST_CHOOSE_FIRST:
         for i in range(c.players):
