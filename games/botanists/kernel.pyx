@@ -171,6 +171,7 @@ cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the second
 cdef uint32_t OUTER = 0             # P2: the outermost ring
 cdef uint32_t CORNERS = 0           # P1d
 cdef uint8_t ORIENT[5][4]           # A15: seat orientation by player count
+cdef uint8_t SEAT_AT[5][512]        # k % players for any two bytes' sum (start_turn's seat without a division)
 cdef bint LOADED = False
 
 cdef int DR[8]
@@ -314,6 +315,10 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 INWARD[cell] |= (<uint32_t>1) << (r * 5 + cc)
     for cell in range(N_CELLS):
         BALL2[cell] = spread(NEIGH[cell])
+    memset(SEAT_AT, 0, sizeof(SEAT_AT))
+    for u in range(1, 5):
+        for i in range(512):
+            SEAT_AT[u][i] = i % u
     memset(ORIENT, 0, sizeof(ORIENT))
     ORIENT[2][1] = 2                  # A15 default seats: 2p {0, 2}; 3p {0, 1, 2}; 4p {0..3}
     ORIENT[3][1] = 1
@@ -642,9 +647,12 @@ cdef inline bint can_fulfil(const BotanistsCore* c, int p, int o) noexcept nogil
 cdef inline void pay_order(BotanistsCore* c, int p, int o) noexcept nogil:
     """O1/A11: the matching leftovers go back into the bag; the order is kept until scoring."""
     cdef int col
+    cdef uint8_t need[N_COLOURS]
+    # a local copy: the compiler then knows the writes below cannot change it
+    memcpy(need, ORDER_NEED[o], N_COLOURS)
     for col in range(N_COLOURS):
-        c.leftover[p][col] -= ORDER_NEED[o][col]
-        c.bag[col] += ORDER_NEED[o][col]
+        c.leftover[p][col] -= need[col]
+        c.bag[col] += need[col]
     bag_changed(c)
     leftovers_changed(c, p)
     set_order(c, o, ORDER_FULFILLED + p)
@@ -827,7 +835,7 @@ cdef void skip_space(BotanistsCore* c, int who) noexcept nogil:
 
 
 cdef void start_turn(BotanistsCore* c) noexcept nogil:
-    c.cur = (c.first_player + c.turns_done) % c.players
+    c.cur = SEAT_AT[c.players][c.first_player + c.turns_done]
     c.part = PART_NONE
     c.done_mask = 0
     c.planted = 0
@@ -1446,6 +1454,8 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
     cdef const uint64_t* m
     cdef int st
     cdef bint ok
+    cdef int one[6]
+    cdef int two[6]
     if c.stage == ST_OVER or ca.ctx != CTX_NONE:
         return 0
     st = c.stage
@@ -1583,20 +1593,21 @@ cdef int k_legal_actions(const uint8_t* buf, int32_t* out) noexcept nogil:
         out[n] = A_NO_DISCARD
         return n + 1
     if st == ST_KEEP:
+        # SC5: keep colours a <= b (5 = nothing) that the leftovers hold, listed without a
+        # branch on them (which leftovers remain follows no pattern): each pair is written and
+        # counted only if it can be kept.
         p = (c.first_player + c.keep_index) % c.players
+        for a in range(N_COLOURS):
+            one[a] = c.leftover[p][a] >= 1
+            two[a] = c.leftover[p][a] >= 2
+        one[N_COLOURS] = 1
+        two[N_COLOURS] = 1
         for a in range(6):
-            for b in range(a, 6):
-                if a == 5:
-                    ok = True
-                elif b == 5:
-                    ok = c.leftover[p][a] >= 1
-                elif a == b:
-                    ok = c.leftover[p][a] >= 2
-                else:
-                    ok = c.leftover[p][a] >= 1 and c.leftover[p][b] >= 1
-                if ok:
-                    out[n] = A_KEEP + a * 6 + b
-                    n += 1
+            out[n] = A_KEEP + a * 6 + a
+            n += two[a]
+            for b in range(a + 1, 6):
+                out[n] = A_KEEP + a * 6 + b
+                n += one[a] & one[b]
         return n
     if st == ST_CHOOSE_FIRST:
         for i in range(c.players):
@@ -1688,6 +1699,43 @@ cdef int32_t sample_listed(const uint8_t* buf, Rng* rng) noexcept nogil:
     return acts[rng_weighted_index(total, ws, rng)]
 
 
+cdef inline int draw_tile(const BotanistsCore* c, int total, Rng* rng) noexcept nogil:
+    """The colour of a tile drawn from the bag (G4/S6; total: bag_total, > 0): k_sample_chance's
+    draw at CTX_TILE (and the fused playout's, refill_market)."""
+    cdef int j = <int>(rng_uniform(rng) * <double>total)
+    cdef int cum, col
+    # the first colour whose running count exceeds j, counted without branches
+    cum = c.bag[0]
+    col = j >= cum
+    cum += c.bag[1]
+    col += j >= cum
+    cum += c.bag[2]
+    col += j >= cum
+    cum += c.bag[3]
+    col += j >= cum
+    if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
+        return col
+    # The last colour with tiles (the generic walk's fallback).
+    for col in range(N_COLOURS - 1, -1, -1):
+        if c.bag[col]:
+            return col
+    return -C_TILE                      # an empty bag: outcome 0, as the generic walk
+
+
+cdef inline int32_t draw_card(const BotanistsCache* ca, Rng* rng) noexcept nogil:
+    """A market card drawn (S3/P9/T4; A10: from the discard pile when the deck is empty):
+    k_sample_chance's outcome at CTX_CARDS_SETUP and CTX_CARDS (and the fused playout's)."""
+    cdef int loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
+    cdef int total = ca.card_count[loc]
+    cdef int j
+    if total <= 0:
+        return 0
+    j = <int>(rng_uniform(rng) * <double>total)
+    if j >= total:
+        j = total - 1
+    return C_CARD + select2(ca.cards[loc], j)
+
+
 cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     """One outcome of k_chance_outcomes drawn by weight without listing them, with the same
     draw as the generic sampler (x = uniform * total weight, then the first outcome whose
@@ -1697,39 +1745,15 @@ cdef int32_t k_sample_chance(const uint8_t* buf, Rng* rng) noexcept nogil:
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef const BotanistsCache* ca = cache_of(c)
     cdef int ctx = ca.ctx
-    cdef int total, j, col, loc, cum
+    cdef int total, j
     cdef const uint64_t* src
     if ctx == CTX_TILE:
         total = ca.bag_total
         if total <= 0:
             return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        # the first colour whose running count exceeds j, counted without branches
-        cum = c.bag[0]
-        col = j >= cum
-        cum += c.bag[1]
-        col += j >= cum
-        cum += c.bag[2]
-        col += j >= cum
-        cum += c.bag[3]
-        col += j >= cum
-        if (col != N_COLOURS - 1) | (c.bag[N_COLOURS - 1] != 0):   # one test, usually true
-            return C_TILE + col
-        # The last colour with tiles (the generic walk's fallback).
-        for col in range(N_COLOURS - 1, -1, -1):
-            if c.bag[col]:
-                return C_TILE + col
-        return 0
+        return C_TILE + draw_tile(c, total, rng)
     if ctx == CTX_CARDS_SETUP or ctx == CTX_CARDS:
-        loc = CARD_DECK if ca.card_count[<int>CARD_DECK] else CARD_DISCARD   # card_source
-        src = ca.cards[loc]
-        total = ca.card_count[loc]
-        if total <= 0:
-            return 0
-        j = <int>(rng_uniform(rng) * <double>total)
-        if j >= total:
-            j = total - 1
-        return C_CARD + select2(src, j)
+        return draw_card(ca, rng)
     if ctx == CTX_OPEN or ctx == CTX_PERSONAL_SETUP or ctx == CTX_PERSONAL:
         src = order_source(ca)
         total = count2(src)
@@ -1840,17 +1864,33 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     if A_CARD <= action < A_PLANT_UP:
         play_card(c, action - A_CARD)   # at rest at ST_PLANT, as above
         return
-    if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
-        # P9 hand refill (CTX_CARDS: no order draw pending, chance_context). When it was the
-        # last card and market cells wait for tiles, advance() would only find that refill
-        # pending: the state stays a chance node, drawing tiles.
-        apply_chance(c, action)
-        if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
-            ca.ctx = CTX_TILE
-            return
+    if A_PLANT_UP <= action < A_SWAPM_GIVE:
+        # P5, the turn's third decision: advance(action) without its dispatch on the action
+        plant_collected(c, action)
         APPLY_STEP(c, -1)
         return
+    if C_CARD <= action < C_ORDER and ca.ctx == CTX_CARDS:
+        refill_hand(c, action)
+        return
     APPLY_STEP(c, action)
+
+
+cdef inline void refill_hand(BotanistsCore* c, int32_t action) noexcept nogil:
+    """k_apply at CTX_CARDS (no order draw pending, chance_context), the P9 hand refill. When
+    it was the last card and market cells wait for tiles, advance() would only find that
+    refill pending: the state stays a chance node, drawing tiles."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int k = action - C_CARD
+    # apply_chance's card draw at CTX_CARDS: into the hand of the seat to move
+    if c.card_loc[k] == CARD_DISCARD:         # A10: the deck is empty, reshuffle
+        reshuffle_cards(c)
+    if c.pend_cards:
+        c.pend_cards -= 1
+    set_card(c, k, CARD_HAND + c.cur)
+    if c.pend_cards == 0 and c.pend_market and ca.empties and not bag_empty(c):
+        ca.ctx = CTX_TILE
+        return
+    APPLY_STEP(c, -1)
 
 
 cdef void (*APPLY_STEP)(BotanistsCore*, int32_t) noexcept nogil
@@ -1882,6 +1922,27 @@ cdef inline void set_derived(BotanistsCore* c) noexcept nogil:
         ca.moves = 0
 
 
+cdef inline void plant_collected(BotanistsCore* c, int32_t action) noexcept nogil:
+    """P5 plant (A_PLANT_UP, A_PLANT_DOWN); P6/A16: the bonus comes before the rest reaches
+    the marginal land."""
+    cdef int p = c.cur, k
+    cdef int col = (action - A_PLANT_UP) % 5
+    cdef int t = 1 if action >= A_PLANT_DOWN else 0
+    cdef int sign = next_sign(c, p)
+    c.collected[col] -= 1
+    plant(c, p, col, t)
+    c.planted |= 1
+    if c.opt_bonus_sees:
+        for k in range(N_COLOURS):
+            c.leftover[p][k] += c.collected[k]
+            c.collected[k] = 0
+        leftovers_changed(c, p)
+    if t:
+        start_bonus(c, sign, 0)
+    else:
+        after_bonus(c)
+
+
 cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
     """The action's own effect (advance() then resolves the forced steps)."""
     cdef int p = c.cur, col, cell, k, slot, mask, q, t, o, a, b, sign
@@ -1903,22 +1964,7 @@ cdef void apply_move(BotanistsCore* c, int32_t action) noexcept nogil:
         c.planted |= 1
         start_bonus(c, sign, 0)
     elif action < A_SWAPM_GIVE:
-        # P5 plant; P6/A16: the bonus comes before the rest reaches the marginal land.
-        col = (action - A_PLANT_UP) % 5
-        t = 1 if action >= A_PLANT_DOWN else 0
-        sign = next_sign(c, p)
-        c.collected[col] -= 1
-        plant(c, p, col, t)
-        c.planted |= 1
-        if c.opt_bonus_sees:
-            for k in range(N_COLOURS):
-                c.leftover[p][k] += c.collected[k]
-                c.collected[k] = 0
-            leftovers_changed(c, p)
-        if t:
-            start_bonus(c, sign, 0)
-        else:
-            after_bonus(c)
+        plant_collected(c, action)
     elif action >= A_CHOOSE_BOARD:
         t = board_target(c)
         if t >= 0:
@@ -2345,7 +2391,9 @@ ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O
 
 # Flower counts packed 6 bits a colour, bit 5 of each field a guard: (L | GUARD) - need keeps
 # every guard bit exactly when no colour of need exceeds L's (counts below 32).
-cdef uint32_t GUARD = 0x20 | (0x20 << 6) | (0x20 << 12) | (0x20 << 18) | (0x20 << 24)
+# (A constant, not a variable: the compiler folds it into the masks and comparisons.)
+cdef enum:
+    GUARD = 0x20 | (0x20 << 6) | (0x20 << 12) | (0x20 << 18) | (0x20 << 24)
 
 
 cdef inline uint32_t pack_counts(const int* cnt) noexcept nogil:
@@ -2839,7 +2887,75 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
 
 
 include "features.pxi"  # value-model features
-include "hortus/_ext/playout.pxi"  # k_playout: the fused playout loop
+# --- the fused playout loop (GameKernel.playout) ---------------------------------------------
+# The search's own playout loop (hortus._ext.mcts, Search._iterate) with k_rollout_action as the
+# policy, step for step and draw for draw: the loop of _ext/playout.pxi, which the other kernels
+# include, with two additions. A G4 market refill, the most frequent chance event (about one a
+# decision), is drawn and applied by refill_market, which keeps drawing while the state stays
+# at that chance node: the same draws and steps as one k_sample_chance and one k_apply per
+# tile, without their dispatch on the chance context and the action range. A P9 hand refill
+# (CTX_CARDS, the next most frequent) is drawn by draw_card and applied by refill_hand, the
+# two functions k_sample_chance and k_apply call there.
+cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
+    """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
+    until the state leaves that chance node or the steps run out, each further draw a step."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int total, col, cell
+    while True:
+        total = ca.bag_total
+        col = draw_tile(c, total, rng) if total > 0 else -C_TILE
+        if col < 0:
+            k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
+            return
+        # k_apply's G4 path
+        cell = empty_cell(c)
+        if cell < 0:
+            APPLY_STEP(c, -1)
+            return
+        fill_cell(c, cell, col)
+        take_tile(c, col)
+        if not ca.empties or bag_empty(c):
+            APPLY_STEP(c, -1)
+            return
+        if steps[0] >= max_steps:
+            return
+        steps[0] += 1
+
+
+cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_decisions,
+                   long* decisions) noexcept nogil:
+    cdef const BotanistsCache* ca = cache_of(<const BotanistsCore*>buf)
+    cdef int p
+    cdef int32_t a
+    cdef long played = 0
+    while steps[0] < max_steps:
+        if ca.ctx == CTX_TILE and (<const BotanistsCore*>buf).stage > ST_SETUP_FIRST:
+            steps[0] += 1                   # a chance step (k_current_player: CHANCE)
+            refill_market(<BotanistsCore*>buf, rng, steps, max_steps)
+            continue
+        if ca.ctx == CTX_CARDS:
+            steps[0] += 1                   # a chance step: the P9 hand refill
+            a = draw_card(ca, rng)
+            if a >= C_CARD:
+                refill_hand(<BotanistsCore*>buf, a)
+            else:
+                k_apply(buf, a)             # outcome 0 (no card to draw: not a reachable state)
+            continue
+        p = k_current_player(buf)
+        if p == TERMINAL:
+            break
+        steps[0] += 1
+        if p == CHANCE:
+            k_apply(buf, k_sample_chance(buf, rng))
+            continue
+        if max_decisions >= 0 and played >= max_decisions:
+            decisions[0] += played
+            return 1
+        played += 1
+        k_apply(buf, k_rollout_action(buf, rng))
+    decisions[0] += played
+    return 0
+
 
 cdef GameKernel KERNEL
 KERNEL.state_bytes = sizeof(BotanistsState)
