@@ -551,7 +551,8 @@ cdef class Search:
             k.apply(s, self.nodes[best].action)
 
         # Playout (cut after eval_plies decisions when a value model is on).
-        if k.playout != NULL and self.use_policy and self.policy == k.rollout_action:
+        if (k.playout != NULL and k.rollout_action != NULL and self.use_policy
+                and self.policy == k.rollout_action):
             # The same loop, fused in the game's kernel (GameKernel.playout).
             cut = k.playout(s, rng, &steps, k.max_game_length, self.eval_plies, &decisions) != 0
         else:
