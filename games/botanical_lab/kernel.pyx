@@ -35,6 +35,7 @@ from libc.string cimport memset, memcpy
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below, rng_uniform
+from hortus._ext.bits cimport pop_few
 from hortus.games.botanical_lab.kernel cimport *
 
 cdef enum:
@@ -263,15 +264,6 @@ cdef inline uint64_t spaces_with(const LabCore* c, int status, int p) noexcept n
     for i in range(0, MAX_SPACES, 16):
         m |= <uint64_t>(lab_eq16(c.space_status + i, status) & lab_eq16(c.space_owner + i, p)) << i
     return m & SPACE_BITS
-
-
-cdef inline int popcount8(uint32_t x) noexcept nogil:
-    """Set bits of a small mask (a loop per bit: cheaper than a library popcount call)."""
-    cdef int n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
 
 
 cdef inline int lowest_bit(uint32_t x) noexcept nogil:
@@ -859,7 +851,7 @@ cdef void advance(LabCore* c) noexcept nogil:
                 c.growth_breeds = 0
                 continue
             options = sprout_options(c, &skip_ok)
-            if popcount8(options) + skip_ok >= 2:
+            if pop_few(options) + skip_ok >= 2:
                 return
             i = lowest_bit(pending)
             if options:

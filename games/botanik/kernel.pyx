@@ -17,18 +17,12 @@ from libc.string cimport memset, memcpy, memmove
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below, rng_next
+from hortus._ext.bits cimport pop64
 from hortus.games.botanik.kernel cimport *
 
 cdef extern from *:
     """
     static inline int bk_ctz64(uint64_t x) { return __builtin_ctzll(x); }
-    /* Portable popcount (the extension is built for the baseline x86-64, without POPCNT). */
-    static inline int bk_popcount64(uint64_t x) {
-        x = x - ((x >> 1) & 0x5555555555555555ULL);
-        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-        return (int)((x * 0x0101010101010101ULL) >> 56);
-    }
     static uint8_t bk_sel8[256][8];   /* bk_sel8[byte][r]: the r-th set bit of byte */
     /* Position of the r-th (from 0) set bit of x; r < popcount(x). Broadword: byte prefix
        counts by one multiplication, the byte by comparing all eight at once, then the bit. */
@@ -156,7 +150,6 @@ cdef extern from *:
     #endif
     """
     int bk_ctz64(uint64_t x) noexcept nogil
-    int bk_popcount64(uint64_t x) noexcept nogil
     int bk_select64(uint64_t x, int r) noexcept nogil
     void bk_init_sel8() noexcept nogil
     void bk_replace_bytes(uint8_t* p, int n16, uint8_t frm, uint8_t to) noexcept nogil
@@ -1138,7 +1131,7 @@ cdef void machine_score(const BotanikState* s, int p, double* points, int* tiles
         t = c.m_id[p][i]
         total += T_FLOWERS[t] * ((T_NEEDS_LINK[t] == 0) | ((m.same[i] >> 4) != 0))  # (no branch)
     points[0] = total
-    tiles[0] = bk_popcount64(kept)
+    tiles[0] = pop64(kept)
 
 
 cdef void score_final(BotanikState* s) noexcept nogil:

@@ -17,6 +17,7 @@ from libc.string cimport memset, memcpy
 
 from hortus._ext.kernel cimport GameKernel, CHANCE, TERMINAL, kernel_to_capsule
 from hortus._ext.rng cimport Rng, rng_below, rng_uniform, rng_weighted_index
+from hortus._ext.bits cimport pop64, pop_few
 from hortus.games.botanists.kernel cimport *
 
 cdef extern from *:
@@ -449,23 +450,6 @@ cdef void k_rebuild(uint8_t* buf) noexcept nogil:
         leftovers_changed(c, k)
     ca.ctx = chance_context(c)
     ca.moves = turn_moves(c)
-
-
-cdef inline int pop64(uint64_t x) noexcept nogil:
-    """Population count without a library call (the build targets plain x86-64, no popcnt)."""
-    x = x - ((x >> 1) & <uint64_t>0x5555555555555555ULL)
-    x = (x & <uint64_t>0x3333333333333333ULL) + ((x >> 2) & <uint64_t>0x3333333333333333ULL)
-    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0FULL
-    return <int>((x * <uint64_t>0x0101010101010101ULL) >> 56)
-
-
-cdef inline int pop_few(uint32_t x) noexcept nogil:
-    """Population count of a set with few bits (one step a bit)."""
-    cdef int n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
 
 
 cdef inline int count2(const uint64_t* m) noexcept nogil:
