@@ -1821,18 +1821,8 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
     compiler keeps them out of line and these pay for no large stack frame)."""
     cdef BotanistsCore* c = <BotanistsCore*>buf
     cdef BotanistsCache* ca = cache_of(c)
-    cdef int cell
     if C_TILE <= action < C_FIRST and ca.ctx == CTX_TILE and c.stage > ST_SETUP_FIRST:
-        # G4 refill, the most frequent event: while cells stay empty and the bag has tiles,
-        # advance() would only find the same refill pending (no other draw is pending at a
-        # tile draw), so the state stays at this chance node.
-        cell = empty_cell(c)
-        if cell >= 0:
-            fill_cell(c, cell, action - C_TILE)
-            take_tile(c, action - C_TILE)
-            if ca.empties and not bag_empty(c):
-                return
-        APPLY_STEP(c, -1)
+        refill_tile(c, action - C_TILE)   # G4 refill, the most frequent event
         return
     if action < A_TEND:
         # P1: the pawn moves; the card to play is the next decision. A decision is taken with
@@ -1857,6 +1847,22 @@ cdef void k_apply(uint8_t* buf, int32_t action) noexcept nogil:
         refill_hand(c, action)
         return
     APPLY_STEP(c, action)
+
+
+cdef inline bint refill_tile(BotanistsCore* c, int col) noexcept nogil:
+    """k_apply at CTX_TILE after the setup, the G4 market refill: a `col` tile fills the
+    first empty cell. While cells stay empty and the bag has tiles, advance() would only find
+    the same refill pending (no other draw is pending at a tile draw), so the state stays at
+    this chance node: True. Else advance() resolves what follows: False."""
+    cdef BotanistsCache* ca = cache_of(c)
+    cdef int cell = empty_cell(c)
+    if cell >= 0:
+        fill_cell(c, cell, col)
+        take_tile(c, col)
+        if ca.empties and not bag_empty(c):
+            return True
+    APPLY_STEP(c, -1)
+    return False
 
 
 cdef inline void refill_hand(BotanistsCore* c, int32_t action) noexcept nogil:
@@ -2884,22 +2890,14 @@ cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) n
     """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
     until the state leaves that chance node or the steps run out, each further draw a step."""
     cdef BotanistsCache* ca = cache_of(c)
-    cdef int total, col, cell
+    cdef int total, col
     while True:
         total = ca.bag_total
         col = draw_tile(c, total, rng) if total > 0 else -C_TILE
         if col < 0:
             k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
             return
-        # k_apply's G4 path
-        cell = empty_cell(c)
-        if cell < 0:
-            APPLY_STEP(c, -1)
-            return
-        fill_cell(c, cell, col)
-        take_tile(c, col)
-        if not ca.empties or bag_empty(c):
-            APPLY_STEP(c, -1)
+        if not refill_tile(c, col):     # k_apply's G4 path
             return
         if steps[0] >= max_steps:
             return
