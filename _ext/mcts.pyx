@@ -24,7 +24,7 @@ its own, so two threads never share a line (see _ext/memory.pxd).
 from libc.stdint cimport uint8_t, int8_t, int32_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset, memcmp
-from libc.math cimport sqrt, log, tanh, pow, exp
+from libc.math cimport sqrt, log, tanh, pow, exp, fabs
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from hortus._ext.kernel cimport (GameKernel, CHANCE, TERMINAL, MAX_PLAYERS, kernel_from_capsule,
@@ -54,6 +54,21 @@ ctypedef struct Node:
 # Progressive widening allows widening_c * visits**WIDENING_ALPHA children per node; 0.5 was
 # the only exponent ever used, so it is fixed here rather than a run() argument.
 cdef double WIDENING_ALPHA = 0.5
+
+
+# Selection passes over a child whose UCB cannot beat the best so far (_iterate). UCB_SLACK
+# is the test's margin, relative to the values compared: their rounding errors are a few
+# times 2**-53 (about 1e-16) of them, so a margin of 1e-9 never passes over a child that the
+# UCB computed in full would pick; children within it of the best get the full computation.
+cdef double UCB_SLACK = 1e-9
+cdef bint PRUNE_SELECTION = True
+
+
+def _set_selection_pruning(bint on):
+    """Pass over hopeless children in selection (on, the default) or compute every child's UCB
+    in full (off): for the test that both choose the same, bit for bit."""
+    global PRUNE_SELECTION
+    PRUNE_SELECTION = on
 
 
 # log(n) for the availability counts the selection sees most (n < LOG_TABLE_SIZE), filled
@@ -437,8 +452,10 @@ cdef class Search:
         cdef int p, n, i, untried, pick, j, steps = 0, n_children, played = 0
         cdef long decisions = 0
         cdef bint cut = False
-        cdef double ucb, best_ucb, q
+        cdef double ucb, best_ucb, q, visits, log_avail, room, total
         cdef double exploration = self.exploration
+        cdef double explore_sq = exploration * exploration
+        cdef bint prune = PRUNE_SELECTION
         cdef int obs = self.observer
         cdef Node* c
         cdef bint expanded = False
@@ -503,12 +520,35 @@ cdef class Search:
                     seen_stamp[c.action] = stamp
                     untried -= 1
                     if c.visits > 0:
-                        if against:
-                            # Paranoid: every opponent plays to minimise the searcher's reward.
-                            q = -c.reward[obs] / c.visits
+                        visits = <double>c.visits
+                        log_avail = log_count(c.availability)
+                        # A child that cannot beat the best so far is passed over without its
+                        # UCB: q + exploration * sqrt(log_avail / visits) takes two divisions
+                        # and a square root, which made most of selection's time in a large
+                        # tree, and most children are not the best. The test (q's room below
+                        # best_ucb, squared, against the exploration term squared) takes
+                        # multiplications only, with a margin (UCB_SLACK) far above their
+                        # rounding: it passes over only children whose UCB, computed in full,
+                        # would not be above best_ucb, so the choice is the same bit for bit.
+                        if turn_max and not against:
+                            q = c.turn_value
+                            room = best_ucb - q - UCB_SLACK * (fabs(best_ucb) + fabs(q))
+                            if (prune and room > 0.0
+                                    and room * room * visits > explore_sq * log_avail * (1.0 + UCB_SLACK)):
+                                child = c.next_sibling
+                                continue
                         else:
-                            q = c.turn_value if turn_max else c.reward[p] / c.visits
-                        ucb = q + exploration * sqrt(log_count(c.availability) / c.visits)
+                            # Paranoid: every opponent plays to minimise the searcher's reward.
+                            total = -c.reward[obs] if against else c.reward[p]
+                            # (q's room times visits: no division)
+                            room = (best_ucb * visits - total
+                                    - UCB_SLACK * (fabs(best_ucb * visits) + fabs(total)))
+                            if (prune and room > 0.0
+                                    and room * room > explore_sq * log_avail * visits * (1.0 + UCB_SLACK)):
+                                child = c.next_sibling
+                                continue
+                            q = total / visits
+                        ucb = q + exploration * sqrt(log_avail / visits)
                     else:
                         ucb = 1e300
                     if ucb > best_ucb:
