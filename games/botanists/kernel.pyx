@@ -2927,13 +2927,12 @@ include "features.pxi"  # value-model features
 # --- the fused playout loop (GameKernel.playout) ---------------------------------------------
 # The search's own playout loop (hortus._ext.mcts, Search._iterate) with k_rollout_action as the
 # policy, step for step and draw for draw: the loop of _ext/playout.pxi, which the other kernels
-# include, with three additions. A G4 market refill, the most frequent chance event (about one a
+# include, with two additions. A G4 market refill, the most frequent chance event (about one a
 # decision), is drawn and applied by refill_market, which keeps drawing while the state stays
 # at that chance node: the same draws and steps as one k_sample_chance and one k_apply per
 # tile, without their dispatch on the chance context and the action range. A P9 hand refill
 # (CTX_CARDS, the next most frequent) is drawn by draw_card and applied by refill_hand, the
-# two functions k_sample_chance and k_apply call there. And the policy's order pairs of the turn
-# (turn_wants) are kept from one decision to the next: the same pairs, the same choices.
+# two functions k_sample_chance and k_apply call there.
 cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
     """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
     until the state leaves that chance node or the steps run out, each further draw a step."""
