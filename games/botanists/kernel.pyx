@@ -2379,15 +2379,6 @@ ctypedef struct Wants:     # the orders the seat to move may fulfil this turn (O
     int open_o[3]
     int pers_o[8]
 
-ctypedef struct WantsMemo:  # the turn's order pairs (turn_wants), kept by the fused playout
-    bint valid
-    int p
-    bint fulfil
-    uint32_t base
-    uint32_t open_orders   # the three open slots' orders, a byte each
-    uint64_t personal[2]   # seat p's personal orders (the cache's order set)
-    Wants w
-
 # Flower counts packed 6 bits a colour, bit 5 of each field a guard: (L | GUARD) - need keeps
 # every guard bit exactly when no colour of need exceeds L's (counts below 32).
 # (A constant, not a variable: the compiler folds it into the masks and comparisons.)
@@ -2476,36 +2467,6 @@ cdef void wants_of(const BotanistsCore* c, int p, Wants* w, bint fulfil, bint wi
         i += 1
     w.n = n
     pad_wants(w)
-
-
-cdef inline const Wants* turn_wants(const BotanistsCore* c, int p, bint fulfil, uint32_t base,
-                                    Wants* local, WantsMemo* memo) noexcept nogil:
-    """The order pairs that leftovers `base` plus a purchase may fulfil this turn (wants_of with
-    both kinds of order and slack MAX_EXTRA), in `local`, or from `memo` when it holds them for
-    the same inputs: the turn start (greedy_start) and the card choice after it (card_weighed)
-    ask for the same pairs, since the move between changes no order and no leftover. The key is
-    everything wants_of reads, so a memo kept across decisions is never stale."""
-    cdef const uint64_t* m
-    cdef uint32_t open_orders
-    if memo == NULL:
-        wants_of(c, p, local, fulfil, True, True, base, MAX_EXTRA)
-        return local
-    m = cache_of(c).orders[<int>ORDER_PERSONAL + p]
-    open_orders = (c.open_orders[0] | (<uint32_t>c.open_orders[1] << 8)
-                   | (<uint32_t>c.open_orders[2] << 16))
-    if (memo.valid and memo.p == p and memo.fulfil == fulfil and memo.base == base
-            and memo.open_orders == open_orders and memo.personal[0] == m[0]
-            and memo.personal[1] == m[1]):
-        return &memo.w
-    wants_of(c, p, &memo.w, fulfil, True, True, base, MAX_EXTRA)
-    memo.valid = True
-    memo.p = p
-    memo.fulfil = fulfil
-    memo.base = base
-    memo.open_orders = open_orders
-    memo.personal[0] = m[0]
-    memo.personal[1] = m[1]
-    return &memo.w
 
 
 cdef inline void pad_wants(Wants* w) noexcept nogil:
@@ -2616,7 +2577,7 @@ cdef inline void leftovers_changed(BotanistsCore* c, int p) noexcept nogil:
     cache_of(c).left_packed[p] = pack_counts(cnt)
 
 
-cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noexcept nogil:
+cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """P3: the card whose purchase is worth most (purchase_value), ties drawn at random.
     -1 = none. One card that collects is played without weighing (card_weighed, reached
     through a pointer so that this common case sets up no order pairs)."""
@@ -2637,21 +2598,20 @@ cdef int32_t greedy_card(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noex
             n += 1
     if n <= 1:
         return A_CARD + coll[0] if n else -1
-    return CARD_WEIGHED(c, rng, coll, cells, n, memo)
+    return CARD_WEIGHED(c, rng, coll, cells, n)
 
 
 cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, const uint32_t* cells,
-                          int n_coll, WantsMemo* memo) noexcept nogil:
+                          int n_coll) noexcept nogil:
     """greedy_card over the collecting cards `coll` (the tiles each collects: `cells`)."""
     cdef int p = c.cur, sign = next_sign(c, p)
     cdef int32_t tied[MAX_HAND]
     cdef int i, v, best = NO_VALUE, nt = 0, pc, n, down_cost = -1, lt
     cdef uint32_t w, key, lp
     cdef Wants wt
-    cdef const Wants* wp
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wp = turn_wants(c, p, c.opt_fulfil_purchase or c.players == 1, lp, &wt, memo)  # A8/P8
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
     for i in range(n_coll):
         w = cells[i]
         key = 0
@@ -2662,7 +2622,7 @@ cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, con
             n += 1
         if down_cost < 0 and not (sign < N_COLOURS and (key >> (6 * sign)) & 63):
             down_cost = withered_cost(c, p)     # only a tile planted face down pays it
-        v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, wp, &pc)
+        v = purchase_value(lp + key, lt + n, key, sign, down_cost if down_cost > 0 else 0, &wt, &pc)
         # the best and its ties without branches: written at nt, kept if tied
         nt = 0 if v > best else nt
         best = v if v > best else best
@@ -2673,12 +2633,11 @@ cdef int32_t card_weighed(const BotanistsCore* c, Rng* rng, const int* coll, con
     return tied[rng_below(rng, nt)] if nt > 1 else tied[0]
 
 
-cdef int32_t (*CARD_WEIGHED)(const BotanistsCore*, Rng*, const int*, const uint32_t*, int,
-                             WantsMemo*) noexcept nogil
+cdef int32_t (*CARD_WEIGHED)(const BotanistsCore*, Rng*, const int*, const uint32_t*, int) noexcept nogil
 CARD_WEIGHED = card_weighed
 
 
-cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noexcept nogil:
+cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """G3/P1 at the turn's start, one-ply greedy over the (destination, card) pairs that
     collect a tile of the next sign's colour (the COVER table: that tile is planted face up,
     P5, so no withered tile, E1, and the column bonus SC4 kept): the destination of the pair
@@ -2700,7 +2659,6 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noe
     cdef uint64_t kn
     cdef const uint8_t* fc
     cdef Wants wt
-    cdef const Wants* wp
     if not dests or sign >= N_COLOURS:
         return -1
     others = pawns_except(c, p)
@@ -2721,7 +2679,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noe
     tied = 0
     lt = leftover_total(c, p)
     lp = own_leftovers(c, p)
-    wp = turn_wants(c, p, c.opt_fulfil_purchase or c.players == 1, lp, &wt, memo)  # A8/P8
+    wants_of(c, p, &wt, c.opt_fulfil_purchase or c.players == 1, True, True, lp, MAX_EXTRA)  # A8/P8
     for n in range(1, 5):               # n tiles collected, one planted: lt + n - 1 leftovers
         none_by_n[n] = none_value(lt + n - 1)
     lp -= (<uint32_t>1) << (6 * sign)   # P5: the sign's colour (collected) goes face up
@@ -2745,7 +2703,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng, WantsMemo* memo) noe
                 continue
             key = <uint32_t>kn
             # the rest are leftovers (lp: without the tile planted face up)
-            v = leftover_best(lp + key, lt + n - 1, none_by_n[n], wp)
+            v = leftover_best(lp + key, lt + n - 1, none_by_n[n], &wt)
             # the best so far and its ties, without branches (as leftover_value_from)
             tied &= <uint32_t>(v > best) - 1
             best = v if v > best else best
@@ -2882,10 +2840,6 @@ cdef enum:
     POLICY_SEATS = (1 << 2) | (1 << 3) | (1 << 4)
 
 cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
-    return rollout_policy(buf, rng, NULL)
-
-
-cdef inline int32_t rollout_policy(const uint8_t* buf, Rng* rng, WantsMemo* memo) noexcept nogil:
     """Playout policy, the moves a competent player makes at the choices that
     score: a destination where a card in hand collects the flower the next space asks for,
     the one whose leftover tiles fulfil the orders worth most (G3/P1, greedy_start); the card whose purchase is worth most on the points the rules give
@@ -2895,8 +2849,7 @@ cdef inline int32_t rollout_policy(const uint8_t* buf, Rng* rng, WantsMemo* memo
     kept at a tend (T3). One decision in EPS_BASELINE, a turn start with no such destination,
     and every other choice (T4 draws, SC5/SC7, the solo Helper's) are the baseline policy's
     (k_baseline_rollout_action), which keeps playouts varied. Seat counts outside POLICY_SEATS
-    play out with the baseline policy alone. memo: the fused playout's turn_wants memo (NULL
-    elsewhere)."""
+    play out with the baseline policy alone."""
     cdef const BotanistsCore* c = <const BotanistsCore*>buf
     cdef int32_t a = -1
     cdef int st = c.stage
@@ -2905,11 +2858,11 @@ cdef inline int32_t rollout_policy(const uint8_t* buf, Rng* rng, WantsMemo* memo
     if cache_of(c).ctx != CTX_NONE or rng_below(rng, EPS_BASELINE) == 0:
         return k_baseline_rollout_action(buf, rng)
     if st == ST_ACTION:
-        a = greedy_start(c, rng, memo)
+        a = greedy_start(c, rng)
         if a < 0:
             return rollout_turn_start(c, rng)
     elif st == ST_CARD:
-        a = greedy_card(c, rng, memo)
+        a = greedy_card(c, rng)
     elif st == ST_PLANT:
         a = greedy_plant(c)
     elif st == ST_FULFIL_OPEN or st == ST_FULFIL_PERSONAL:
@@ -2957,8 +2910,6 @@ cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_de
     cdef int p
     cdef int32_t a
     cdef long played = 0
-    cdef WantsMemo memo
-    memo.valid = False
     while steps[0] < max_steps:
         if ca.ctx == CTX_TILE and (<const BotanistsCore*>buf).stage > ST_SETUP_FIRST:
             steps[0] += 1                   # a chance step (k_current_player: CHANCE)
@@ -2983,7 +2934,7 @@ cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_de
             decisions[0] += played
             return 1
         played += 1
-        k_apply(buf, rollout_policy(buf, rng, &memo))
+        k_apply(buf, k_rollout_action(buf, rng))
     decisions[0] += played
     return 0
 
