@@ -51,6 +51,16 @@ ctypedef struct Node:
     double mover_sq              # sum of the squared reward of `mover` (value spread)
 
 
+# A node's sibling link and action again, in a dense array beside the arena (Search.links,
+# indexed like the nodes). Selection walks a node's children through it: through the nodes
+# themselves each child's load waited for the one before (a 136-byte node per child, scattered
+# over a tree of megabytes), while the links of a whole tree stay in cache, and only a legal
+# child's node is loaded, its load overlapping the next ones.
+ctypedef struct ChildLink:
+    int32_t next_sibling
+    int32_t action
+
+
 # Progressive widening allows widening_c * visits**WIDENING_ALPHA children per node; 0.5 was
 # the only exponent ever used, so it is fixed here rather than a run() argument.
 cdef double WIDENING_ALPHA = 0.5
@@ -178,6 +188,7 @@ cdef class Search:
     cdef uint8_t* root
     cdef uint8_t* work
     cdef Node* nodes
+    cdef ChildLink* links          # per node: next_sibling and action, as in the node
     cdef int32_t n_nodes
     cdef int32_t cap_nodes
     cdef int32_t max_nodes
@@ -238,7 +249,8 @@ cdef class Search:
         self.node_block_mapped = 0
         self.node_block = <Node*>arena_resize(NULL, 0, _arena_bytes(self.cap_nodes),
                                               &self.node_block_mapped)
-        if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
+        self.links = <ChildLink*>alloc_own_lines(self.cap_nodes * sizeof(ChildLink))
+        if (self.links == NULL or self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
                 or self.legal_stamp == NULL or self.seen_stamp == NULL or self.node_block == NULL):
             raise MemoryError()
         self.nodes = self.node_block + _guard_nodes()
@@ -250,6 +262,8 @@ cdef class Search:
         self.nodes[0].next_sibling = -1
         self.nodes[0].action = -1
         self.nodes[0].mover = -1
+        self.links[0].next_sibling = -1
+        self.links[0].action = -1
         self.stamp = 0
         self.cancelled = 0
         self.iterations_done = 0
@@ -277,6 +291,7 @@ cdef class Search:
         free(self.weights)
         free(self.legal_stamp)
         free(self.seen_stamp)
+        free(self.links)
         arena_free(self.node_block, _arena_bytes(self.cap_nodes), self.node_block_mapped)
 
     def set_model(self, w1, b1, w2, double b2, points_w=None, double points_b=0.0):
@@ -399,6 +414,8 @@ cdef class Search:
                         n.next_sibling = remap[n.next_sibling]
                 if n.first_child != -1:
                     n.first_child = remap[n.first_child]
+                self.links[i].next_sibling = n.next_sibling
+                self.links[i].action = n.action
             free(remap)
             self.n_nodes = kept
             memcpy(self.root, new_root.buf, k.state_bytes)
@@ -420,6 +437,7 @@ cdef class Search:
 
     cdef int32_t _new_child(self, int32_t parent, int32_t action, int mover) noexcept nogil:
         cdef Node* grown
+        cdef ChildLink* grown_links
         cdef int32_t new_cap
         if self.n_nodes >= self.max_nodes:
             return -1
@@ -427,12 +445,19 @@ cdef class Search:
             new_cap = self.cap_nodes * 2
             if new_cap > self.max_nodes:
                 new_cap = self.max_nodes
+            grown_links = <ChildLink*>alloc_own_lines(new_cap * sizeof(ChildLink))
+            if grown_links == NULL:
+                return -1
             grown = <Node*>arena_resize(self.node_block, _arena_bytes(self.cap_nodes),
                                         _arena_bytes(new_cap), &self.node_block_mapped)
             if grown == NULL:
+                free(grown_links)
                 return -1
             self.node_block = grown  # the contents are kept, guard nodes included
             self.nodes = grown + _guard_nodes()
+            memcpy(grown_links, self.links, self.cap_nodes * sizeof(ChildLink))
+            free(self.links)
+            self.links = grown_links
             self.cap_nodes = new_cap
         cdef int32_t c = self.n_nodes
         self.n_nodes += 1
@@ -442,6 +467,8 @@ cdef class Search:
         self.nodes[c].action = action
         self.nodes[c].mover = mover
         self.nodes[c].next_sibling = self.nodes[parent].first_child
+        self.links[c].next_sibling = self.nodes[c].next_sibling
+        self.links[c].action = action
         self.nodes[parent].first_child = c
         return c
 
@@ -468,6 +495,8 @@ cdef class Search:
         cdef int32_t* legal = self.legal
         cdef uint32_t* legal_stamp = self.legal_stamp
         cdef uint32_t* seen_stamp = self.seen_stamp
+        cdef const ChildLink* links
+        cdef int32_t action
         cdef uint32_t stamp
         cdef bint paranoid = self.paranoid
         cdef bint turn_max = self.turn_max
@@ -511,13 +540,15 @@ cdef class Search:
             best = -1
             best_ucb = -1e300
             against = paranoid and p != obs
+            links = self.links      # (re-read: an expansion may have grown it)
             child = self.nodes[node].first_child
             while child != -1:
+                action = links[child].action
                 c = &self.nodes[child]
                 n_children += 1
-                if legal_stamp[c.action] == stamp:
+                if legal_stamp[action] == stamp:
                     c.availability += 1
-                    seen_stamp[c.action] = stamp
+                    seen_stamp[action] = stamp
                     untried -= 1
                     if c.visits > 0:
                         visits = <double>c.visits
@@ -535,7 +566,7 @@ cdef class Search:
                             room = best_ucb - q - UCB_SLACK * (fabs(best_ucb) + fabs(q))
                             if (prune and room > 0.0
                                     and room * room * visits > explore_sq * log_avail * (1.0 + UCB_SLACK)):
-                                child = c.next_sibling
+                                child = links[child].next_sibling
                                 continue
                         else:
                             # Paranoid: every opponent plays to minimise the searcher's reward.
@@ -545,7 +576,7 @@ cdef class Search:
                                     - UCB_SLACK * (fabs(best_ucb * visits) + fabs(total)))
                             if (prune and room > 0.0
                                     and room * room > explore_sq * log_avail * visits * (1.0 + UCB_SLACK)):
-                                child = c.next_sibling
+                                child = links[child].next_sibling
                                 continue
                             q = total / visits
                         ucb = q + exploration * sqrt(log_avail / visits)
@@ -554,7 +585,7 @@ cdef class Search:
                     if ucb > best_ucb:
                         best_ucb = ucb
                         best = child
-                child = c.next_sibling
+                child = links[child].next_sibling
             if (untried > 0 and best != -1 and self.widening_c > 0.0
                     and n_children >= self.widening_c * pow(self.nodes[node].visits + 1.0, WIDENING_ALPHA)):
                 # Progressive widening: a node with many options grows its children with

@@ -76,8 +76,14 @@ def test_advance_keeps_exactly_the_subtree_of_the_move(name: str) -> None:
     # the kept tree is searched from `after`: its root children are `after`'s moves
     assert {c["action"] for c in search.children(0)} <= set(after.legal_actions())
     visits = search.root_visits()
+    below = sum(c["visits"] for c in search.children(0))
     search.run(iterations=500, seed=2)
     assert search.root_visits() == visits + 500
+    # every iteration went through one of the kept root's own children (selection walks the
+    # children through links that the compaction renumbered too)
+    kept = search.children(0)
+    assert sum(c["visits"] for c in kept) == below + 500
+    assert len({c["action"] for c in kept}) == len(kept)  # no move expanded twice
 
 
 def test_advance_refuses_a_move_not_in_the_tree_or_another_seat() -> None:
