@@ -103,15 +103,26 @@ cdef extern from *:
         }
         return out;
     }
-    /* Element k of an array of n elements of `size` bytes leaves it, the later ones moving
-       down one place: 16 bytes at a time, reading each chunk before writing below it. The
-       last chunk may run up to 15 bytes past the moved elements (the caller keeps that inside
-       the array), copying the zeros kept past the end. */
-    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
-        uint8_t* dst = p + k * size;
-        int nbytes = (n - k - 1) * size, i;
-        for (i = 0; i < nbytes; i += 16)
-            _mm_storeu_si128((__m128i*)(dst + i), _mm_loadu_si128((const __m128i*)(dst + size + i)));
+    static inline void bk_move16(uint8_t* dst, const uint8_t* src) {
+        _mm_storeu_si128((__m128i*)dst, _mm_loadu_si128((const __m128i*)src));
+    }
+    /* Frontier cell k of n leaves the four frontier arrays (front, 2 bytes a cell; mask, 1;
+       nb, 4; colours, 4), the later cells moving down one place, sixteen cells at a time in
+       one loop, each 16-byte chunk read before anything is written below it. The last round
+       may move up to 15 cells past the end (the caller keeps that inside the arrays), copying
+       the zeros kept there. */
+    static inline void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours,
+                                     int k, int n) {
+        int i, j;
+        for (i = k; i < n - 1; i += 16) {
+            bk_move16(mask + i, mask + i + 1);
+            bk_move16(front + 2 * i, front + 2 * i + 2);
+            bk_move16(front + 2 * i + 16, front + 2 * i + 18);
+            for (j = 0; j < 64; j += 16) {
+                bk_move16(nb + 4 * i + j, nb + 4 * i + 4 + j);
+                bk_move16(colours + 4 * i + j, colours + 4 * i + 4 + j);
+            }
+        }
     }
     #else
     static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
@@ -144,8 +155,12 @@ cdef extern from *:
         int j;
         for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
     }
-    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
-        memmove(p + k * size, p + (k + 1) * size, (size_t)((n - k - 1) * size));
+    static inline void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours,
+                                     int k, int n) {
+        memmove(front + 2 * k, front + 2 * k + 2, (size_t)(2 * (n - k - 1)));
+        memmove(mask + k, mask + k + 1, (size_t)(n - k - 1));
+        memmove(nb + 4 * k, nb + 4 * k + 4, (size_t)(4 * (n - k - 1)));
+        memmove(colours + 4 * k, colours + 4 * k + 4, (size_t)(4 * (n - k - 1)));
     }
     #endif
     """
@@ -159,7 +174,8 @@ cdef extern from *:
     void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
                          int16_t* out) noexcept nogil
     void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
-    void bk_drop_elem(uint8_t* p, int k, int n, int size) noexcept nogil
+    void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours, int k,
+                       int n) noexcept nogil
 
 bk_init_sel8()
 
@@ -181,6 +197,9 @@ cdef enum:
 
 # --- static component tables (filled once by load_components) ------------------------------
 cdef uint8_t T_COLOUR[67]       # colour index; 255 for the Sources (A13)
+# A tile's bits in front_colours for a neighbour on side 0 (shifted by the side): 1 << 4 *
+# colour, none for the Sources.
+cdef uint32_t T_COLOUR_SIDE[67]
 cdef uint8_t T_TYPE[67]         # tile type index; 255 for the Sources
 cdef uint8_t T_KIND[67]         # lowest id of the identical tiles (interchangeable copies)
 cdef uint8_t T_FLOWERS[67]
@@ -234,6 +253,9 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
     cdef uint8_t seen[4]
     for t in range(N_TILES):
         T_COLOUR[t] = colour[t]
+        if T_COLOUR[t] != 255 and T_COLOUR[t] >= 8:
+            raise ValueError("front_colours holds four sides of eight colours at most")
+        T_COLOUR_SIDE[t] = (<uint32_t>1) << (4 * T_COLOUR[t]) if T_COLOUR[t] != 255 else 0
         T_TYPE[t] = ttype[t]
         T_FLOWERS[t] = flowers[t]
         T_NEEDS_LINK[t] = needs_link[t]
@@ -417,6 +439,8 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         m.front_mask[i] = board_masks(board, m.exits, g)
         for d in range(4):
             m.front_nb[i][d] = board[g + NB[d]]
+            if m.front_nb[i][d]:
+                m.front_colours[i] |= T_COLOUR_SIDE[c.m_id[p][m.front_nb[i][d] - 1]] << d
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
@@ -448,17 +472,18 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     if m.n_front <= MAX_FRONT - 16:
         # (the chunked copy stays inside the arrays; the frontier order is kept, the playout
         # samples over it)
-        bk_drop_elem(<uint8_t*>m.front, k, m.n_front, 2)
-        bk_drop_elem(m.front_mask, k, m.n_front, 1)
-        bk_drop_elem(&m.front_nb[0][0], k, m.n_front, 4)
+        bk_drop_front(<uint8_t*>m.front, m.front_mask, &m.front_nb[0][0],
+                      <uint8_t*>m.front_colours, k, m.n_front)
     else:
         tail = m.n_front - k - 1
         memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
         memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
         memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
+        memmove(&m.front_colours[k], &m.front_colours[k + 1], tail * sizeof(uint32_t))
     m.n_front -= 1
     m.front[m.n_front] = 0
     m.front_mask[m.n_front] = 0
+    m.front_colours[m.n_front] = 0
     memset(m.front_nb[m.n_front], 0, 4)
     memcpy(m.nb[i], around, 4)
     memset(m.comp[i], EMPTY, 4)
@@ -489,10 +514,12 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         if k >= 0:               # already beside another tile
             m.front_mask[k] |= side
             m.front_nb[k][opposite(d)] = i + 1
+            m.front_colours[k] |= T_COLOUR_SIDE[tile] << opposite(d)
         elif m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
             m.front_mask[m.n_front] = side
             m.front_nb[m.n_front][opposite(d)] = i + 1
+            m.front_colours[m.n_front] = T_COLOUR_SIDE[tile] << opposite(d)
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
     sides = pipe
@@ -1235,6 +1262,18 @@ cdef enum:
     UNIFORM_ONE_IN = 10  # one decision in ten is the baseline's uniform one, for variety
 
 
+# COLOUR_SCORE[needs_link][same | pipe << 4]: the colour terms of a placement's score, from the
+# sides with a same-colour neighbour (same) and those with a pipe facing the cell (pipe):
+# W_COLOUR per same-colour neighbour (K-SC2) and, for a tile whose flowers need it
+# (T_NEEDS_LINK), W_CROP when one of them is pipe-linked (K-SC3).
+cdef uint8_t COLOUR_SCORE[2][256]
+cdef int _same, _pipe
+for _same in range(16):
+    for _pipe in range(16):
+        COLOUR_SCORE[0][_same | _pipe << 4] = W_COLOUR * POPC4[_same]
+        COLOUR_SCORE[1][_same | _pipe << 4] = W_COLOUR * POPC4[_same] + W_CROP * ((_same & _pipe) != 0)
+
+
 cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
     """NOISE_BITS random bits for one option's score, from a word drawn once for many options."""
     cdef int v
@@ -1252,18 +1291,17 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     way), over every frontier cell and orientation. Scoring every one costs about as much as
     scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
 
-    Per cell, what does not depend on the rotation is worked out once, in one look at its
-    neighbours: the orientations whose pipes fit them (ROT_FIT), the components the cell's
-    sides link, whether the closure rule can refuse any orientation there (cell_closure_sure),
-    and the score but for the open ends a rotation adds (K-SC1..3: a joined network, same-colour
-    neighbours, a Plant/Vegetable's same-colour pipe link)."""
+    Per cell, what does not depend on the rotation is worked out once: the orientations whose
+    pipes fit its neighbours (ROT_FIT), the components its pipe sides link, whether the closure
+    rule can refuse any orientation there (cell_closure_sure), and the score but for the open
+    ends a rotation adds (K-SC1..3: a joined network; same-colour neighbours and a
+    Plant/Vegetable's same-colour pipe link, from the cell's front_colours and COLOUR_SCORE)."""
     cdef const MachineCache* m = &s.cache[p]
-    cdef const BotanikCore* c = &s.core
     cdef int rule = s.core.closure_rule
-    cdef int colour = T_COLOUR[tile]
-    cdef int needs_link = T_NEEDS_LINK[tile]
-    cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
-    cdef int same_pipe, want_pipe, sides, block, cells, piped, same
+    cdef int colour_shift = 4 * T_COLOUR[tile]
+    cdef const uint8_t* colour_score = COLOUR_SCORE[T_NEEDS_LINK[tile]]
+    cdef int xy, r, k, i, d, masks, score, best_score = -1, occ, pipe, base, net_mask
+    cdef int want_pipe, sides, block, cells
     cdef bint sure, better
     cdef uint32_t fits
     cdef int32_t best = -1
@@ -1295,24 +1333,16 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                 occ = masks & 15
                 pipe = masks >> 4
                 xy = m.front[i]
-                base = 0
-                same_pipe = 0
+                base = colour_score[((m.front_colours[i] >> colour_shift) & 15) | (masks & 0xF0)]
                 net_mask = 0
-                sides = occ
+                sides = pipe
                 while sides:
-                    # Branch-free: which neighbours have pipes, the network or the tile's
-                    # colour follows no pattern. (linked[d] is read for pipe sides only;
-                    # the Sources' colour is no tile's, K-SC2 leaves them out.)
+                    # Branch-free: whether a side links the network follows no pattern.
+                    # (linked[d] is read for pipe sides only.)
                     d = bk_ctz64(sides)
                     sides &= sides - 1
-                    v = m.front_nb[i][d] - 1
-                    piped = (pipe >> d) & 1
-                    linked[d] = m.comp[v][opposite(d)]
-                    net_mask |= (piped & (linked[d] == net)) << d
-                    same = T_COLOUR[c.m_id[p][v]] == colour
-                    base += W_COLOUR * same
-                    same_pipe |= same & piped
-                base += W_CROP * (same_pipe & needs_link)
+                    linked[d] = m.comp[m.front_nb[i][d] - 1][opposite(d)]
+                    net_mask |= (linked[d] == net) << d
                 sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
                 while fits:
                     k = bk_ctz64(fits)
