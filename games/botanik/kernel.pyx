@@ -315,6 +315,7 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
                 POOL_KIND[u] = KINDS[k]
                 KIND_BITS[KINDS[k]][u >> 6] |= (<uint64_t>1) << (u & 63)
                 u += 1
+    fill_open_score()
     LOADED = True
 
 
@@ -1262,16 +1263,34 @@ cdef enum:
     UNIFORM_ONE_IN = 10  # one decision in ten is the baseline's uniform one, for variety
 
 
-# COLOUR_SCORE[needs_link][same | pipe << 4]: the colour terms of a placement's score, from the
-# sides with a same-colour neighbour (same) and those with a pipe facing the cell (pipe):
+# COLOUR_SCORE[needs_link][same | pipe << 4]: 4x the colour terms of a placement's score, from
+# the sides with a same-colour neighbour (same) and those with a pipe facing the cell (pipe):
 # W_COLOUR per same-colour neighbour (K-SC2) and, for a tile whose flowers need it
 # (T_NEEDS_LINK), W_CROP when one of them is pipe-linked (K-SC3).
 cdef uint8_t COLOUR_SCORE[2][256]
 cdef int _same, _pipe
 for _same in range(16):
     for _pipe in range(16):
-        COLOUR_SCORE[0][_same | _pipe << 4] = W_COLOUR * POPC4[_same]
-        COLOUR_SCORE[1][_same | _pipe << 4] = W_COLOUR * POPC4[_same] + W_CROP * ((_same & _pipe) != 0)
+        COLOUR_SCORE[0][_same | _pipe << 4] = 4 * W_COLOUR * POPC4[_same]
+        COLOUR_SCORE[1][_same | _pipe << 4] = 4 * (W_COLOUR * POPC4[_same]
+                                                   + W_CROP * ((_same & _pipe) != 0))
+# OPEN_SCORE[t][occ][k]: 4x the network terms of the k-th distinct orientation of t on a cell
+# whose occupied sides are occ, when its pipes join the Source's network (K-SC1): W_NET, and
+# W_OPEN per open end it adds (its pipes facing empty cells). Row NO_NETWORK is all 0, for the
+# cells whose pipes join no network.
+cdef enum:
+    NO_NETWORK = 16
+cdef uint8_t OPEN_SCORE[67][17][4]
+
+
+cdef void fill_open_score() noexcept:
+    """OPEN_SCORE from the tile tables (load_components)."""
+    cdef int t, occ, k
+    memset(OPEN_SCORE, 0, sizeof(OPEN_SCORE))
+    for t in range(N_TILES):
+        for occ in range(16):
+            for k in range(T_NROT[t]):
+                OPEN_SCORE[t][occ][k] = 4 * (W_NET + W_OPEN * POPC4[T_EXITS[t][T_ROTS[t][k]] & ~occ & 15])
 
 
 cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
@@ -1301,8 +1320,10 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef int colour_shift = 4 * T_COLOUR[tile]
     cdef const uint8_t* colour_score = COLOUR_SCORE[T_NEEDS_LINK[tile]]
     cdef int xy, r, k, i, d, masks, score, best_score = -1, occ, pipe, base, net_mask
-    cdef int want_pipe, sides, block, cells
-    cdef bint sure, better
+    cdef int want_pipe, sides, block, cells, act
+    cdef const uint8_t* open_score
+    cdef bint sure
+    cdef int better
     cdef uint32_t fits
     cdef int32_t best = -1
     cdef int n_cells = m.n_front
@@ -1344,17 +1365,20 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                     linked[d] = m.comp[m.front_nb[i][d] - 1][opposite(d)]
                     net_mask |= (linked[d] == net) << d
                 sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
+                open_score = OPEN_SCORE[tile][occ if net_mask else NO_NETWORK]
+                act = ACT_MACH | (xy << 2)
                 while fits:
                     k = bk_ctz64(fits)
                     fits &= fits - 1
                     r = T_ROTS[tile][k]
                     if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
                         continue
-                    score = base + (net_mask != 0) * (W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15])
-                    score = 4 * score + noise(&bits, &left, rng)
-                    better = score > best_score
-                    best_score = score if better else best_score
-                    best = (ACT_MACH | (xy << 2) | r) if better else best
+                    score = base + open_score[k] + noise(&bits, &left, rng)
+                    # Branch-free (which placement wins follows no pattern), as masks: gcc
+                    # turns the conditional-expression form into a branch here.
+                    better = -(score > best_score)
+                    best_score ^= (best_score ^ score) & better
+                    best ^= (best ^ (act | r)) & better
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
