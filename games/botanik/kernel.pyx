@@ -78,6 +78,34 @@ cdef extern from *:
                                   _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
         _mm_storeu_si128((__m128i*)out, v);
     }
+    /* The registry's five stack options of one arrival tile at once (policy_registry): lane col
+       scores own[col] where bit col of `mine` is set, minus opp[col] where bit col of `theirs`
+       is set, plus bits 3 col .. 3 col + 2 of noise15. The first lane with the highest score
+       becomes the best option (act | col) if that score beats *best_score, as five strict
+       comparisons in column order would decide; returns the best option. */
+    static inline int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                    int noise15, int act, int* best_score, int best) {
+        const __m128i lane_bit = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+        /* lane col: noise15 << (13 - 3 col), so its three bits end up on top (bits 13-15) */
+        const __m128i noise_shift = _mm_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 1, 0, 0, 0);
+        const __m128i no_option = _mm_setr_epi16(0, 0, 0, 0, 0, -32768, -32768, -32768);
+        __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)mine), lane_bit), lane_bit);
+        __m128i t = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)theirs), lane_bit), lane_bit);
+        __m128i v = _mm_sub_epi16(_mm_and_si128(m, _mm_loadu_si128((const __m128i*)own)),
+                                  _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
+        __m128i n = _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16((short)noise15), noise_shift), 13);
+        __m128i top;
+        int score, col, better;
+        v = _mm_or_si128(_mm_add_epi16(v, n), no_option);   /* lanes 5-7 are 0 before */
+        top = _mm_max_epi16(v, _mm_shuffle_epi32(v, 0x4E));
+        top = _mm_max_epi16(top, _mm_shuffle_epi32(top, 0xB1));
+        top = _mm_max_epi16(top, _mm_shufflelo_epi16(top, 0xB1));
+        score = (int)(int16_t)_mm_cvtsi128_si32(top);
+        col = __builtin_ctz((unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_set1_epi16((short)score)))) >> 1;
+        better = score > *best_score;
+        *best_score = better ? score : *best_score;
+        return better ? (act | col) : best;
+    }
     /* out[0..8) = k * v[0..8). */
     static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
         const __m128i x = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)v), _mm_setzero_si128());
@@ -155,6 +183,19 @@ cdef extern from *:
         int j;
         for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
     }
+    static inline int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                    int noise15, int act, int* best_score, int best) {
+        int col, score;
+        for (col = 0; col < 5; col++) {
+            score = ((mine >> col) & 1 ? own[col] : 0) - ((theirs >> col) & 1 ? opp[col] : 0)
+                    + ((noise15 >> (3 * col)) & 7);
+            if (score > *best_score) {
+                *best_score = score;
+                best = act | col;
+            }
+        }
+        return best;
+    }
     static inline void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours,
                                      int k, int n) {
         memmove(front + 2 * k, front + 2 * k + 2, (size_t)(2 * (n - k - 1)));
@@ -174,6 +215,8 @@ cdef extern from *:
     void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
                          int16_t* out) noexcept nogil
     void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
+    int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs, int noise15,
+                      int act, int* best_score, int best) noexcept nogil
     void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours, int k,
                        int n) noexcept nogil
 
@@ -1431,9 +1474,17 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
             if score > best_score:
                 best_score = score
                 best = ACT_REG | (i << 4) | col
-        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
         act = ACT_REG | (i << 4) | (1 << 3)
-        for col in range(N_COLUMNS):   # K-T4 central stack
+        if left >= N_COLUMNS * NOISE_BITS:
+            # K-T4 central stack: the five options at once, when the noise word has their bits
+            best = bk_best_stack(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile),
+                                 <int>(bits & ((1 << N_COLUMNS * NOISE_BITS) - 1)), act,
+                                 &best_score, best)
+            bits >>= N_COLUMNS * NOISE_BITS
+            left -= N_COLUMNS * NOISE_BITS
+            continue
+        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
+        for col in range(N_COLUMNS):   # K-T4 central stack, one by one across a new noise word
             # Branch-free: which option wins follows no pattern a branch predictor could learn.
             score = noise(&bits, &left, rng) + bonus[col]
             better = score > best_score
