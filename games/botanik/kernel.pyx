@@ -695,6 +695,20 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
     return delta >= 1
 
 
+cdef uint32_t closure_fits(const MachineCache* m, int rule, int tile, uint32_t fits, int occ,
+                           int pipe, const int* linked, int net_mask) noexcept nogil:
+    """The orientations of `fits` (bit k: T_ROTS[tile][k]) the closure rule (A4) accepts on a
+    frontier cell (closure_ok)."""
+    cdef uint32_t ok = 0, left = fits
+    cdef int k
+    while left:
+        k = bk_ctz64(left)
+        left &= left - 1
+        if closure_ok(m, rule, tile, T_ROTS[tile][k], occ, pipe, linked, net_mask):
+            ok |= (<uint32_t>1) << k
+    return ok
+
+
 cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, const int* linked,
                                    int net, int net_mask) noexcept nogil:
     """Whether the closure rule (A4) accepts every orientation that fits an empty cell with
@@ -1365,7 +1379,6 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     cdef int xy, r, k, i, d, masks, score, best_score = -1, occ, pipe, base, net_mask
     cdef int want_pipe, sides, block, cells, act
     cdef const uint8_t* open_score
-    cdef bint sure
     cdef int better
     cdef uint32_t fits
     cdef int32_t best = -1
@@ -1407,15 +1420,16 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                     sides &= sides - 1
                     linked[d] = m.comp[m.front_nb[i][d] - 1][opposite(d)]
                     net_mask |= (linked[d] == net) << d
-                sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
+                if pipe and not cell_closure_sure(m, rule, pipe, linked, net, net_mask):
+                    # (a pass of its own, so that the loop below calls nothing and keeps its
+                    # values in registers)
+                    fits = closure_fits(m, rule, tile, fits, occ, pipe, linked, net_mask)
                 open_score = OPEN_SCORE[tile][occ if net_mask else NO_NETWORK]
                 act = ACT_MACH | (xy << 2)
                 while fits:
                     k = bk_ctz64(fits)
                     fits &= fits - 1
                     r = T_ROTS[tile][k]
-                    if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
-                        continue
                     score = base + open_score[k] + noise(&bits, &left, rng)
                     # Branch-free (which placement wins follows no pattern), as masks: gcc
                     # turns the conditional-expression form into a branch here.
