@@ -1362,7 +1362,8 @@ cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
     return v
 
 
-cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
+cdef int32_t policy_placement(BotanikState* s, const MachineCache* m, int p, int tile,
+                              Rng* rng) noexcept nogil:
     """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
     way), over every frontier cell and orientation. Scoring every one costs about as much as
     scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
@@ -1371,8 +1372,8 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     pipes fit its neighbours (ROT_FIT), the components its pipe sides link, whether the closure
     rule can refuse any orientation there (cell_closure_sure), and the score but for the open
     ends a rotation adds (K-SC1..3: a joined network; same-colour neighbours and a
-    Plant/Vegetable's same-colour pipe link, from the cell's front_colours and COLOUR_SCORE)."""
-    cdef const MachineCache* m = &s.cache[p]
+    Plant/Vegetable's same-colour pipe link, from the cell's front_colours and COLOUR_SCORE).
+    m is seat p's machine cache."""
     cdef int rule = s.core.closure_rule
     cdef int colour_shift = 4 * T_COLOUR[tile]
     cdef const uint8_t* colour_score = COLOUR_SCORE[T_NEEDS_LINK[tile]]
@@ -1439,6 +1440,13 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
+
+
+# Called through a pointer, with the machine cache's address, so that gcc neither inlines it into
+# k_rollout_action nor turns every access to the cache into the seat's offset plus an index:
+# either way its loops kept fewer values in registers.
+cdef int32_t (*PLACEMENT_POLICY)(BotanikState*, const MachineCache*, int, int, Rng*) noexcept nogil
+PLACEMENT_POLICY = policy_placement
 
 
 cdef inline int centre_score(const BotanikCore* c, int me, int col, int tile) noexcept nogil:
@@ -1530,7 +1538,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         p = resolver(c)
         kind = decision_kind(c, p)
         if kind == DEC_MACH:
-            return policy_placement(s, p, c.queue[p][0], rng)
+            return PLACEMENT_POLICY(s, &s.cache[p], p, c.queue[p][0], rng)
         if kind == DEC_MECA:
             # K-MB2: take the top into the machine; the Meca (c.queue[p][0]) becomes the top.
             best = ACT_MECA
