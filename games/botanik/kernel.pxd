@@ -1,6 +1,6 @@
 # Botanik state layout. Every field is a byte, so the serialized core is the same on every
 # platform (no endianness). Legend beside each field.
-from libc.stdint cimport uint8_t, int8_t, uint16_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, uint16_t, uint32_t, uint64_t
 
 cdef enum:
     N_COLOURED = 65        # K-C3: 5 colours x 13 tiles; ids 0..64
@@ -75,6 +75,10 @@ ctypedef struct MachineCache:
     # | facing pipes << 4; zero past n_front): placements are checked and scored cell by
     # cell, and a cell's neighbours change only when a tile is built beside it.
     uint8_t front_mask[MAX_FRONT]
+    # The sides of each frontier cell by the colour of the tile there: bit 4 * colour + d when
+    # the tile on side d has that colour (the Sources have none, K-SC2). The policy reads a
+    # placement's same-colour neighbours from it in one shift.
+    uint32_t front_colours[MAX_FRONT]
     uint8_t front_nb[MAX_FRONT][4]   # per frontier cell and side: the tile there (index + 1)
 
 ctypedef struct BotanikState:

@@ -78,6 +78,34 @@ cdef extern from *:
                                   _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
         _mm_storeu_si128((__m128i*)out, v);
     }
+    /* The registry's five stack options of one arrival tile at once (policy_registry): lane col
+       scores own[col] where bit col of `mine` is set, minus opp[col] where bit col of `theirs`
+       is set, plus bits 3 col .. 3 col + 2 of noise15. The first lane with the highest score
+       becomes the best option (act | col) if that score beats *best_score, as five strict
+       comparisons in column order would decide; returns the best option. */
+    static inline int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                    int noise15, int act, int* best_score, int best) {
+        const __m128i lane_bit = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+        /* lane col: noise15 << (13 - 3 col), so its three bits end up on top (bits 13-15) */
+        const __m128i noise_shift = _mm_setr_epi16(1 << 13, 1 << 10, 1 << 7, 1 << 4, 1 << 1, 0, 0, 0);
+        const __m128i no_option = _mm_setr_epi16(0, 0, 0, 0, 0, -32768, -32768, -32768);
+        __m128i m = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)mine), lane_bit), lane_bit);
+        __m128i t = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16((short)theirs), lane_bit), lane_bit);
+        __m128i v = _mm_sub_epi16(_mm_and_si128(m, _mm_loadu_si128((const __m128i*)own)),
+                                  _mm_and_si128(t, _mm_loadu_si128((const __m128i*)opp)));
+        __m128i n = _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16((short)noise15), noise_shift), 13);
+        __m128i top;
+        int score, col, better;
+        v = _mm_or_si128(_mm_add_epi16(v, n), no_option);   /* lanes 5-7 are 0 before */
+        top = _mm_max_epi16(v, _mm_shuffle_epi32(v, 0x4E));
+        top = _mm_max_epi16(top, _mm_shuffle_epi32(top, 0xB1));
+        top = _mm_max_epi16(top, _mm_shufflelo_epi16(top, 0xB1));
+        score = (int)(int16_t)_mm_cvtsi128_si32(top);
+        col = __builtin_ctz((unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi16(v, _mm_set1_epi16((short)score)))) >> 1;
+        better = score > *best_score;
+        *best_score = better ? score : *best_score;
+        return better ? (act | col) : best;
+    }
     /* out[0..8) = k * v[0..8). */
     static inline void bk_scale8(const uint8_t* v, int k, int16_t* out) {
         const __m128i x = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)v), _mm_setzero_si128());
@@ -103,15 +131,26 @@ cdef extern from *:
         }
         return out;
     }
-    /* Element k of an array of n elements of `size` bytes leaves it, the later ones moving
-       down one place: 16 bytes at a time, reading each chunk before writing below it. The
-       last chunk may run up to 15 bytes past the moved elements (the caller keeps that inside
-       the array), copying the zeros kept past the end. */
-    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
-        uint8_t* dst = p + k * size;
-        int nbytes = (n - k - 1) * size, i;
-        for (i = 0; i < nbytes; i += 16)
-            _mm_storeu_si128((__m128i*)(dst + i), _mm_loadu_si128((const __m128i*)(dst + size + i)));
+    static inline void bk_move16(uint8_t* dst, const uint8_t* src) {
+        _mm_storeu_si128((__m128i*)dst, _mm_loadu_si128((const __m128i*)src));
+    }
+    /* Frontier cell k of n leaves the four frontier arrays (front, 2 bytes a cell; mask, 1;
+       nb, 4; colours, 4), the later cells moving down one place, sixteen cells at a time in
+       one loop, each 16-byte chunk read before anything is written below it. The last round
+       may move up to 15 cells past the end (the caller keeps that inside the arrays), copying
+       the zeros kept there. */
+    static inline void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours,
+                                     int k, int n) {
+        int i, j;
+        for (i = k; i < n - 1; i += 16) {
+            bk_move16(mask + i, mask + i + 1);
+            bk_move16(front + 2 * i, front + 2 * i + 2);
+            bk_move16(front + 2 * i + 16, front + 2 * i + 18);
+            for (j = 0; j < 64; j += 16) {
+                bk_move16(nb + 4 * i + j, nb + 4 * i + 4 + j);
+                bk_move16(colours + 4 * i + j, colours + 4 * i + 4 + j);
+            }
+        }
     }
     #else
     static inline uint64_t bk_quads_with(const uint8_t* p, int n16, uint8_t x) {
@@ -144,8 +183,25 @@ cdef extern from *:
         int j;
         for (j = 0; j < 8; j++) out[j] = (int16_t)(k * v[j]);
     }
-    static inline void bk_drop_elem(uint8_t* p, int k, int n, int size) {
-        memmove(p + k * size, p + (k + 1) * size, (size_t)((n - k - 1) * size));
+    static inline int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs,
+                                    int noise15, int act, int* best_score, int best) {
+        int col, score;
+        for (col = 0; col < 5; col++) {
+            score = ((mine >> col) & 1 ? own[col] : 0) - ((theirs >> col) & 1 ? opp[col] : 0)
+                    + ((noise15 >> (3 * col)) & 7);
+            if (score > *best_score) {
+                *best_score = score;
+                best = act | col;
+            }
+        }
+        return best;
+    }
+    static inline void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours,
+                                     int k, int n) {
+        memmove(front + 2 * k, front + 2 * k + 2, (size_t)(2 * (n - k - 1)));
+        memmove(mask + k, mask + k + 1, (size_t)(n - k - 1));
+        memmove(nb + 4 * k, nb + 4 * k + 4, (size_t)(4 * (n - k - 1)));
+        memmove(colours + 4 * k, colours + 4 * k + 4, (size_t)(4 * (n - k - 1)));
     }
     #endif
     """
@@ -159,7 +215,10 @@ cdef extern from *:
     void bk_masked_diff8(const int16_t* own, const int16_t* opp, int mine, int theirs,
                          int16_t* out) noexcept nogil
     void bk_scale8(const uint8_t* v, int k, int16_t* out) noexcept nogil
-    void bk_drop_elem(uint8_t* p, int k, int n, int size) noexcept nogil
+    int bk_best_stack(const int16_t* own, const int16_t* opp, int mine, int theirs, int noise15,
+                      int act, int* best_score, int best) noexcept nogil
+    void bk_drop_front(uint8_t* front, uint8_t* mask, uint8_t* nb, uint8_t* colours, int k,
+                       int n) noexcept nogil
 
 bk_init_sel8()
 
@@ -181,6 +240,9 @@ cdef enum:
 
 # --- static component tables (filled once by load_components) ------------------------------
 cdef uint8_t T_COLOUR[67]       # colour index; 255 for the Sources (A13)
+# A tile's bits in front_colours for a neighbour on side 0 (shifted by the side): 1 << 4 *
+# colour, none for the Sources.
+cdef uint32_t T_COLOUR_SIDE[67]
 cdef uint8_t T_TYPE[67]         # tile type index; 255 for the Sources
 cdef uint8_t T_KIND[67]         # lowest id of the identical tiles (interchangeable copies)
 cdef uint8_t T_FLOWERS[67]
@@ -234,6 +296,9 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
     cdef uint8_t seen[4]
     for t in range(N_TILES):
         T_COLOUR[t] = colour[t]
+        if T_COLOUR[t] != 255 and T_COLOUR[t] >= 8:
+            raise ValueError("front_colours holds four sides of eight colours at most")
+        T_COLOUR_SIDE[t] = (<uint32_t>1) << (4 * T_COLOUR[t]) if T_COLOUR[t] != 255 else 0
         T_TYPE[t] = ttype[t]
         T_FLOWERS[t] = flowers[t]
         T_NEEDS_LINK[t] = needs_link[t]
@@ -293,6 +358,7 @@ def load_components(list colour, list ttype, list flowers, list needs_link, list
                 POOL_KIND[u] = KINDS[k]
                 KIND_BITS[KINDS[k]][u >> 6] |= (<uint64_t>1) << (u & 63)
                 u += 1
+    fill_open_score()
     LOADED = True
 
 
@@ -417,6 +483,8 @@ cdef void rebuild_machine(BotanikState* s, int p) noexcept nogil:
         m.front_mask[i] = board_masks(board, m.exits, g)
         for d in range(4):
             m.front_nb[i][d] = board[g + NB[d]]
+            if m.front_nb[i][d]:
+                m.front_colours[i] |= T_COLOUR_SIDE[c.m_id[p][m.front_nb[i][d] - 1]] << d
 
 
 cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r) noexcept nogil:
@@ -448,17 +516,18 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
     if m.n_front <= MAX_FRONT - 16:
         # (the chunked copy stays inside the arrays; the frontier order is kept, the playout
         # samples over it)
-        bk_drop_elem(<uint8_t*>m.front, k, m.n_front, 2)
-        bk_drop_elem(m.front_mask, k, m.n_front, 1)
-        bk_drop_elem(&m.front_nb[0][0], k, m.n_front, 4)
+        bk_drop_front(<uint8_t*>m.front, m.front_mask, &m.front_nb[0][0],
+                      <uint8_t*>m.front_colours, k, m.n_front)
     else:
         tail = m.n_front - k - 1
         memmove(&m.front[k], &m.front[k + 1], tail * sizeof(uint16_t))
         memmove(&m.front_mask[k], &m.front_mask[k + 1], tail)
         memmove(&m.front_nb[k][0], &m.front_nb[k + 1][0], tail * 4)
+        memmove(&m.front_colours[k], &m.front_colours[k + 1], tail * sizeof(uint32_t))
     m.n_front -= 1
     m.front[m.n_front] = 0
     m.front_mask[m.n_front] = 0
+    m.front_colours[m.n_front] = 0
     memset(m.front_nb[m.n_front], 0, 4)
     memcpy(m.nb[i], around, 4)
     memset(m.comp[i], EMPTY, 4)
@@ -489,10 +558,12 @@ cdef void add_to_machine(BotanikState* s, int p, int tile, int gx, int gy, int r
         if k >= 0:               # already beside another tile
             m.front_mask[k] |= side
             m.front_nb[k][opposite(d)] = i + 1
+            m.front_colours[k] |= T_COLOUR_SIDE[tile] << opposite(d)
         elif m.n_front < MAX_FRONT:
             m.front[m.n_front] = (nx << 6) | ny
             m.front_mask[m.n_front] = side
             m.front_nb[m.n_front][opposite(d)] = i + 1
+            m.front_colours[m.n_front] = T_COLOUR_SIDE[tile] << opposite(d)
             m.n_front += 1
     # Components: every pipe facing the new cell stops being an open end.
     sides = pipe
@@ -622,6 +693,20 @@ cdef bint closure_ok(const MachineCache* m, int rule, int tile, int r, int occ, 
     for k in range(n_seen):
         delta += m.comp_open[seen[k]]
     return delta >= 1
+
+
+cdef uint32_t closure_fits(const MachineCache* m, int rule, int tile, uint32_t fits, int occ,
+                           int pipe, const int* linked, int net_mask) noexcept nogil:
+    """The orientations of `fits` (bit k: T_ROTS[tile][k]) the closure rule (A4) accepts on a
+    frontier cell (closure_ok)."""
+    cdef uint32_t ok = 0, left = fits
+    cdef int k
+    while left:
+        k = bk_ctz64(left)
+        left &= left - 1
+        if closure_ok(m, rule, tile, T_ROTS[tile][k], occ, pipe, linked, net_mask):
+            ok |= (<uint32_t>1) << k
+    return ok
 
 
 cdef inline bint cell_closure_sure(const MachineCache* m, int rule, int pipe, const int* linked,
@@ -1235,6 +1320,36 @@ cdef enum:
     UNIFORM_ONE_IN = 10  # one decision in ten is the baseline's uniform one, for variety
 
 
+# COLOUR_SCORE[needs_link][same | pipe << 4]: 4x the colour terms of a placement's score, from
+# the sides with a same-colour neighbour (same) and those with a pipe facing the cell (pipe):
+# W_COLOUR per same-colour neighbour (K-SC2) and, for a tile whose flowers need it
+# (T_NEEDS_LINK), W_CROP when one of them is pipe-linked (K-SC3).
+cdef uint8_t COLOUR_SCORE[2][256]
+cdef int _same, _pipe
+for _same in range(16):
+    for _pipe in range(16):
+        COLOUR_SCORE[0][_same | _pipe << 4] = 4 * W_COLOUR * POPC4[_same]
+        COLOUR_SCORE[1][_same | _pipe << 4] = 4 * (W_COLOUR * POPC4[_same]
+                                                   + W_CROP * ((_same & _pipe) != 0))
+# OPEN_SCORE[t][occ][k]: 4x the network terms of the k-th distinct orientation of t on a cell
+# whose occupied sides are occ, when its pipes join the Source's network (K-SC1): W_NET, and
+# W_OPEN per open end it adds (its pipes facing empty cells). Row NO_NETWORK is all 0, for the
+# cells whose pipes join no network.
+cdef enum:
+    NO_NETWORK = 16
+cdef uint8_t OPEN_SCORE[67][17][4]
+
+
+cdef void fill_open_score() noexcept:
+    """OPEN_SCORE from the tile tables (load_components)."""
+    cdef int t, occ, k
+    memset(OPEN_SCORE, 0, sizeof(OPEN_SCORE))
+    for t in range(N_TILES):
+        for occ in range(16):
+            for k in range(T_NROT[t]):
+                OPEN_SCORE[t][occ][k] = 4 * (W_NET + W_OPEN * POPC4[T_EXITS[t][T_ROTS[t][k]] & ~occ & 15])
+
+
 cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
     """NOISE_BITS random bits for one option's score, from a word drawn once for many options."""
     cdef int v
@@ -1247,24 +1362,25 @@ cdef inline int noise(uint64_t* bits, int* left, Rng* rng) noexcept nogil:
     return v
 
 
-cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexcept nogil:
+cdef int32_t policy_placement(BotanikState* s, const MachineCache* m, int p, int tile,
+                              Rng* rng) noexcept nogil:
     """K-M1: the legal placement with the best score (plus noise bits, so near-ties go either
     way), over every frontier cell and orientation. Scoring every one costs about as much as
     scoring six uniformly drawn legal ones, and plays far better (docs/games/botanik.md).
 
-    Per cell, what does not depend on the rotation is worked out once, in one look at its
-    neighbours: the orientations whose pipes fit them (ROT_FIT), the components the cell's
-    sides link, whether the closure rule can refuse any orientation there (cell_closure_sure),
-    and the score but for the open ends a rotation adds (K-SC1..3: a joined network, same-colour
-    neighbours, a Plant/Vegetable's same-colour pipe link)."""
-    cdef const MachineCache* m = &s.cache[p]
-    cdef const BotanikCore* c = &s.core
+    Per cell, what does not depend on the rotation is worked out once: the orientations whose
+    pipes fit its neighbours (ROT_FIT), the components its pipe sides link, whether the closure
+    rule can refuse any orientation there (cell_closure_sure), and the score but for the open
+    ends a rotation adds (K-SC1..3: a joined network; same-colour neighbours and a
+    Plant/Vegetable's same-colour pipe link, from the cell's front_colours and COLOUR_SCORE).
+    m is seat p's machine cache."""
     cdef int rule = s.core.closure_rule
-    cdef int colour = T_COLOUR[tile]
-    cdef int needs_link = T_NEEDS_LINK[tile]
-    cdef int xy, r, k, i, d, v, masks, score, best_score = -1, occ, pipe, base, net_mask
-    cdef int same_pipe, want_pipe, sides, block, cells, piped, same
-    cdef bint sure, better
+    cdef int colour_shift = 4 * T_COLOUR[tile]
+    cdef const uint8_t* colour_score = COLOUR_SCORE[T_NEEDS_LINK[tile]]
+    cdef int xy, r, k, i, d, masks, score, best_score = -1, occ, pipe, base, net_mask
+    cdef int want_pipe, sides, block, cells, act
+    cdef const uint8_t* open_score
+    cdef int better
     cdef uint32_t fits
     cdef int32_t best = -1
     cdef int n_cells = m.n_front
@@ -1295,39 +1411,42 @@ cdef int32_t policy_placement(BotanikState* s, int p, int tile, Rng* rng) noexce
                 occ = masks & 15
                 pipe = masks >> 4
                 xy = m.front[i]
-                base = 0
-                same_pipe = 0
+                base = colour_score[((m.front_colours[i] >> colour_shift) & 15) | (masks & 0xF0)]
                 net_mask = 0
-                sides = occ
+                sides = pipe
                 while sides:
-                    # Branch-free: which neighbours have pipes, the network or the tile's
-                    # colour follows no pattern. (linked[d] is read for pipe sides only;
-                    # the Sources' colour is no tile's, K-SC2 leaves them out.)
+                    # Branch-free: whether a side links the network follows no pattern.
+                    # (linked[d] is read for pipe sides only.)
                     d = bk_ctz64(sides)
                     sides &= sides - 1
-                    v = m.front_nb[i][d] - 1
-                    piped = (pipe >> d) & 1
-                    linked[d] = m.comp[v][opposite(d)]
-                    net_mask |= (piped & (linked[d] == net)) << d
-                    same = T_COLOUR[c.m_id[p][v]] == colour
-                    base += W_COLOUR * same
-                    same_pipe |= same & piped
-                base += W_CROP * (same_pipe & needs_link)
-                sure = pipe == 0 or cell_closure_sure(m, rule, pipe, linked, net, net_mask)
+                    linked[d] = m.comp[m.front_nb[i][d] - 1][opposite(d)]
+                    net_mask |= (linked[d] == net) << d
+                if pipe and not cell_closure_sure(m, rule, pipe, linked, net, net_mask):
+                    # (a pass of its own, so that the loop below calls nothing and keeps its
+                    # values in registers)
+                    fits = closure_fits(m, rule, tile, fits, occ, pipe, linked, net_mask)
+                open_score = OPEN_SCORE[tile][occ if net_mask else NO_NETWORK]
+                act = ACT_MACH | (xy << 2)
                 while fits:
                     k = bk_ctz64(fits)
                     fits &= fits - 1
                     r = T_ROTS[tile][k]
-                    if not sure and not closure_ok(m, rule, tile, r, occ, pipe, linked, net_mask):
-                        continue
-                    score = base + (net_mask != 0) * (W_NET + W_OPEN * POPC4[T_EXITS[tile][r] & ~occ & 15])
-                    score = 4 * score + noise(&bits, &left, rng)
-                    better = score > best_score
-                    best_score = score if better else best_score
-                    best = (ACT_MACH | (xy << 2) | r) if better else best
+                    score = base + open_score[k] + noise(&bits, &left, rng)
+                    # Branch-free (which placement wins follows no pattern), as masks: gcc
+                    # turns the conditional-expression form into a branch here.
+                    better = -(score > best_score)
+                    best_score ^= (best_score ^ score) & better
+                    best ^= (best ^ (act | r)) & better
     if best >= 0:        # always: advance stops at a build only when has_placement holds
         return best
     return sample_placement(s, p, tile, rng)
+
+
+# Called through a pointer, with the machine cache's address, so that gcc neither inlines it into
+# k_rollout_action nor turns every access to the cache into the seat's offset plus an index:
+# either way its loops kept fewer values in registers.
+cdef int32_t (*PLACEMENT_POLICY)(BotanikState*, const MachineCache*, int, int, Rng*) noexcept nogil
+PLACEMENT_POLICY = policy_placement
 
 
 cdef inline int centre_score(const BotanikCore* c, int me, int col, int tile) noexcept nogil:
@@ -1377,9 +1496,17 @@ cdef int32_t policy_registry(BotanikState* s, Rng* rng) noexcept nogil:
             if score > best_score:
                 best_score = score
                 best = ACT_REG | (i << 4) | col
-        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
         act = ACT_REG | (i << 4) | (1 << 3)
-        for col in range(N_COLUMNS):   # K-T4 central stack
+        if left >= N_COLUMNS * NOISE_BITS:
+            # K-T4 central stack: the five options at once, when the noise word has their bits
+            best = bk_best_stack(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile),
+                                 <int>(bits & ((1 << N_COLUMNS * NOISE_BITS) - 1)), act,
+                                 &best_score, best)
+            bits >>= N_COLUMNS * NOISE_BITS
+            left -= N_COLUMNS * NOISE_BITS
+            continue
+        bk_masked_diff8(own_bonus, opp_malus, frees(s, p, tile), frees(s, 1 - p, tile), bonus)
+        for col in range(N_COLUMNS):   # K-T4 central stack, one by one across a new noise word
             # Branch-free: which option wins follows no pattern a branch predictor could learn.
             score = noise(&bits, &left, rng) + bonus[col]
             better = score > best_score
@@ -1411,7 +1538,7 @@ cdef int32_t k_rollout_action(const uint8_t* buf, Rng* rng) noexcept nogil:
         p = resolver(c)
         kind = decision_kind(c, p)
         if kind == DEC_MACH:
-            return policy_placement(s, p, c.queue[p][0], rng)
+            return PLACEMENT_POLICY(s, &s.cache[p], p, c.queue[p][0], rng)
         if kind == DEC_MECA:
             # K-MB2: take the top into the machine; the Meca (c.queue[p][0]) becomes the top.
             best = ACT_MECA

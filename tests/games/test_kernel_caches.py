@@ -1,10 +1,10 @@
 """A kernel's derived cache kept up to date move by move is the one rebuilt from the core.
 
 Kernels keep derived data after the serialized core (Botanik's machine graphs, frontiers and
-their neighbour masks...), updated incrementally by apply for speed. A state rebuilt from its
-core bytes (KernelState.from_core, the kernel's rebuild) must hold the same whole buffer, byte
-for byte, at every point of a game: otherwise a search from a decoded position and one
-continued move by move would differ. Botanical Lab is left out: its buffer also holds the
+the masks and colours of their neighbours...), updated incrementally by apply for speed. A
+state rebuilt from its core bytes (KernelState.from_core, the kernel's rebuild) must hold the
+same whole buffer, byte for byte, at every point of a game: otherwise a search from a decoded
+position and one continued move by move would differ. Botanical Lab is left out: its buffer also holds the
 search's move-order memory, which apply keeps and rebuild clears by design (its cache is
 checked through its legal actions by the conformance suite).
 """
