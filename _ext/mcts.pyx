@@ -250,8 +250,9 @@ cdef class Search:
         self.node_block = <Node*>arena_resize(NULL, 0, _arena_bytes(self.cap_nodes),
                                               &self.node_block_mapped)
         self.links = <ChildLink*>alloc_own_lines(self.cap_nodes * sizeof(ChildLink))
-        if (self.links == NULL or self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
-                or self.legal_stamp == NULL or self.seen_stamp == NULL or self.node_block == NULL):
+        if (self.root == NULL or self.work == NULL or self.legal == NULL or self.weights == NULL
+                or self.legal_stamp == NULL or self.seen_stamp == NULL or self.node_block == NULL
+                or self.links == NULL):
             raise MemoryError()
         self.nodes = self.node_block + _guard_nodes()
         memcpy(self.root, root.buf, k.state_bytes)
@@ -798,10 +799,11 @@ cdef class Search:
 
     @property
     def memory_bytes(self):
-        """Bytes this search holds: its node arena (as allocated, guards included), its state
-        and scratch buffers and, when set, its value model and root mask."""
+        """Bytes this search holds: its node arena (as allocated, guards included) and the
+        children's links, its state and scratch buffers and, when set, its value model and root
+        mask."""
         cdef GameKernel* k = self.kernel
-        cdef size_t total = _arena_bytes(self.cap_nodes)
+        cdef size_t total = _arena_bytes(self.cap_nodes) + self.cap_nodes * sizeof(ChildLink)
         total += 2 * k.state_bytes + k.max_legal_actions * (sizeof(int32_t) + sizeof(double))
         total += 2 * k.num_distinct_actions * sizeof(uint32_t)
         if self.model != NULL:
