@@ -705,11 +705,12 @@ cdef class Search:
         cdef uint32_t need = c.visits >> 3
         if need < self.turn_min_visits:
             need = self.turn_min_visits
+        cdef const ChildLink* links = self.links
         while child != -1:
             g = &self.nodes[child]
             if g.mover == c.mover and g.visits >= need and g.turn_value > best:
                 best = g.turn_value
-            child = g.next_sibling
+            child = links[child].next_sibling   # (the next child's load waits for no node)
         c.turn_value = <float>best
 
     def run(self, long iterations=0, double time_ms=0.0, uint64_t seed=0,
