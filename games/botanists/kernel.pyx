@@ -1180,11 +1180,10 @@ cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
-    """Any of pend_personal, pend_open, pend_cards, pend_market (four consecutive bytes of
-    the core, read as one word)."""
-    cdef uint32_t w
-    memcpy(&w, &c.pend_personal, 4)
-    return w != 0
+    """Any of pend_personal, pend_open, pend_cards, pend_market. Read byte by byte, not as
+    one word: they are written a byte at a time just before (end_turn, a refill), and a word
+    read of bytes still in the store buffer waits for them to reach the cache."""
+    return (c.pend_personal | c.pend_open | c.pend_cards | c.pend_market) != 0
 
 
 cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
@@ -1231,12 +1230,15 @@ cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
     decision, a chance node or the end, then the derived chance context (set_derived). One
     function, so that k_apply's other steps pay for one call."""
     cdef int guard, st, seat, p
+    cdef bint pending
     cdef int cards[MAX_HAND]
     if action >= 0:
         apply_move(c, action)
     for guard in range(400):
-        if pending_chance(c):
+        pending = pending_chance(c)
+        if pending:
             normalize_pending(c)
+            pending = pending_chance(c)
         st = c.stage
         if st <= ST_SETUP_FIRST:
             if st == ST_SETUP_BOARD:
@@ -1270,7 +1272,7 @@ cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
                 start_turn(c)
                 continue
             break                          # ST_SETUP_FIRST
-        if st == ST_OVER or pending_chance(c):
+        if st == ST_OVER or pending:    # (the setup stages above change no pending draw)
             break
         if st == ST_END_TURN:
             c.turns_done += 1
