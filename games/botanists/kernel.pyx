@@ -2890,20 +2890,27 @@ include "features.pxi"  # value-model features
 # two functions k_sample_chance and k_apply call there.
 cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
     """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
-    until the state leaves that chance node or the steps run out, each further draw a step."""
+    until the state leaves that chance node or the steps run out, each further draw a step.
+    The generator and the step count are local copies while it draws (written back before it
+    returns): the market's byte writes could otherwise be writes to them, for the compiler,
+    and each draw would reload and store the generator's state."""
     cdef BotanistsCache* ca = cache_of(c)
-    cdef int total, col
+    cdef int total, col, n = steps[0]
+    cdef Rng r = rng[0]
     while True:
         total = ca.bag_total
-        col = draw_tile(c, total, rng) if total > 0 else -C_TILE
+        col = draw_tile(c, total, &r) if total > 0 else -C_TILE
         if col < 0:
-            k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
-            return
+            break
         if not refill_tile(c, col):     # k_apply's G4 path
-            return
-        if steps[0] >= max_steps:
-            return
-        steps[0] += 1
+            break
+        if n >= max_steps:
+            break
+        n += 1
+    rng[0] = r
+    steps[0] = n
+    if col < 0:
+        k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
 
 
 cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_decisions,
