@@ -160,12 +160,13 @@ cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation 
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
 cdef uint64_t TILE_KEY[256]         # per market byte: a tile's key for the playout policy (1 at bit
                                     # 32, the tile count; 1 in its colour's 6-bit field), 0 if no tile
-cdef uint32_t COVER[4][76][25]      # pawn cells from which a card's footprint covers a cell (per orientation)
+cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
+cdef uint8_t FOOT_SHIFT[4][76][4]   # per orientation and card: 32 + each footprint cell's offset
+                                    # from the pawn cell (cover_dests; a 3-cell card repeats one)
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
 cdef uint32_t BALL2[25]             # spread(NEIGH[cell]): cells within two king steps (and cell)
 cdef uint32_t ONBOARD[4][76]        # per orientation and card: pawn cells with FOOT inside the market
-cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
 cdef int STEP[25][8]                # neighbour in each of the 8 directions, -1 off the market
 cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the second step, straight on
                                     # from an entry step (orthogonal or diagonal) from off the market
@@ -261,14 +262,10 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 FOOT[o][card][cell] = mask if inside else 0
                 if o == 0:
                     HELPER_DEST[card][cell] = others
-    memset(COVER, 0, sizeof(COVER))
     for o in range(4):
         for card in range(N_CARDS):
             for cell in range(N_CELLS):
                 mask = FOOT[o][card][cell]
-                for i in range(N_CELLS):
-                    if (mask >> i) & 1:
-                        COVER[o][card][i] |= (<uint32_t>1) << cell
                 k = 0
                 for i in range(N_CELLS):
                     if (mask >> i) & 1:
@@ -287,6 +284,21 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 if FOOT[o][card][cell]:
                     ONBOARD[o][card] |= (<uint32_t>1) << cell
                     MIN_FOOT = min(MIN_FOOT, bin(FOOT[o][card][cell]).count("1"))
+            # A footprint inside the market is the card's shape moved to the pawn cell: its
+            # cells' offsets from the pawn cell, read at the first such cell (none: any offset).
+            d = __builtin_ctz(ONBOARD[o][card]) if ONBOARD[o][card] else 0
+            mask = FOOT[o][card][d]
+            k = 0
+            for i in range(N_CELLS):
+                if (mask >> i) & 1:
+                    FOOT_SHIFT[o][card][k] = 32 + i - d
+                    k += 1
+            for i in range(k, 4):
+                FOOT_SHIFT[o][card][i] = FOOT_SHIFT[o][card][0] if k else 32
+            for cell in range(N_CELLS):
+                for d in range(N_CELLS):
+                    if ((cover_dests(o, card, (<uint32_t>1) << cell) >> d) & 1) != ((FOOT[o][card][d] >> cell) & 1):
+                        raise ValueError(f"shapes[{card // 4}]: a footprint is not the card's shape moved")
     OUTER = 0
     CORNERS = 0
     for cell in range(N_CELLS):
@@ -333,6 +345,17 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
 # --- small helpers ----------------------------------------------------------------------------
 cdef inline uint32_t bit(int cell) noexcept nogil:
     return (<uint32_t>1) << cell
+
+
+cdef inline uint32_t cover_dests(int o, int card, uint32_t cells) noexcept nogil:
+    """The pawn cells from which the card's footprint (inside the market, seen from
+    orientation o) covers one of `cells`: the cells moved back by each of the footprint's
+    offsets (FOOT_SHIFT), kept where the footprint is inside (ONBOARD). A cell moved past a
+    row's end lands in the next row, but never on such a pawn cell: from there, every offset
+    stays inside the market (load_components checks this formula against FOOT)."""
+    cdef const uint8_t* k = FOOT_SHIFT[o][card]
+    cdef uint64_t s = (<uint64_t>cells) << 32
+    return ONBOARD[o][card] & <uint32_t>((s >> k[0]) | (s >> k[1]) | (s >> k[2]) | (s >> k[3]))
 
 
 # --- the derived cache (BotanistsCache): every write of card_loc, order_loc and market goes
@@ -727,7 +750,7 @@ cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
     cdef uint32_t unavail = ~avail & ((<uint32_t>1 << N_CELLS) - 1)
     cdef uint32_t res = 0, w
     cdef int o = orientation(c, p)
-    cdef int d, i
+    cdef int i
     w = unavail
     for i in range(MIN_FOOT - 1):       # fewer than MIN_FOOT cells: none left after MIN_FOOT - 1
         w &= w - 1
@@ -737,15 +760,9 @@ cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
         for i in range(n_cards):
             res |= ONBOARD[o][cards[i]]
         return res & dests
-    w = dests
-    while w:
-        d = __builtin_ctz(w)
-        w &= w - 1
-        for i in range(n_cards):
-            if FOOT[o][cards[i]][d] & avail:
-                res |= bit(d)
-                break
-    return res
+    for i in range(n_cards):
+        res |= cover_dests(o, cards[i], avail)
+    return res & dests
 
 
 cdef uint32_t turn_moves(const BotanistsCore* c) noexcept nogil:
@@ -2641,7 +2658,7 @@ CARD_WEIGHED = card_weighed
 
 cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """G3/P1 at the turn's start, one-ply greedy over the (destination, card) pairs that
-    collect a tile of the next sign's colour (the COVER table: that tile is planted face up,
+    collect a tile of the next sign's colour (cover_dests: that tile is planted face up,
     P5, so no withered tile, E1, and the column bonus SC4 kept): the destination of the pair
     whose leftovers are worth most (leftover_value: the open and personal orders they fulfil,
     O2/SC1/E2, minus what stays, SC2/SC3), ties drawn at random; one candidate is played
@@ -2669,12 +2686,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
         return -1
     nh = hand_cards(c, p, cards)
     for i in range(nh):
-        dm = 0
-        w = S
-        while w:
-            dm |= COVER[o][cards[i]][__builtin_ctz(w)]
-            w &= w - 1
-        dmask[i] = dm & dests
+        dmask[i] = cover_dests(o, cards[i], S) & dests
         tied |= dmask[i]
     if tied & (tied - 1) == 0:          # one candidate (or none): nothing to weigh
         return A_MOVE + __builtin_ctz(tied) if tied else -1
