@@ -72,6 +72,19 @@ cdef extern from *:
     int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg, uint32_t guard,
                           int per_total, int none_left, int best) nogil
 
+# A byte read the compiler keeps a byte read (the empty asm hides the value from the
+# vectorizer, which would otherwise read neighbouring bytes as one word: a word read of bytes
+# written a moment before waits until those writes reach the cache).
+cdef extern from *:
+    """
+    static inline unsigned bts_byte(const uint8_t* p) {
+        unsigned v = *p;
+        __asm__("" : "+r"(v));
+        return v;
+    }
+    """
+    unsigned bts_byte(const uint8_t* p) nogil
+
 # --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
 cdef enum:
     A_MOVE = 0              # + cell: purchase, move the pawn there (P1/P2)
@@ -912,16 +925,22 @@ cdef void helper_part_done(BotanistsCore* c) noexcept nogil:
 
 cdef void after_bonus(BotanistsCore* c) noexcept nogil:
     """Continue the part that planted the tile once its bonus is used or skipped."""
-    cdef int col
+    cdef int col, p = c.cur
+    cdef uint8_t v
+    cdef uint32_t packed = 0
     c.bonus = NO_BONUS
     c.bonus_on_helper = 0
     c.sel_a = EMPTY
     c.sel_b = EMPTY
     if c.part == PART_PURCHASE:
-        for col in range(N_COLOURS):     # P7: the rest goes to the marginal land
-            c.leftover[c.cur][col] += c.collected[col]
+        # P7: the rest goes to the marginal land, read byte by byte (a collected count was
+        # just written so, P5) and packed as it is written (leftovers_changed).
+        for col in range(N_COLOURS):
+            v = bts_byte(&c.leftover[p][col]) + bts_byte(&c.collected[col])
+            c.leftover[p][col] = v
             c.collected[col] = 0
-        leftovers_changed(c, c.cur)
+            packed |= (<uint32_t>(v if v < 27 else 27)) << (6 * col)
+        cache_of(c).left_packed[p] = packed
         own_part_done(c)
     elif c.part == PART_TEND:
         c.stage = ST_TEND_DISCARD
