@@ -2801,7 +2801,7 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
     take more leftovers this turn; the other optional bonuses are skipped (a yellow move
     gives nothing by itself, a green order costs 5 at the end unless fulfilled). -1 = the
     baseline's choice (the solo Helper's red swap)."""
-    cdef int p = c.cur, col, x, q, v, best, k, cell, n, bq = -1, bg = -1, bt = -1, total
+    cdef int p = c.cur, col, x, q, v, best, k, n, bq = -1, bg = -1, bt = -1, total
     cdef int L[5]
     cdef int present[5]
     cdef uint32_t packed, swapped
@@ -2824,9 +2824,8 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
              packed, 1)
     best = leftover_value(packed, total, &w, &k)
     if kind == BONUS_SWAP_MARKET:
-        for cell in range(N_CELLS):
-            if c.market[cell] < N_COLOURS:
-                present[c.market[cell]] += 1
+        for col in range(N_COLOURS):    # the market's tiles of each colour (the cache's sets)
+            present[col] = pop64(cache_of(c).colour_cells[col])
     for q in range(c.players if kind == BONUS_SWAP_PLAYER else 1):
         if kind == BONUS_SWAP_PLAYER and (q == p or (c.sel_a != EMPTY and q != c.sel_a)):
             continue
@@ -2851,12 +2850,7 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
         if bt < 0:
             return -1
         n = rng_below(rng, present[bt])
-        for cell in range(N_CELLS):
-            if c.market[cell] == bt:
-                if n == 0:
-                    return A_SWAPM_CELL + cell
-                n -= 1
-        return -1
+        return A_SWAPM_CELL + nth_cell(cache_of(c).colour_cells[bt], n)   # the n-th, ascending
     if c.sel_a == EMPTY:
         return A_SWAPP_SEAT + bq if bq >= 0 else A_SKIP
     if bq < 0:
