@@ -72,6 +72,19 @@ cdef extern from *:
     int bts_leftover_best(const uint32_t* need, const int* val, int n, uint32_t lg, uint32_t guard,
                           int per_total, int none_left, int best) nogil
 
+# A byte read the compiler keeps a byte read (the empty asm hides the value from the
+# vectorizer, which would otherwise read neighbouring bytes as one word: a word read of bytes
+# written a moment before waits until those writes reach the cache).
+cdef extern from *:
+    """
+    static inline unsigned bts_byte(const uint8_t* p) {
+        unsigned v = *p;
+        __asm__("" : "+r"(v));
+        return v;
+    }
+    """
+    unsigned bts_byte(const uint8_t* p) nogil
+
 # --- action ids (dense, < NUM_ACTIONS) --------------------------------------------------------
 cdef enum:
     A_MOVE = 0              # + cell: purchase, move the pawn there (P1/P2)
@@ -160,12 +173,13 @@ cdef uint32_t FOOT[4][76][25]       # cells a card covers, per seat orientation 
 cdef uint8_t FOOT_CELLS[4][76][25][4]  # FOOT's cells listed, N_CELLS = none (the playout policy's keys)
 cdef uint64_t TILE_KEY[256]         # per market byte: a tile's key for the playout policy (1 at bit
                                     # 32, the tile count; 1 in its colour's 6-bit field), 0 if no tile
-cdef uint32_t COVER[4][76][25]      # pawn cells from which a card's footprint covers a cell (per orientation)
+cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
+cdef uint8_t FOOT_SHIFT[4][76][4]   # per orientation and card: 32 + each footprint cell's offset
+                                    # from the pawn cell (cover_dests; a 3-cell card repeats one)
 cdef uint32_t HELPER_DEST[76][25]   # L5: the card's other boxes inside the market (seat 0's view)
 cdef uint32_t NEIGH[25]             # king-step neighbours
 cdef uint32_t BALL2[25]             # spread(NEIGH[cell]): cells within two king steps (and cell)
 cdef uint32_t ONBOARD[4][76]        # per orientation and card: pawn cells with FOOT inside the market
-cdef int MIN_FOOT = 0               # fewest cells of any footprint inside the market
 cdef int STEP[25][8]                # neighbour in each of the 8 directions, -1 off the market
 cdef uint32_t INWARD[25]            # A13 outer_is_step1 + straight2: the second step, straight on
                                     # from an entry step (orthogonal or diagonal) from off the market
@@ -261,14 +275,10 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 FOOT[o][card][cell] = mask if inside else 0
                 if o == 0:
                     HELPER_DEST[card][cell] = others
-    memset(COVER, 0, sizeof(COVER))
     for o in range(4):
         for card in range(N_CARDS):
             for cell in range(N_CELLS):
                 mask = FOOT[o][card][cell]
-                for i in range(N_CELLS):
-                    if (mask >> i) & 1:
-                        COVER[o][card][i] |= (<uint32_t>1) << cell
                 k = 0
                 for i in range(N_CELLS):
                     if (mask >> i) & 1:
@@ -287,6 +297,21 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
                 if FOOT[o][card][cell]:
                     ONBOARD[o][card] |= (<uint32_t>1) << cell
                     MIN_FOOT = min(MIN_FOOT, bin(FOOT[o][card][cell]).count("1"))
+            # A footprint inside the market is the card's shape moved to the pawn cell: its
+            # cells' offsets from the pawn cell, read at the first such cell (none: any offset).
+            d = __builtin_ctz(ONBOARD[o][card]) if ONBOARD[o][card] else 0
+            mask = FOOT[o][card][d]
+            k = 0
+            for i in range(N_CELLS):
+                if (mask >> i) & 1:
+                    FOOT_SHIFT[o][card][k] = 32 + i - d
+                    k += 1
+            for i in range(k, 4):
+                FOOT_SHIFT[o][card][i] = FOOT_SHIFT[o][card][0] if k else 32
+            for cell in range(N_CELLS):
+                for d in range(N_CELLS):
+                    if ((cover_dests(o, card, (<uint32_t>1) << cell) >> d) & 1) != ((FOOT[o][card][d] >> cell) & 1):
+                        raise ValueError(f"shapes[{card // 4}]: a footprint is not the card's shape moved")
     OUTER = 0
     CORNERS = 0
     for cell in range(N_CELLS):
@@ -333,6 +358,17 @@ def load_components(list signs, list extra_personal, list shapes, list orders, l
 # --- small helpers ----------------------------------------------------------------------------
 cdef inline uint32_t bit(int cell) noexcept nogil:
     return (<uint32_t>1) << cell
+
+
+cdef inline uint32_t cover_dests(int o, int card, uint32_t cells) noexcept nogil:
+    """The pawn cells from which the card's footprint (inside the market, seen from
+    orientation o) covers one of `cells`: the cells moved back by each of the footprint's
+    offsets (FOOT_SHIFT), kept where the footprint is inside (ONBOARD). A cell moved past a
+    row's end lands in the next row, but never on such a pawn cell: from there, every offset
+    stays inside the market (load_components checks this formula against FOOT)."""
+    cdef const uint8_t* k = FOOT_SHIFT[o][card]
+    cdef uint64_t s = (<uint64_t>cells) << 32
+    return ONBOARD[o][card] & <uint32_t>((s >> k[0]) | (s >> k[1]) | (s >> k[2]) | (s >> k[3]))
 
 
 # --- the derived cache (BotanistsCache): every write of card_loc, order_loc and market goes
@@ -727,7 +763,7 @@ cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
     cdef uint32_t unavail = ~avail & ((<uint32_t>1 << N_CELLS) - 1)
     cdef uint32_t res = 0, w
     cdef int o = orientation(c, p)
-    cdef int d, i
+    cdef int i
     w = unavail
     for i in range(MIN_FOOT - 1):       # fewer than MIN_FOOT cells: none left after MIN_FOOT - 1
         w &= w - 1
@@ -737,15 +773,9 @@ cdef uint32_t purchase_dests(const BotanistsCore* c, int p, const int* cards,
         for i in range(n_cards):
             res |= ONBOARD[o][cards[i]]
         return res & dests
-    w = dests
-    while w:
-        d = __builtin_ctz(w)
-        w &= w - 1
-        for i in range(n_cards):
-            if FOOT[o][cards[i]][d] & avail:
-                res |= bit(d)
-                break
-    return res
+    for i in range(n_cards):
+        res |= cover_dests(o, cards[i], avail)
+    return res & dests
 
 
 cdef uint32_t turn_moves(const BotanistsCore* c) noexcept nogil:
@@ -895,16 +925,22 @@ cdef void helper_part_done(BotanistsCore* c) noexcept nogil:
 
 cdef void after_bonus(BotanistsCore* c) noexcept nogil:
     """Continue the part that planted the tile once its bonus is used or skipped."""
-    cdef int col
+    cdef int col, p = c.cur
+    cdef uint8_t v
+    cdef uint32_t packed = 0
     c.bonus = NO_BONUS
     c.bonus_on_helper = 0
     c.sel_a = EMPTY
     c.sel_b = EMPTY
     if c.part == PART_PURCHASE:
-        for col in range(N_COLOURS):     # P7: the rest goes to the marginal land
-            c.leftover[c.cur][col] += c.collected[col]
+        # P7: the rest goes to the marginal land, read byte by byte (a collected count was
+        # just written so, P5) and packed as it is written (leftovers_changed).
+        for col in range(N_COLOURS):
+            v = bts_byte(&c.leftover[p][col]) + bts_byte(&c.collected[col])
+            c.leftover[p][col] = v
             c.collected[col] = 0
-        leftovers_changed(c, c.cur)
+            packed |= (<uint32_t>(v if v < 27 else 27)) << (6 * col)
+        cache_of(c).left_packed[p] = packed
         own_part_done(c)
     elif c.part == PART_TEND:
         c.stage = ST_TEND_DISCARD
@@ -1180,11 +1216,10 @@ cdef inline int personal_target(const BotanistsCore* c) noexcept nogil:
 
 
 cdef inline bint pending_chance(const BotanistsCore* c) noexcept nogil:
-    """Any of pend_personal, pend_open, pend_cards, pend_market (four consecutive bytes of
-    the core, read as one word)."""
-    cdef uint32_t w
-    memcpy(&w, &c.pend_personal, 4)
-    return w != 0
+    """Any of pend_personal, pend_open, pend_cards, pend_market. Read byte by byte, not as
+    one word: they are written a byte at a time just before (end_turn, a refill), and a word
+    read of bytes still in the store buffer waits for them to reach the cache."""
+    return (c.pend_personal | c.pend_open | c.pend_cards | c.pend_market) != 0
 
 
 cdef void normalize_pending(BotanistsCore* c) noexcept nogil:
@@ -1231,12 +1266,15 @@ cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
     decision, a chance node or the end, then the derived chance context (set_derived). One
     function, so that k_apply's other steps pay for one call."""
     cdef int guard, st, seat, p
+    cdef bint pending
     cdef int cards[MAX_HAND]
     if action >= 0:
         apply_move(c, action)
     for guard in range(400):
-        if pending_chance(c):
+        pending = pending_chance(c)
+        if pending:
             normalize_pending(c)
+            pending = pending_chance(c)
         st = c.stage
         if st <= ST_SETUP_FIRST:
             if st == ST_SETUP_BOARD:
@@ -1270,7 +1308,7 @@ cdef void advance(BotanistsCore* c, int32_t action) noexcept nogil:
                 start_turn(c)
                 continue
             break                          # ST_SETUP_FIRST
-        if st == ST_OVER or pending_chance(c):
+        if st == ST_OVER or pending:    # (the setup stages above change no pending draw)
             break
         if st == ST_END_TURN:
             c.turns_done += 1
@@ -2639,7 +2677,7 @@ CARD_WEIGHED = card_weighed
 
 cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
     """G3/P1 at the turn's start, one-ply greedy over the (destination, card) pairs that
-    collect a tile of the next sign's colour (the COVER table: that tile is planted face up,
+    collect a tile of the next sign's colour (cover_dests: that tile is planted face up,
     P5, so no withered tile, E1, and the column bonus SC4 kept): the destination of the pair
     whose leftovers are worth most (leftover_value: the open and personal orders they fulfil,
     O2/SC1/E2, minus what stays, SC2/SC3), ties drawn at random; one candidate is played
@@ -2667,12 +2705,7 @@ cdef int32_t greedy_start(const BotanistsCore* c, Rng* rng) noexcept nogil:
         return -1
     nh = hand_cards(c, p, cards)
     for i in range(nh):
-        dm = 0
-        w = S
-        while w:
-            dm |= COVER[o][cards[i]][__builtin_ctz(w)]
-            w &= w - 1
-        dmask[i] = dm & dests
+        dmask[i] = cover_dests(o, cards[i], S) & dests
         tied |= dmask[i]
     if tied & (tied - 1) == 0:          # one candidate (or none): nothing to weigh
         return A_MOVE + __builtin_ctz(tied) if tied else -1
@@ -2768,7 +2801,7 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
     take more leftovers this turn; the other optional bonuses are skipped (a yellow move
     gives nothing by itself, a green order costs 5 at the end unless fulfilled). -1 = the
     baseline's choice (the solo Helper's red swap)."""
-    cdef int p = c.cur, col, x, q, v, best, k, cell, n, bq = -1, bg = -1, bt = -1, total
+    cdef int p = c.cur, col, x, q, v, best, k, n, bq = -1, bg = -1, bt = -1, total
     cdef int L[5]
     cdef int present[5]
     cdef uint32_t packed, swapped
@@ -2791,9 +2824,8 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
              packed, 1)
     best = leftover_value(packed, total, &w, &k)
     if kind == BONUS_SWAP_MARKET:
-        for cell in range(N_CELLS):
-            if c.market[cell] < N_COLOURS:
-                present[c.market[cell]] += 1
+        for col in range(N_COLOURS):    # the market's tiles of each colour (the cache's sets)
+            present[col] = pop64(cache_of(c).colour_cells[col])
     for q in range(c.players if kind == BONUS_SWAP_PLAYER else 1):
         if kind == BONUS_SWAP_PLAYER and (q == p or (c.sel_a != EMPTY and q != c.sel_a)):
             continue
@@ -2818,12 +2850,7 @@ cdef int32_t greedy_bonus(const BotanistsCore* c, Rng* rng) noexcept nogil:
         if bt < 0:
             return -1
         n = rng_below(rng, present[bt])
-        for cell in range(N_CELLS):
-            if c.market[cell] == bt:
-                if n == 0:
-                    return A_SWAPM_CELL + cell
-                n -= 1
-        return -1
+        return A_SWAPM_CELL + nth_cell(cache_of(c).colour_cells[bt], n)   # the n-th, ascending
     if c.sel_a == EMPTY:
         return A_SWAPP_SEAT + bq if bq >= 0 else A_SKIP
     if bq < 0:
@@ -2888,20 +2915,27 @@ include "features.pxi"  # value-model features
 # two functions k_sample_chance and k_apply call there.
 cdef void refill_market(BotanistsCore* c, Rng* rng, int* steps, int max_steps) noexcept nogil:
     """At CTX_TILE after the setup (the caller counted the first step): k_apply(k_sample_chance)
-    until the state leaves that chance node or the steps run out, each further draw a step."""
+    until the state leaves that chance node or the steps run out, each further draw a step.
+    The generator and the step count are local copies while it draws (written back before it
+    returns): the market's byte writes could otherwise be writes to them, for the compiler,
+    and each draw would reload and store the generator's state."""
     cdef BotanistsCache* ca = cache_of(c)
-    cdef int total, col
+    cdef int total, col, n = steps[0]
+    cdef Rng r = rng[0]
     while True:
         total = ca.bag_total
-        col = draw_tile(c, total, rng) if total > 0 else -C_TILE
+        col = draw_tile(c, total, &r) if total > 0 else -C_TILE
         if col < 0:
-            k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
-            return
+            break
         if not refill_tile(c, col):     # k_apply's G4 path
-            return
-        if steps[0] >= max_steps:
-            return
-        steps[0] += 1
+            break
+        if n >= max_steps:
+            break
+        n += 1
+    rng[0] = r
+    steps[0] = n
+    if col < 0:
+        k_apply(<uint8_t*>c, C_TILE + col)  # outcome 0 (not a reachable state)
 
 
 cdef int k_playout(uint8_t* buf, Rng* rng, int* steps, int max_steps, int max_decisions,
