@@ -76,8 +76,8 @@ ctypedef struct GameKernel:
     # after max_steps steps (decisions and chance events, counted in *steps from its value
     # on entry), or at a decision once max_decisions (-1 = no limit) have been made, which
     # returns 1 (a cut playout; else 0). Adds the decisions made to *decisions. The shared
-    # body is hortus/_ext/playout.pxi: a kernel includes it (or writes the same loop out, as
-    # Botanists does) and sets this to k_playout.
+    # body is hortus/_ext/playout.pxi: a kernel includes it (or writes the same loop out with
+    # shortcuts of its own, step for step the same) and sets this to k_playout.
     int (*playout)(uint8_t* s, Rng* rng, int* steps, int max_steps, int max_decisions,
                    long* decisions) noexcept nogil
 

@@ -83,7 +83,7 @@ def _set_selection_pruning(bint on):
 
 # log(n) for the availability counts the selection sees most (n < LOG_TABLE_SIZE), filled
 # once at import with the same libm log the search would call, so a lookup gives the same bits.
-# A call per child per visit was 3% of a search's instructions (callgrind, Botanik); the
+# A call per child per visit was up to 3% of a search's instructions (callgrind); the
 # 512 KiB table is read only near each node's own count, which stays in cache.
 cdef enum:
     LOG_TABLE_SIZE = 1 << 16
@@ -115,7 +115,7 @@ ctypedef struct ValueModel:
     double w2[MAX_FEATURES]    # MAX_FEATURES == MAX_HIDDEN: holds either layout
     double b2
     # Optional points head: a seat's expected final points = pw . f + pb (has_points). At a
-    # cut the points so far are not the final points (Botanists banks its points only at
+    # cut the points so far are not the final points (a game may bank its points only at
     # scoring phases): this estimate is what the analysis reports as expected points there.
     bint has_points
     double pw[MAX_FEATURES]
