@@ -138,7 +138,8 @@ def cpp_cpu_ns(name: str, sims: int, seed: int) -> tuple[float, float]:
 
 def hortus_cpu_ns(name: str, players: int, iterations: int, seed: int) -> tuple[float, float]:
     """hortus: (CPU ns per simulated decision, decisions per iteration) of one seeded search with
-    the game's settings and full playouts, decisions counted by the search."""
+    the game's settings and full playouts of the kernel's playout policy, decisions counted by
+    the search."""
     from hortus.search.analysis import _search_options, _searches
     from hortus.search.settings import settings_for
 
@@ -146,7 +147,9 @@ def hortus_cpu_ns(name: str, players: int, iterations: int, seed: int) -> tuple[
     rng = random.Random(0)
     while state.is_chance():
         state.resolve_chance(rng)
-    settings = settings_for(state, evaluation="playout")
+    # The kernel's own policy even where a game's settings play out with the baseline's
+    # (Botanists at 2 seats, before its model's cut): the row measures the kernel's playout path.
+    settings = settings_for(state, evaluation="playout", baseline_playout=False)
     searches, eval_plies = _searches(state, Limits(iterations=iterations, seed=seed), settings)
     search = searches[0]
     started = time.process_time()
